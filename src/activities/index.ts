@@ -1,0 +1,21 @@
+/**
+ * createActivities: every activity the workflows call, bound to a worker's
+ * dependencies. Workflows import only the *type* of this function's result.
+ */
+import type { ActivityDeps } from './deps';
+import { processPartitionActivity } from './process-partition';
+import { registerRunActivity } from './register-run';
+import { RunContextCache } from './run-context';
+import { runControlActivities } from './run-control';
+
+export function createActivities(deps: ActivityDeps) {
+  const contexts = new RunContextCache();
+  return {
+    registerRun: registerRunActivity(deps),
+    processPartition: processPartitionActivity(deps, contexts),
+    ...runControlActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export type { ActivityDeps } from './deps';

@@ -1,0 +1,206 @@
+/**
+ * processPartition: moves one partition's keyset cursor through its rows, chunk by chunk.
+ *
+ * Idempotency contract: each chunk is one transaction that locks the partition's ledger
+ * row, reads the cursor from it, writes only rows whose values differ, and advances the
+ * cursor. A retry, a restarted worker or a zombie attempt therefore continues from the
+ * last committed chunk and can neither apply nor count a chunk twice. Calling it for a
+ * partition that already finished returns its recorded result and writes nothing.
+ *
+ * Before every chunk it reads the run's control row: paused -> wait (heartbeating),
+ * cancel requested -> stop at this boundary and record the partition as cancelled.
+ */
+import { Context, heartbeat, sleep } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type pg from 'pg';
+import { describePgError, isDataError } from '../db/errors';
+import { checkpoint, finishPartition, lockPartition, startAttempt, type PartitionRow } from '../ledger/partitions';
+import { readRunControl } from '../ledger/runs';
+import { FailureType } from '../shared/failures';
+import type { PartitionReport } from '../shared/types';
+import type { ActivityDeps } from './deps';
+import type { RunContext, RunContextCache } from './run-context';
+
+export interface ProcessPartitionInput {
+  database: string;
+  runId: string;
+  partitionId: string;
+}
+
+export interface ChunkHeartbeat {
+  partitionId: string;
+  cursor: string | null;
+  chunks: number;
+  rowsWritten: number;
+  state: 'writing' | 'paused';
+}
+
+/** Tables created in a session, remembered only after the creating transaction commits. */
+const createdTables = new WeakMap<pg.PoolClient, Set<string>>();
+
+export function processPartitionActivity(deps: ActivityDeps, contexts: RunContextCache) {
+  return async function processPartition(input: ProcessPartitionInput): Promise<PartitionReport> {
+    const pool = deps.pools.get(input.database);
+    const ctx = await contexts.get(pool, input.runId);
+    const log = deps.logger.child({ runId: input.runId, partitionId: input.partitionId });
+    const activity = Context.current();
+
+    let row = await startAttempt(pool, input.runId, input.partitionId);
+    let beat: ChunkHeartbeat = {
+      partitionId: input.partitionId,
+      cursor: row.cursor,
+      chunks: row.chunks,
+      rowsWritten: Number(row.rows_written),
+      state: 'writing',
+    };
+    // a ticker, so a long statement still heartbeats; the SDK throttles what it sends
+    const ticker = setInterval(() => heartbeat(beat), 1000);
+    try {
+      heartbeat(beat);
+      log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
+      while (row.status === 'running') {
+        if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
+        const control = await readRunControl(pool, input.runId);
+        if (control.cancelRequested) {
+          row = await finishPartition(pool, input.runId, input.partitionId, 'cancelled');
+          log.info('partition cancelled at a chunk boundary');
+          break;
+        }
+        if (control.paused) {
+          beat = { ...beat, state: 'paused' };
+          heartbeat(beat);
+          await sleep(deps.pausePollMs ?? 1000);
+          continue;
+        }
+        beat = { ...beat, state: 'writing' };
+        const started = Date.now();
+        const outcome = await runChunk(pool, ctx, input, control.limits.chunkSize);
+        row = outcome.row;
+        beat = { ...beat, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
+        heartbeat(beat);
+        if (control.limits.rowsPerSecond && outcome.rowsRead > 0) {
+          // this partition's share of the run's budget; a shared budget across workers is issue #4
+          const share = control.limits.rowsPerSecond / Math.max(1, control.limits.concurrency);
+          const wait = (outcome.rowsRead / share) * 1000 - (Date.now() - started);
+          if (wait > 0) await sleep(wait);
+        }
+      }
+      log.info({ status: row.status, rowsWritten: row.rows_written, chunks: row.chunks }, 'partition finished');
+      return reportOf(row);
+    } finally {
+      clearInterval(ticker);
+    }
+  };
+}
+
+interface ChunkOutcome {
+  row: PartitionRow;
+  rowsRead: number;
+}
+
+async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionInput, chunkSize: number): Promise<ChunkOutcome> {
+  const { compiled, run } = ctx;
+  const replace = run.spec.target.mode === 'replace';
+  const client = await pool.connect();
+  let cursor: string | null = null;
+  let hi: string | null = null;
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const locked = await lockPartition(client, input.runId, input.partitionId);
+    if (locked.status !== 'running') {
+      // another attempt finished it while we waited for the lock
+      await client.query('COMMIT');
+      return { row: locked, rowsRead: 0 };
+    }
+    cursor = locked.cursor;
+    const bounds = locked.bounds;
+    // replace mode computes the whole partition at once: a rollup must see all of its rows
+    const limit = replace ? 2_147_483_647 : chunkSize;
+    const b = compiled.chunkBounds(bounds, replace ? null : cursor, limit);
+    const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+    const rowsRead = rows[0].n;
+    hi = rows[0].hi;
+    if (rowsRead === 0 && !replace) {
+      const row = await finishPartition(client, input.runId, input.partitionId, 'succeeded');
+      await client.query('COMMIT');
+      return { row, rowsRead: 0 };
+    }
+
+    const created = createdTables.get(client) ?? new Set<string>();
+    if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
+    const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
+    let rowsWritten = 0;
+    for (const statement of compiled.write(bounds)) {
+      rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
+    }
+    await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, {
+      rowsRead,
+      rowsWritten,
+      rowsUnchanged: Math.max(0, rowsOut - rowsWritten),
+    });
+    // a short chunk is the last one: finishing in the same transaction saves an empty round
+    const done = replace || rowsRead < chunkSize;
+    const row = done
+      ? await finishPartition(client, input.runId, input.partitionId, 'succeeded')
+      : (await client.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [
+          input.runId,
+          input.partitionId,
+        ])).rows[0];
+    await client.query('COMMIT');
+    created.add(compiled.outputTable);
+    createdTables.set(client, created);
+    return { row, rowsRead };
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+    if (isDataError(err) || err instanceof TransformError) {
+      const range = `${run.spec.source.key} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
+      const message = `partition ${input.partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
+      await finishPartition(pool, input.runId, input.partitionId, 'failed', { message, range });
+      throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+class TransformError extends Error {}
+
+async function fillOutput(
+  client: pg.PoolClient,
+  ctx: RunContext,
+  bounds: PartitionRow['bounds'],
+  cursor: string | null,
+  hi: string | null,
+): Promise<number> {
+  const { compiled, module } = ctx;
+  if (!module) {
+    const fill = compiled.fillFromSql(bounds, cursor, hi);
+    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  }
+  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
+  const { rows } = await client.query(read.text, read.values);
+  let out: Record<string, unknown>[];
+  try {
+    out = await module.transform(rows);
+  } catch (err) {
+    throw new TransformError(`transform ${ctx.run.transform_name}@${ctx.run.transform_version} threw: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(out)) throw new TransformError(`transform ${ctx.run.transform_name} returned ${typeof out}, not an array of rows`);
+  if (out.length === 0) return 0;
+  const fill = compiled.fillFromJson(JSON.stringify(out));
+  return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+}
+
+export function reportOf(row: PartitionRow): PartitionReport {
+  return {
+    partitionId: row.partition_id,
+    status: row.status,
+    rowsRead: Number(row.rows_read),
+    rowsWritten: Number(row.rows_written),
+    rowsUnchanged: Number(row.rows_unchanged),
+    chunks: row.chunks,
+    error: row.last_error ?? undefined,
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * registerRun: migrates the ledger, checks the spec against the database, plans the
+ * partitions and records the run and its partitions in one transaction.
+ *
+ * Idempotent: a retry finds the run already registered and returns it unchanged, so
+ * the plan a run executes is the one recorded first. A second run of the same spec
+ * name while one is active is refused by a unique index, naming the active run.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { withTransaction } from '../db/pool';
+import { readSourceFacts } from '../db/source-facts';
+import { inspectSpec } from '../engine/inspect';
+import { recordEvent } from '../ledger/events';
+import { migrateLedger } from '../ledger/migrate';
+import { insertPartitions } from '../ledger/partitions';
+import { findActiveRun, getRun, insertRun } from '../ledger/runs';
+import { planPartitions, PlanError } from '../planner/partitions';
+import { FailureType } from '../shared/failures';
+import { formatProblem } from '../spec/errors';
+import type { FrozenTransform } from '../spec/load';
+import type { Spec } from '../spec/schema';
+import type { ActivityDeps } from './deps';
+
+export interface RegisterRunInput {
+  runId: string;
+  workflowId: string;
+  spec: Spec;
+  specFile?: string;
+  specHash: string;
+  transform: FrozenTransform;
+  startedBy: string;
+}
+
+export interface RegisterRunResult {
+  partitionsTotal: number;
+}
+
+export function registerRunActivity(deps: ActivityDeps) {
+  return async function registerRun(input: RegisterRunInput): Promise<RegisterRunResult> {
+    const { spec, runId } = input;
+    const pool = deps.pools.get(spec.database);
+    await migrateLedger(pool);
+
+    const existing = await getRun(pool, runId);
+    if (existing) {
+      if (existing.spec_hash !== input.specHash) {
+        throw ApplicationFailure.nonRetryable(
+          `run ${runId} is already registered with a different spec (hash ${existing.spec_hash.slice(0, 12)}); start a new run id`,
+          FailureType.SpecInvalid,
+        );
+      }
+      return { partitionsTotal: existing.partitions_total };
+    }
+    const active = await findActiveRun(pool, spec.name);
+    if (active) throw runAlreadyActive(spec.name, active.run_id, active.status);
+
+    const inspected = await inspectSpec(pool, spec, input.transform);
+    if (!inspected.ok) {
+      const file = input.specFile ?? `spec ${spec.name}`;
+      throw ApplicationFailure.nonRetryable(inspected.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
+    }
+    let partitions;
+    try {
+      partitions = planPartitions(spec.partition, await readSourceFacts(pool, spec));
+    } catch (err) {
+      if (err instanceof PlanError) throw ApplicationFailure.nonRetryable(`${err.field} ${err.message}`, FailureType.SpecInvalid);
+      throw err;
+    }
+
+    try {
+      await withTransaction(pool, async (client) => {
+        const inserted = await insertRun(client, {
+          runId,
+          name: spec.name,
+          workflowId: input.workflowId,
+          reason: spec.reason,
+          spec,
+          specFile: input.specFile,
+          specHash: input.specHash,
+          transform: input.transform,
+          databaseVar: spec.database,
+          limits: spec.limits,
+          shape: inspected.shape,
+          partitionsTotal: partitions.length,
+          startedBy: input.startedBy,
+        });
+        if (!inserted) return;
+        await insertPartitions(client, runId, partitions);
+        await recordEvent(client, {
+          runId,
+          key: 'registered',
+          kind: 'registered',
+          actor: input.startedBy,
+          reason: spec.reason,
+          detail: {
+            partitions: partitions.length,
+            specHash: input.specHash,
+            transform: `${input.transform.name}@${input.transform.version}`,
+            codeHash: input.transform.codeHash,
+          },
+        });
+      });
+    } catch (err) {
+      // the unique index on active names: another start won the race between our check and insert
+      if ((err as { constraint?: string }).constraint === 'runs_one_active_per_name') {
+        const winner = await findActiveRun(pool, spec.name);
+        throw runAlreadyActive(spec.name, winner?.run_id ?? 'unknown', winner?.status ?? 'active');
+      }
+      throw err;
+    }
+    deps.logger.info({ runId, partitions: partitions.length }, 'run registered');
+    return { partitionsTotal: partitions.length };
+  };
+}
+
+function runAlreadyActive(name: string, runId: string, status: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `backfill ${name} already has an active run ${runId} (${status}); wait for it, or cancel it with: backfill cancel ${runId} --reason "…"`,
+    FailureType.RunAlreadyActive,
+  );
+}

@@ -1,0 +1,57 @@
+/**
+ * Per-run facts a worker needs for every chunk — the frozen spec, the compiled
+ * statements and the loaded transform module — read from the ledger once per run and
+ * cached. This is where a worker refuses a run whose transform differs from its own.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type pg from 'pg';
+import { compileRun, type CompiledRun } from '../engine/statements';
+import { getRun, type RunRow } from '../ledger/runs';
+import { FailureType } from '../shared/failures';
+import type { TransformModule } from '../transforms/define';
+import { loadTransformModule } from '../transforms/load-module';
+
+export interface RunContext {
+  run: RunRow;
+  compiled: CompiledRun;
+  module?: TransformModule;
+}
+
+export class RunContextCache {
+  private readonly cache = new Map<string, Promise<RunContext>>();
+
+  get(pool: pg.Pool, runId: string): Promise<RunContext> {
+    let ctx = this.cache.get(runId);
+    if (!ctx) {
+      ctx = loadRunContext(pool, runId);
+      ctx.catch(() => this.cache.delete(runId));
+      this.cache.set(runId, ctx);
+    }
+    return ctx;
+  }
+}
+
+async function loadRunContext(pool: pg.Pool, runId: string): Promise<RunContext> {
+  const run = await getRun(pool, runId);
+  if (!run) throw new Error(`run ${runId} is not in the ledger of this database; was it registered against another one?`);
+  const compiled = compileRun(run.spec, run.shape);
+  if (run.transform_kind === 'sql') return { run, compiled };
+
+  let loaded;
+  try {
+    loaded = loadTransformModule(run.module_path!);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId} needs transform module ${run.module_path}, which this worker cannot load: ${(err as Error).message}; deploy it at that path`,
+      FailureType.TransformChanged,
+    );
+  }
+  if (loaded.codeHash !== run.transform_hash) {
+    throw ApplicationFailure.nonRetryable(
+      `transform ${run.transform_name}@${run.transform_version} on this worker (${run.module_path}, code ${loaded.codeHash.slice(0, 12)}) ` +
+        `differs from the one run ${runId} froze (code ${run.transform_hash.slice(0, 12)}); deploy the run's version, or start a new run with a new transform.version`,
+      FailureType.TransformChanged,
+    );
+  }
+  return { run, compiled, module: loaded.module };
+}

@@ -1,0 +1,21 @@
+import { startLocalServices, redact } from '../../dev/services';
+
+export async function devCommand(): Promise<void> {
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const services = await startLocalServices(say);
+  process.stdout.write(
+    [
+      '',
+      `Temporal:   ${services.temporalAddress}   (export TEMPORAL_ADDRESS=${services.temporalAddress})`,
+      `Web UI:     ${services.uiUrl}`,
+      `PostgreSQL: ${redact(services.postgresUrl)}${services.embeddedPostgres ? `   (export DATABASE_URL=${services.postgresUrl})` : ''}`,
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await services.stop();
+}

@@ -1,0 +1,32 @@
+/**
+ * How operator commands reach a run's ledger: the database named by `--database`
+ * (an environment variable name, DATABASE_URL by default), and the run by its id or
+ * workflow id. Unknown runs are usage errors that say where we looked.
+ */
+import type pg from 'pg';
+import { createPool, databaseUrlFrom } from '../db/pool';
+import { getRun, type RunRow } from '../ledger/runs';
+import { UsageError } from './output';
+
+export function openLedgerPool(databaseVar = 'DATABASE_URL'): pg.Pool {
+  try {
+    return createPool(databaseUrlFrom(databaseVar), { max: 2, applicationName: 'backfill-cli' });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export async function ledgerExists(pool: pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query<{ t: string | null }>("SELECT to_regclass('backfill.runs')::text AS t");
+  return rows[0].t !== null;
+}
+
+export async function findRun(pool: pg.Pool, ref: string, databaseVar: string): Promise<RunRow> {
+  if (!(await ledgerExists(pool))) {
+    throw new UsageError(`unknown run ${ref}: the database in ${databaseVar} has no backfill ledger; pass --database with the variable your spec names`);
+  }
+  const runId = ref.startsWith('backfill/') ? ref.split('/')[2] : ref;
+  const run = runId ? await getRun(pool, runId) : undefined;
+  if (!run) throw new UsageError(`unknown run ${ref} in the ledger of ${databaseVar}; list runs with: backfill status --all`);
+  return run;
+}

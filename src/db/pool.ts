@@ -1,0 +1,61 @@
+/**
+ * The only place that builds a pg.Pool. Every connection runs in UTC so that time
+ * partition bounds mean the same thing on every worker, and names itself so operators
+ * can find backfill sessions in pg_stat_activity.
+ */
+import pg from 'pg';
+
+export interface PoolOptions {
+  max?: number;
+  applicationName?: string;
+}
+
+export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'backfill',
+    options: '-c TimeZone=UTC',
+    idleTimeoutMillis: 30_000,
+  });
+  // an idle client losing its connection must not crash the worker; the next checkout reconnects
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Reads the URL from the environment variable a spec names; errors say which variable and what to do. */
+export function databaseUrlFrom(envVar: string, env: NodeJS.ProcessEnv = process.env): string {
+  const url = env[envVar];
+  if (!url) {
+    throw new Error(`environment variable ${envVar} (named by the spec's database field) is not set; export it with the PostgreSQL URL`);
+  }
+  return url;
+}
+
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await fn(client);
+  } finally {
+    client.release();
+  }
+}
+
+/** BEGIN … COMMIT, ROLLBACK on any error; a client whose rollback failed is discarded, not reused. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError;
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}

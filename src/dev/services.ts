@@ -1,0 +1,58 @@
+/**
+ * Local services for `backfill dev` and `backfill demo`: the Temporal dev server (Web UI
+ * on :8233, state in .data/temporal.db) unless one already answers at TEMPORAL_ADDRESS,
+ * and PostgreSQL (DATABASE_URL, or an embedded server on :54329 with data in .data/).
+ */
+import path from 'node:path';
+import { temporalConfig } from '../config';
+import { dataDir } from './paths';
+import { startPostgres } from './postgres';
+import { ensureTemporalCli } from './temporal-cli';
+import { isServerUp, startDevServer } from './temporal-server';
+
+export interface LocalServices {
+  temporalAddress: string;
+  uiUrl: string;
+  postgresUrl: string;
+  embeddedPostgres: boolean;
+  stop(): Promise<void>;
+}
+
+export const EMBEDDED_PG_PORT = 54329;
+
+export async function startLocalServices(say: (line: string) => void): Promise<LocalServices> {
+  const config = temporalConfig();
+  const stops: (() => Promise<void>)[] = [];
+  let temporalAddress = config.address;
+  let uiUrl = process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:8233`;
+  if (await isServerUp(config.address, config.namespace)) {
+    say(`Temporal: using the server already at ${config.address}`);
+  } else {
+    const cliPath = await ensureTemporalCli(say);
+    const [host, port] = config.address.split(':');
+    if (host !== '127.0.0.1' && host !== 'localhost') {
+      throw new Error(`TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`);
+    }
+    say(`Temporal: starting the dev server (${cliPath})…`);
+    const server = await startDevServer({ cliPath, port: Number(port), uiPort: 8233, dbFile: path.join(dataDir(), 'temporal.db'), namespace: config.namespace });
+    temporalAddress = server.address;
+    uiUrl = server.uiUrl!;
+    stops.push(server.stop);
+  }
+  const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: EMBEDDED_PG_PORT, say });
+  stops.push(postgres.stop);
+  say(`PostgreSQL: ${postgres.embedded ? `embedded, ${redact(postgres.url)}` : 'DATABASE_URL'}`);
+  return {
+    temporalAddress,
+    uiUrl,
+    postgresUrl: postgres.url,
+    embeddedPostgres: postgres.embedded,
+    stop: async () => {
+      for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    },
+  };
+}
+
+export function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
+}

@@ -1,0 +1,110 @@
+/**
+ * Starts the Temporal dev server (`temporal server start-dev`) as a child process with
+ * the project's search attributes, and waits until it answers. Used by `backfill dev`,
+ * `backfill demo` and the tests' global setup, so all three run the same server.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  port?: number;
+  /** Web UI port; null runs headless. */
+  uiPort?: number | null;
+  /** A persistent SQLite file; omitted = in memory. */
+  dbFile?: string;
+  namespace?: string;
+  extraArgs?: string[];
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl?: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', TEXT: 'Text', BOOL: 'Bool', DOUBLE: 'Double', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const port = options.port ?? (await freePort());
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
+  args.push('--namespace', options.namespace ?? 'default');
+  if (options.dbFile) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  if (options.uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort ?? port + 1000));
+  for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${TYPE_NAMES[key.type]}`);
+  args.push(...(options.extraArgs ?? []));
+
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code) => reject(new Error(`temporal server start-dev exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))),
+  );
+  const address = `127.0.0.1:${port}`;
+  await Promise.race([waitForServer(address, options.namespace ?? 'default', 60_000), exited]);
+  exited.catch(() => undefined);
+  return {
+    address,
+    uiUrl: options.uiPort === null ? undefined : `http://127.0.0.1:${options.uiPort ?? port + 1000}`,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
+  };
+}
+
+/** True when a Temporal frontend answers at the address. */
+export async function isServerUp(address: string, namespace = 'default'): Promise<boolean> {
+  try {
+    await waitForServer(address, namespace, 2_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitForServer(address: string, namespace: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      last = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`Temporal at ${address} did not answer within ${timeoutMs / 1000}s: ${(last as Error)?.message}`);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,206 @@
+/**
+ * Checks a spec against the database before anything runs, and reads the RunShape the
+ * run is compiled against. Every check runs inside a transaction that is rolled back,
+ * with EXPLAIN instead of execution, so checking writes nothing. Problems name the
+ * spec field, the value, what the database said, and the fix.
+ */
+import type pg from 'pg';
+import { describePgError } from '../db/errors';
+import { withClient } from '../db/pool';
+import { quoteTable } from '../db/sql';
+import type { SpecProblem } from '../spec/errors';
+import type { FrozenTransform } from '../spec/load';
+import type { Spec } from '../spec/schema';
+import { loadTransformModule } from '../transforms/load-module';
+import type { RunShape } from './shape';
+import { compileRun, readsChunk, stripTrailingSemicolons } from './statements';
+
+const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
+const TIME_TYPES = ['timestamp with time zone', 'timestamp without time zone', 'date'];
+
+export type InspectResult = { ok: true; shape: RunShape } | { ok: false; problems: SpecProblem[] };
+
+interface TableInfo {
+  columns: Map<string, string>;
+  /** Column sets of unique, non-partial indexes (including the primary key). */
+  uniqueKeys: string[][];
+}
+
+async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInfo | undefined> {
+  const reg = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
+  const oid = reg.rows[0]?.oid;
+  if (!oid) return undefined;
+  const cols = await client.query<{ name: string; type: string }>(
+    `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+      WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+    [oid],
+  );
+  const idx = await client.query<{ cols: string[] }>(
+    `SELECT array_agg(a.attname::text ORDER BY k.ord) AS cols
+       FROM pg_index i
+       CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
+       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+      WHERE i.indrelid = $1 AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+      GROUP BY i.indexrelid`,
+    [oid],
+  );
+  return { columns: new Map(cols.rows.map((r) => [r.name, r.type])), uniqueKeys: idx.rows.map((r) => r.cols) };
+}
+
+function sameSet(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
+  return withClient(pool, async (client) => {
+    // a plain transaction, always rolled back: the check creates the session's output table to plan against it
+    await client.query('BEGIN');
+    try {
+      return await inspectWith(client, spec, transform);
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  });
+}
+
+async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
+  const problems: SpecProblem[] = [];
+  const problem = (path: string, message: string) => problems.push({ path, message });
+
+  const version = Number((await client.query<{ v: string }>('SHOW server_version_num')).rows[0].v);
+  if (version < 150000) {
+    problem('database', `points at PostgreSQL ${Math.floor(version / 10000)}; backfill needs PostgreSQL 15 or newer (it writes with MERGE)`);
+    return { ok: false, problems };
+  }
+
+  const source = await tableInfo(client, spec.source.table);
+  const target = await tableInfo(client, spec.target.table);
+  if (!source) problem('source.table', `names ${spec.source.table}, which does not exist; check the name and its schema`);
+  if (!target) problem('target.table', `names ${spec.target.table}, which does not exist; create it first (backfill never creates tables)`);
+  if (/^backfill\./i.test(spec.target.table)) problem('target.table', 'is in the backfill schema, which holds the ledger; write somewhere else');
+  if (!source || !target) return { ok: false, problems };
+
+  const keyType = source.columns.get(spec.source.key);
+  if (!keyType) {
+    problem('source.key', `names column ${spec.source.key}, which ${spec.source.table} does not have; columns: ${[...source.columns.keys()].join(', ')}`);
+  } else if (!source.uniqueKeys.some((k) => sameSet(k, [spec.source.key]))) {
+    problem(
+      'source.key',
+      `${spec.source.key} has no unique index on ${spec.source.table}; keyset chunks need one: CREATE UNIQUE INDEX ON ${spec.source.table} (${spec.source.key})`,
+    );
+  }
+
+  const partitionColumnType = source.columns.get(spec.partition.column);
+  if (!partitionColumnType) {
+    problem('partition.column', `names column ${spec.partition.column}, which ${spec.source.table} does not have`);
+  } else if (spec.partition.by === 'range' && !INTEGER_TYPES.includes(partitionColumnType)) {
+    problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: range needs an integer column (use by: time for timestamps, by: list otherwise)`);
+  } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(partitionColumnType)) {
+    problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);
+  }
+
+  for (const k of spec.target.key) {
+    if (!target.columns.has(k)) problem('target.key', `names column ${k}, which ${spec.target.table} does not have`);
+  }
+  if (spec.target.key.every((k) => target.columns.has(k)) && !target.uniqueKeys.some((u) => sameSet(u, spec.target.key))) {
+    problem(
+      'target.key',
+      `(${spec.target.key.join(', ')}) has no unique index on ${spec.target.table}; writes match rows by it: CREATE UNIQUE INDEX ON ${spec.target.table} (${spec.target.key.join(', ')})`,
+    );
+  }
+  let targetPartitionColumnType: string | undefined;
+  if (spec.target.mode === 'replace') {
+    targetPartitionColumnType = target.columns.get(spec.target.partitionColumn!);
+    if (!targetPartitionColumnType) {
+      problem('target.partitionColumn', `names column ${spec.target.partitionColumn}, which ${spec.target.table} does not have`);
+    }
+  }
+
+  if (spec.source.where) {
+    const err = await explainError(client, `SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE (${spec.source.where})`);
+    if (err) problem('source.where', `does not compile against ${spec.source.table}: ${err}; it is a SQL condition on the source rows`);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+
+  let outputColumns: string[];
+  if (transform.kind === 'sql') {
+    const sql = stripTrailingSemicolons(spec.transform.sql!);
+    if (!readsChunk(sql)) {
+      problem('transform.sql', 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c');
+      return { ok: false, problems };
+    }
+    const described = await describeTransform(client, spec, sql);
+    if ('error' in described) {
+      problem('transform.sql', `does not compile: ${described.error}`);
+      return { ok: false, problems };
+    }
+    outputColumns = described.columns;
+  } else {
+    try {
+      const { module, codeHash } = loadTransformModule(transform.modulePath!);
+      if (codeHash !== transform.codeHash) problem('transform.module', 'changed while it was being checked; run the command again');
+      if (module.version !== undefined && module.version !== spec.transform.version) {
+        problem('transform.version', `is ${spec.transform.version} but the module says version ${module.version}; make them agree`);
+      }
+      for (const c of module.reads ?? []) {
+        if (!source.columns.has(c)) problem('transform.module', `reads column ${c}, which ${spec.source.table} does not have`);
+      }
+      outputColumns = module.columns;
+    } catch (err) {
+      problem('transform.module', `cannot be loaded: ${(err as Error).message}`);
+      return { ok: false, problems };
+    }
+  }
+
+  const duplicates = outputColumns.filter((c, i) => outputColumns.indexOf(c) !== i);
+  if (duplicates.length > 0) problem('transform', `outputs column ${duplicates[0]} more than once; alias the columns uniquely`);
+  const missing = outputColumns.filter((c) => !target.columns.has(c));
+  if (missing.length > 0) {
+    problem('transform', `outputs ${missing.join(', ')}, which ${spec.target.table} does not have; output only target columns (it has ${[...target.columns.keys()].join(', ')})`);
+  }
+  const keyMissing = spec.target.key.filter((k) => !outputColumns.includes(k));
+  if (keyMissing.length > 0) problem('transform', `does not output target.key column ${keyMissing.join(', ')}; writes match rows by it, so select it`);
+  if (spec.target.mode === 'replace' && !outputColumns.includes(spec.target.partitionColumn!)) {
+    problem('transform', `does not output target.partitionColumn ${spec.target.partitionColumn}; replace mode needs it to know each row's partition`);
+  }
+  if (problems.length > 0) return { ok: false, problems };
+
+  const shape: RunShape = { keyType: keyType!, partitionColumnType: partitionColumnType!, outputColumns, targetPartitionColumnType };
+  // the real statements, planned but not run: type mismatches between output and target surface here
+  const compiled = compileRun(spec, shape);
+  const createErr = await explainError(client, compiled.createOutputTable, false);
+  if (createErr) problem('target.table', `cannot hold the transform's output: ${createErr}`);
+  if (transform.kind === 'sql') {
+    const fill = compiled.fillFromSql({ kind: 'null', column: spec.partition.column }, null, null);
+    const err = await explainError(client, fill.text.replace(/\$\d+::/g, 'NULL::'));
+    if (err) problem('transform.sql', `output does not fit ${spec.target.table}: ${err}; cast the column in the SELECT to the target's type`);
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, shape };
+}
+
+async function explainError(client: pg.PoolClient, sql: string, explain = true): Promise<string | undefined> {
+  await client.query('SAVEPOINT inspect');
+  try {
+    await client.query(explain ? `EXPLAIN ${sql}` : sql);
+    await client.query('RELEASE SAVEPOINT inspect');
+    return undefined;
+  } catch (err) {
+    await client.query('ROLLBACK TO SAVEPOINT inspect');
+    return describePgError(err);
+  }
+}
+
+async function describeTransform(client: pg.PoolClient, spec: Spec, sql: string): Promise<{ columns: string[] } | { error: string }> {
+  await client.query('SAVEPOINT describe');
+  try {
+    const res = await client.query(
+      `WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE false) SELECT * FROM (${sql}\n) t LIMIT 0`,
+    );
+    await client.query('RELEASE SAVEPOINT describe');
+    return { columns: res.fields.map((f) => f.name) };
+  } catch (err) {
+    await client.query('ROLLBACK TO SAVEPOINT describe');
+    return { error: describePgError(err) };
+  }
+}
+

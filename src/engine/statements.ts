@@ -1,0 +1,190 @@
+/**
+ * Builds every SQL statement a chunk runs, from the spec and the run's shape. Pure and
+ * deterministic, so it is unit-tested and the same on every worker.
+ *
+ * A chunk is the keyset range (cursor, hi] of source.key inside one partition. The
+ * transform never sees bounds: it reads the relation `chunk`, which the engine defines
+ * as a CTE over exactly those rows. Its output goes to a per-session temp table typed
+ * like the target, and the write compares like with like, so a row whose stored value
+ * already equals the computed one (after the target's own rounding) is never rewritten.
+ */
+import { quoteIdent, quoteTable } from '../db/sql';
+import type { PartitionBounds } from '../shared/types';
+import type { Spec } from '../spec/schema';
+import type { RunShape } from './shape';
+
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+export interface CompiledRun {
+  /** Creates this session's output table once; a no-op afterwards. */
+  createOutputTable: string;
+  outputTable: string;
+  /** How many rows the next chunk holds and its last key: `n`, `hi`. */
+  chunkBounds(bounds: PartitionBounds, cursor: string | null, limit: number): Statement;
+  /** SQL transform: fills the output table from the chunk. */
+  fillFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null): Statement;
+  /** Module transform: the chunk's rows, read for the transform in Node. */
+  readChunk(bounds: PartitionBounds, cursor: string | null, hi: string | null, columns: string[] | undefined): Statement;
+  /** Module transform: fills the output table from rows serialised as one JSON array. */
+  fillFromJson(rowsJson: string): Statement;
+  /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
+  write(bounds: PartitionBounds): Statement[];
+}
+
+export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
+  const src = quoteTable(spec.source.table);
+  const key = quoteIdent(spec.source.key);
+  const keyType = shape.keyType;
+  const target = quoteTable(spec.target.table);
+  const out = `pg_temp.${outputTableName(spec, shape)}`;
+  const cols = shape.outputColumns.map(quoteIdent);
+  const keyCols = spec.target.key.map(quoteIdent);
+  const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
+  const where = spec.source.where ? ` AND (${spec.source.where})` : '';
+
+  /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
+  function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's') {
+    const values: unknown[] = [];
+    const param = (v: unknown, type: string) => {
+      values.push(v);
+      return `$${values.length}::${type}`;
+    };
+    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
+    // two shapes instead of `$1 IS NULL OR key > $1`, which would defeat the index range scan
+    if (cursor !== null) parts.push(`${alias}.${key} > ${param(cursor, keyType)}`);
+    if (hi !== null) parts.push(`${alias}.${key} <= ${param(hi, keyType)}`);
+    return { sql: parts.join(' AND ') + where, values, param };
+  }
+
+  const transformSql = spec.transform.sql ? stripTrailingSemicolons(spec.transform.sql) : undefined;
+
+  return {
+    outputTable: out,
+    createOutputTable:
+      // ON COMMIT DELETE ROWS: each chunk starts empty without dropping the table (no catalog churn, no WAL)
+      `CREATE TEMP TABLE IF NOT EXISTS ${outputTableName(spec, shape)} ON COMMIT DELETE ROWS AS ` +
+      `SELECT ${cols.join(', ')} FROM ${target} WITH NO DATA`,
+
+    chunkBounds(bounds, cursor, limit) {
+      const p = chunkPredicate(bounds, cursor, null);
+      const lim = p.param(limit, 'integer');
+      return {
+        text:
+          `WITH w AS MATERIALIZED (SELECT s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${key} LIMIT ${lim}) ` +
+          // order by the key's own type, not its text: '99' sorts after '100' as text
+          `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT w.k::text AS hi FROM w ORDER BY w.k DESC LIMIT 1) AS hi`,
+        values: p.values,
+      };
+    },
+
+    fillFromSql(bounds, cursor, hi) {
+      if (!transformSql) throw new Error('fillFromSql needs a SQL transform');
+      const p = chunkPredicate(bounds, cursor, hi);
+      return {
+        text:
+          `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) ` +
+          `INSERT INTO ${out} (${cols.join(', ')}) SELECT ${cols.map((c) => `t.${c}`).join(', ')} FROM (${transformSql}\n) t`,
+        values: p.values,
+      };
+    },
+
+    readChunk(bounds, cursor, hi, columns) {
+      const p = chunkPredicate(bounds, cursor, hi);
+      const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
+      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY s.${key}`, values: p.values };
+    },
+
+    fillFromJson(rowsJson) {
+      return {
+        text: `INSERT INTO ${out} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM json_populate_recordset(NULL::${out}, $1::json)`,
+        values: [rowsJson],
+      };
+    },
+
+    write(bounds) {
+      const on = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+      const changed = valueCols.length > 0
+        ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})`
+        : 'false';
+      const set = valueCols.map((c) => `${c} = o.${c}`).join(', ');
+      const merge =
+        `MERGE INTO ${target} t USING ${out} o ON ${on} ` +
+        // the IS DISTINCT FROM guard: an equal row is matched but not touched (no new tuple, no WAL)
+        (valueCols.length > 0 ? `WHEN MATCHED AND ${changed} THEN UPDATE SET ${set} ` : '') +
+        `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `o.${c}`).join(', ')})`;
+      switch (spec.target.mode) {
+        case 'upsert':
+          return [{ text: merge, values: [] }];
+        case 'update':
+          if (valueCols.length === 0) return [];
+          return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: [] }];
+        case 'replace': {
+          // rows of this partition that the transform no longer produces go; the rest is merged
+          const values: unknown[] = [];
+          const param = (v: unknown, type: string) => {
+            values.push(v);
+            return `$${values.length}::${type}`;
+          };
+          const pcol = spec.target.partitionColumn!;
+          const targetBounds = { ...bounds, column: pcol } as PartitionBounds;
+          const inPartition = partitionPredicate(targetBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
+          const del =
+            `DELETE FROM ${target} t WHERE ${inPartition} ` +
+            `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${on})`;
+          return [
+            { text: del, values },
+            { text: merge, values: [] },
+          ];
+        }
+      }
+    },
+  };
+}
+
+function partitionPredicate(
+  bounds: PartitionBounds,
+  alias: string,
+  columnType: string,
+  param: (v: unknown, type: string) => string,
+): string {
+  const col = `${alias}.${quoteIdent(bounds.column)}`;
+  switch (bounds.kind) {
+    // half-open: a row on a boundary belongs to exactly one partition
+    case 'range':
+      return `${col} >= ${param(bounds.lo, columnType)} AND ${col} < ${param(bounds.hi, columnType)}`;
+    case 'time':
+      return `${col} >= ${param(bounds.lo, 'timestamptz')} AND ${col} < ${param(bounds.hi, 'timestamptz')}`;
+    case 'list':
+      return `${col} = ${param(bounds.value, columnType)}`;
+    case 'null':
+      return `${col} IS NULL`;
+  }
+}
+
+/** One temp table per target shape per session; the name is stable so sessions reuse it. */
+export function outputTableName(spec: Spec, shape: RunShape): string {
+  const signature = `${spec.target.table}|${shape.outputColumns.join(',')}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < signature.length; i++) h = Math.imul(h ^ signature.charCodeAt(i), 0x01000193);
+  return `backfill_out_${(h >>> 0).toString(16).padStart(8, '0')}`;
+}
+
+export function stripTrailingSemicolons(sql: string): string {
+  return sql.replace(/[\s;]+$/, '');
+}
+
+/** The SQL with comments and string literals blanked out, for checks such as "reads `chunk`". */
+export function sqlWithoutCommentsAndStrings(sql: string): string {
+  return sql
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/\/\*[\s\S]*?\*\//g, ' ')
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .replace(/\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/g, "''");
+}
+
+export function readsChunk(sql: string): boolean {
+  return /(^|[^A-Za-z0-9_."])chunk([^A-Za-z0-9_"]|$)/i.test(sqlWithoutCommentsAndStrings(sql)) || /"chunk"/.test(sql);
+}

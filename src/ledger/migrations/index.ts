@@ -1,0 +1,13 @@
+/**
+ * Numbered ledger migrations, applied in order by ../migrate.ts. Never edit a
+ * migration that has shipped; add the next number instead.
+ */
+import { m0001Init } from './0001-init';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [m0001Init];

@@ -1,0 +1,178 @@
+/**
+ * backfill.partitions: one row per planned partition, holding its cursor and counts.
+ * The processPartition activity locks its row at the start of every chunk transaction
+ * (SELECT … FOR UPDATE) and advances the cursor in that same transaction, so two
+ * attempts of one partition — a zombie and its retry — serialize on the row and a
+ * chunk can never be applied or counted twice.
+ */
+import type pg from 'pg';
+import type { PartitionStatus } from '../shared/statuses';
+import type { PartitionBounds, PlannedPartition, RowCounts } from '../shared/types';
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+export interface PartitionRow {
+  run_id: string;
+  partition_id: string;
+  ordinal: number;
+  bounds: PartitionBounds;
+  status: PartitionStatus;
+  cursor: string | null;
+  rows_read: string;
+  rows_written: string;
+  rows_unchanged: string;
+  chunks: number;
+  attempts: number;
+  completions: number;
+  last_error: string | null;
+  error_range: string | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export async function insertPartitions(db: Queryable, runId: string, partitions: PlannedPartition[]): Promise<void> {
+  // one statement for any plan size: arrays instead of a VALUES list that would hit the parameter limit
+  await db.query(
+    `INSERT INTO backfill.partitions (run_id, partition_id, ordinal, bounds, status)
+     SELECT $1, p.id, p.ordinal, p.bounds, 'pending'
+       FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS p(id, ordinal, bounds)
+     ON CONFLICT (run_id, partition_id) DO NOTHING`,
+    [runId, partitions.map((p) => p.id), partitions.map((p) => p.ordinal), partitions.map((p) => JSON.stringify(p.bounds))],
+  );
+}
+
+/** The next partitions to start, in plan order: those not yet finished at or after `fromOrdinal`. */
+export async function nextUnfinished(
+  db: Queryable,
+  runId: string,
+  fromOrdinal: number,
+  limit: number,
+): Promise<{ id: string; ordinal: number }[]> {
+  const { rows } = await db.query<{ partition_id: string; ordinal: number }>(
+    `SELECT partition_id, ordinal FROM backfill.partitions
+      WHERE run_id = $1 AND ordinal >= $2 AND status IN ('pending', 'running')
+      ORDER BY ordinal LIMIT $3`,
+    [runId, fromOrdinal, limit],
+  );
+  return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
+}
+
+export async function getPartition(db: Queryable, runId: string, partitionId: string): Promise<PartitionRow | undefined> {
+  const { rows } = await db.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [
+    runId,
+    partitionId,
+  ]);
+  return rows[0];
+}
+
+/** Locks the partition's row for the rest of the caller's transaction and returns it. */
+export async function lockPartition(client: pg.PoolClient, runId: string, partitionId: string): Promise<PartitionRow> {
+  const { rows } = await client.query<PartitionRow>(
+    'SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2 FOR UPDATE',
+    [runId, partitionId],
+  );
+  if (!rows[0]) throw new Error(`partition ${partitionId} of run ${runId} is not in the ledger`);
+  return rows[0];
+}
+
+/** Marks an attempt as started; counts attempts so the audit shows every restart. */
+export async function startAttempt(db: Queryable, runId: string, partitionId: string): Promise<PartitionRow> {
+  const { rows } = await db.query<PartitionRow>(
+    `UPDATE backfill.partitions
+        SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now(),
+            last_error = NULL, error_range = NULL
+      WHERE run_id = $1 AND partition_id = $2 AND status IN ('pending', 'running', 'failed', 'cancelled')
+      RETURNING *`,
+    [runId, partitionId],
+  );
+  if (rows[0]) return rows[0];
+  const existing = await getPartition(db, runId, partitionId);
+  if (!existing) throw new Error(`partition ${partitionId} of run ${runId} is not in the ledger`);
+  return existing;
+}
+
+/** Advances the cursor and adds a chunk's counts; call inside the chunk's transaction. */
+export async function checkpoint(
+  client: pg.PoolClient,
+  runId: string,
+  partitionId: string,
+  cursor: string | null,
+  counts: RowCounts,
+): Promise<void> {
+  await client.query(
+    `UPDATE backfill.partitions
+        SET cursor = $3, rows_read = rows_read + $4, rows_written = rows_written + $5, rows_unchanged = rows_unchanged + $6,
+            chunks = chunks + 1, updated_at = now()
+      WHERE run_id = $1 AND partition_id = $2`,
+    [runId, partitionId, cursor, counts.rowsRead, counts.rowsWritten, counts.rowsUnchanged],
+  );
+}
+
+/**
+ * Records a partition's end. `completions` counts transitions into succeeded, so the
+ * audit can prove each partition succeeded exactly once; a repeated call changes nothing.
+ */
+export async function finishPartition(
+  db: Queryable,
+  runId: string,
+  partitionId: string,
+  status: 'succeeded' | 'failed' | 'cancelled',
+  error?: { message: string; range?: string },
+): Promise<PartitionRow> {
+  const { rows } = await db.query<PartitionRow>(
+    `UPDATE backfill.partitions
+        SET status = $3, finished_at = now(), updated_at = now(),
+            completions = completions + CASE WHEN $3 = 'succeeded' THEN 1 ELSE 0 END,
+            last_error = coalesce($4, last_error), error_range = coalesce($5, error_range)
+      WHERE run_id = $1 AND partition_id = $2 AND status IN ('pending', 'running')
+      RETURNING *`,
+    [runId, partitionId, status, error?.message ?? null, error?.range ?? null],
+  );
+  return rows[0] ?? (await getPartition(db, runId, partitionId))!;
+}
+
+/** Partitions that never started when a run ends cancelled are recorded as cancelled too. */
+export async function cancelPending(db: Queryable, runId: string): Promise<number> {
+  const res = await db.query(
+    `UPDATE backfill.partitions SET status = 'cancelled', updated_at = now(), finished_at = now()
+      WHERE run_id = $1 AND status = 'pending'`,
+    [runId],
+  );
+  return res.rowCount ?? 0;
+}
+
+export interface RunTotals extends RowCounts {
+  byStatus: Record<PartitionStatus, number>;
+  total: number;
+}
+
+export async function runTotals(db: Queryable, runId: string): Promise<RunTotals> {
+  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string }>(
+    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru
+       FROM backfill.partitions WHERE run_id = $1 GROUP BY status`,
+    [runId],
+  );
+  const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 };
+  for (const r of rows) {
+    byStatus[r.status] = Number(r.n);
+    totals.total += Number(r.n);
+    totals.rowsRead += Number(r.rr);
+    totals.rowsWritten += Number(r.rw);
+    totals.rowsUnchanged += Number(r.ru);
+  }
+  return totals;
+}
+
+export async function listPartitions(
+  db: Queryable,
+  runId: string,
+  filter: { status?: PartitionStatus[]; limit?: number } = {},
+): Promise<PartitionRow[]> {
+  const { rows } = await db.query<PartitionRow>(
+    `SELECT * FROM backfill.partitions WHERE run_id = $1 AND ($2::text[] IS NULL OR status = ANY($2))
+      ORDER BY ordinal LIMIT $3`,
+    [runId, filter.status ?? null, filter.limit ?? 1000],
+  );
+  return rows;
+}

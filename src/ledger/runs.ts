@@ -1,0 +1,150 @@
+/**
+ * backfill.runs: one row per run, kept for good. Holds the frozen spec and transform,
+ * the run's status, and the control flags (paused, cancel_requested, limits) that
+ * running activities read before every chunk. Status changes follow RUN_TRANSITIONS.
+ */
+import type pg from 'pg';
+import { ACTIVE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
+import type { Limits } from '../shared/types';
+import type { Spec } from '../spec/schema';
+import type { RunShape } from '../engine/shape';
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+export interface RunRow {
+  run_id: string;
+  name: string;
+  workflow_id: string;
+  reason: string;
+  status: RunStatus;
+  spec: Spec;
+  spec_file: string | null;
+  spec_hash: string;
+  transform_name: string;
+  transform_version: number;
+  transform_kind: 'sql' | 'module';
+  transform_hash: string;
+  module_path: string | null;
+  database_var: string;
+  limits: Limits;
+  shape: RunShape;
+  paused: boolean;
+  cancel_requested: boolean;
+  control_version: string;
+  partitions_total: number;
+  started_by: string;
+  last_error: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+export interface NewRun {
+  runId: string;
+  name: string;
+  workflowId: string;
+  reason: string;
+  spec: Spec;
+  specFile?: string;
+  specHash: string;
+  transform: { name: string; version: number; kind: 'sql' | 'module'; codeHash: string; modulePath?: string };
+  databaseVar: string;
+  limits: Limits;
+  shape: RunShape;
+  partitionsTotal: number;
+  startedBy: string;
+}
+
+/** Inserts the run; returns false if a run with this id already exists (a retried registration). */
+export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
+  const res = await db.query(
+    `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
+       transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
+       shape, partitions_total, started_by)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
+     ON CONFLICT (run_id) DO NOTHING`,
+    [
+      run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
+      run.transform.name, run.transform.version, run.transform.kind, run.transform.codeHash, run.transform.modulePath ?? null,
+      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy,
+    ],
+  );
+  return res.rowCount === 1;
+}
+
+export async function getRun(db: Queryable, runId: string): Promise<RunRow | undefined> {
+  const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE run_id = $1', [runId]);
+  return rows[0];
+}
+
+export async function findActiveRun(db: Queryable, name: string): Promise<RunRow | undefined> {
+  const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE name = $1 AND status = ANY($2)', [
+    name,
+    ACTIVE_RUN_STATUSES,
+  ]);
+  return rows[0];
+}
+
+export async function listRuns(db: Queryable, filter: { name?: string; limit?: number } = {}): Promise<RunRow[]> {
+  const { rows } = await db.query<RunRow>(
+    `SELECT * FROM backfill.runs WHERE ($1::text IS NULL OR name = $1) ORDER BY created_at DESC LIMIT $2`,
+    [filter.name ?? null, filter.limit ?? 50],
+  );
+  return rows;
+}
+
+/**
+ * Moves a run to `to` if the transition is allowed from its current status; a repeat of
+ * the same move is a no-op, so retried activities may call it freely. Returns the status after.
+ */
+export async function transitionRun(db: Queryable, runId: string, to: RunStatus, lastError?: string): Promise<RunStatus> {
+  const from = Object.entries(RUN_TRANSITIONS)
+    .filter(([, targets]) => targets.includes(to))
+    .map(([status]) => status);
+  const terminal = to === 'succeeded' || to === 'failed' || to === 'cancelled';
+  const { rows } = await db.query<{ status: RunStatus }>(
+    `UPDATE backfill.runs SET status = $2, updated_at = now(),
+        started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
+        finished_at = CASE WHEN $4 THEN now() ELSE finished_at END,
+        last_error = coalesce($5, last_error)
+      WHERE run_id = $1 AND status = ANY($3) RETURNING status`,
+    [runId, to, from, terminal, lastError ?? null],
+  );
+  if (rows[0]) return rows[0].status;
+  const current = await getRun(db, runId);
+  if (!current) throw new Error(`run ${runId} is not in the ledger`);
+  return current.status;
+}
+
+/**
+ * Writes the control flags the workflow decided. `version` only grows, so an older
+ * write that arrives late (a retried activity) cannot undo a newer decision.
+ */
+export async function writeRunControl(
+  db: Queryable,
+  runId: string,
+  control: { paused: boolean; cancelRequested: boolean; limits: Limits; version: number },
+): Promise<boolean> {
+  const res = await db.query(
+    `UPDATE backfill.runs SET paused = $2, cancel_requested = $3, limits = $4, control_version = $5, updated_at = now()
+      WHERE run_id = $1 AND control_version < $5`,
+    [runId, control.paused, control.cancelRequested, JSON.stringify(control.limits), control.version],
+  );
+  return res.rowCount === 1;
+}
+
+export interface RunControl {
+  status: RunStatus;
+  paused: boolean;
+  cancelRequested: boolean;
+  limits: Limits;
+}
+
+export async function readRunControl(db: Queryable, runId: string): Promise<RunControl> {
+  const { rows } = await db.query<{ status: RunStatus; paused: boolean; cancel_requested: boolean; limits: Limits }>(
+    'SELECT status, paused, cancel_requested, limits FROM backfill.runs WHERE run_id = $1',
+    [runId],
+  );
+  if (!rows[0]) throw new Error(`run ${runId} is not in the ledger`);
+  return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits };
+}

@@ -1,0 +1,139 @@
+/**
+ * Pure planning: spec.partition + facts about the source -> the ordered list of
+ * partitions. Deterministic: the same spec and the same facts give the same ids,
+ * bounds and order. Bounds are half-open [lo, hi) so adjacent partitions never share
+ * a row, and a NULL partition is planned when the column has NULLs so that no row in
+ * scope falls outside every partition.
+ */
+import { partitionId } from '../shared/ids';
+import type { PartitionBounds, PlannedPartition } from '../shared/types';
+import { parseInterval, type PartitionSpec, type TimeUnit } from '../spec/schema';
+
+/** What the planner needs to know about the source, gathered by one query per spec. */
+export type SourceFacts =
+  | { kind: 'range'; min: string | null; max: string | null; hasNulls: boolean }
+  | { kind: 'time'; min: string | null; max: string | null; hasNulls: boolean }
+  | { kind: 'list'; values: string[]; hasNulls: boolean };
+
+/** Beyond this the parent's ledger paging still works, but the plan is almost surely a typo in size. */
+export const MAX_PARTITIONS = 100_000;
+
+export class PlanError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PlanError';
+  }
+}
+
+export function planPartitions(partition: PartitionSpec, facts: SourceFacts): PlannedPartition[] {
+  const bounds = planBounds(partition, facts);
+  const unit = partition.by === 'time' ? parseInterval(partition.size)!.unit : undefined;
+  return bounds.map((b, ordinal) => ({ id: partitionId(b, unit), ordinal, bounds: b }));
+}
+
+function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBounds[] {
+  const column = partition.column;
+  const nulls: PartitionBounds[] = facts.hasNulls ? [{ kind: 'null', column }] : [];
+  switch (partition.by) {
+    case 'range': {
+      if (facts.kind !== 'range') throw new Error('range partition needs range facts');
+      if (facts.min === null || facts.max === null) return nulls;
+      return [...rangeBounds(column, BigInt(partition.size), BigInt(facts.min), BigInt(facts.max)), ...nulls];
+    }
+    case 'time': {
+      if (facts.kind !== 'time') throw new Error('time partition needs time facts');
+      if (facts.min === null || facts.max === null) return nulls;
+      const interval = parseInterval(partition.size)!;
+      return [...timeBounds(column, interval.count, interval.unit, new Date(facts.min), new Date(facts.max)), ...nulls];
+    }
+    case 'list': {
+      if (facts.kind !== 'list') throw new Error('list partition needs list facts');
+      const given = partition.values?.map(String);
+      const values = given ?? facts.values;
+      const unique = [...new Set(values)];
+      const listed: PartitionBounds[] = unique.map((value) => ({ kind: 'list', column, value }));
+      // explicitly listed values bound the scope; discovered values must cover every row
+      return given ? listed : [...listed, ...nulls];
+    }
+  }
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
+}
+
+function rangeBounds(column: string, size: bigint, min: bigint, max: bigint): PartitionBounds[] {
+  // aligned to multiples of size, so ids do not shift when the smallest key changes
+  const first = floorDiv(min, size) * size;
+  const count = floorDiv(max, size) - floorDiv(min, size) + 1n;
+  if (count > BigInt(MAX_PARTITIONS)) {
+    throw new PlanError(
+      'partition.size',
+      `would make ${count} partitions over ${column} ${min}..${max} (more than ${MAX_PARTITIONS}); use a larger size`,
+    );
+  }
+  const out: PartitionBounds[] = [];
+  for (let lo = first; lo <= max; lo += size) {
+    out.push({ kind: 'range', column, lo: lo.toString(), hi: (lo + size).toString() });
+  }
+  return out;
+}
+
+/** Start of the unit containing `at`, in UTC (weeks start on Monday, as ISO weeks do). */
+export function truncateUtc(at: Date, unit: TimeUnit): Date {
+  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes()));
+  switch (unit) {
+    case 'minute':
+      return d;
+    case 'hour':
+      d.setUTCMinutes(0);
+      return d;
+    case 'day':
+      d.setUTCHours(0, 0);
+      return d;
+    case 'week': {
+      d.setUTCHours(0, 0);
+      const sinceMonday = (d.getUTCDay() + 6) % 7;
+      d.setUTCDate(d.getUTCDate() - sinceMonday);
+      return d;
+    }
+    case 'month':
+      return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  }
+}
+
+export function addUnits(at: Date, count: number, unit: TimeUnit): Date {
+  const d = new Date(at.getTime());
+  switch (unit) {
+    case 'minute':
+      d.setUTCMinutes(d.getUTCMinutes() + count);
+      return d;
+    case 'hour':
+      d.setUTCHours(d.getUTCHours() + count);
+      return d;
+    case 'day':
+      d.setUTCDate(d.getUTCDate() + count);
+      return d;
+    case 'week':
+      d.setUTCDate(d.getUTCDate() + 7 * count);
+      return d;
+    case 'month':
+      d.setUTCMonth(d.getUTCMonth() + count);
+      return d;
+  }
+}
+
+function timeBounds(column: string, count: number, unit: TimeUnit, min: Date, max: Date): PartitionBounds[] {
+  const out: PartitionBounds[] = [];
+  for (let lo = truncateUtc(min, unit); lo.getTime() <= max.getTime(); lo = addUnits(lo, count, unit)) {
+    if (out.length >= MAX_PARTITIONS) {
+      throw new PlanError('partition.size', `would make more than ${MAX_PARTITIONS} partitions over ${column}; use a larger interval`);
+    }
+    out.push({ kind: 'time', column, lo: lo.toISOString(), hi: addUnits(lo, count, unit).toISOString() });
+  }
+  return out;
+}

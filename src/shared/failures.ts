@@ -1,0 +1,24 @@
+/**
+ * Failure types carried by ApplicationFailure.type. Workflows and the CLI match on these
+ * strings, so they are part of the contract: rename one and old histories change meaning.
+ */
+export const FailureType = {
+  /** A row made the transform or the write fail (SQLSTATE 22/23/42, or a TS transform threw): not retried. */
+  DataError: 'BackfillDataError',
+  /** The worker's transform differs from the one the run froze: not retried; deploy the right code. */
+  TransformChanged: 'BackfillTransformChanged',
+  /** Another run of the same spec name is active. */
+  RunAlreadyActive: 'BackfillRunAlreadyActive',
+  /** The spec no longer matches the database (a table or column went away). */
+  SpecInvalid: 'BackfillSpecInvalid',
+  /** The partition was failed by the ledger (recorded there); used by the partition workflow. */
+  PartitionFailed: 'BackfillPartitionFailed',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+export const NON_RETRYABLE_FAILURES: string[] = [
+  FailureType.DataError,
+  FailureType.TransformChanged,
+  FailureType.RunAlreadyActive,
+  FailureType.SpecInvalid,
+];

@@ -1,0 +1,73 @@
+/**
+ * Glossary and plain data shared by workflows, activities and the CLI. Workflow-safe:
+ * nothing here touches Node, the network or the clock.
+ *
+ * - run: one execution of a spec; id `runId`, workflow id `backfill/<name>/<runId>`.
+ * - partition: a bounded slice of the source (a key range, a time interval or a list
+ *   value); its id is derived from its bounds, so the same spec and data give the same ids.
+ * - chunk: a keyset range of `source.key` inside a partition, (cursor, hi]; its write and
+ *   the partition's checkpoint commit in one transaction.
+ * - cursor: the last `source.key` value a partition has committed, as text; null = none yet.
+ * - ledger: the `backfill` schema in the target database; the audit record and the truth
+ *   about cursors and counts.
+ */
+import type { RunStatus, PartitionStatus } from './statuses';
+
+export type PartitionBounds =
+  /** Integers in [lo, hi), as decimal strings so bigint columns stay exact. */
+  | { kind: 'range'; column: string; lo: string; hi: string }
+  /** Timestamps in [lo, hi), ISO-8601 in UTC. */
+  | { kind: 'time'; column: string; lo: string; hi: string }
+  /** One value of the column, as text. */
+  | { kind: 'list'; column: string; value: string }
+  /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */
+  | { kind: 'null'; column: string };
+
+export interface PlannedPartition {
+  id: string;
+  ordinal: number;
+  bounds: PartitionBounds;
+}
+
+export interface Limits {
+  chunkSize: number;
+  concurrency: number;
+  rowsPerSecond?: number;
+}
+
+/** Counts a partition reports; sums of these per run are what `status` shows. */
+export interface RowCounts {
+  rowsRead: number;
+  rowsWritten: number;
+  rowsUnchanged: number;
+}
+
+export interface PartitionReport extends RowCounts {
+  partitionId: string;
+  status: PartitionStatus;
+  chunks: number;
+  error?: string;
+}
+
+/** Who did something and why: recorded with every control action in backfill.run_events. */
+export interface OperatorAction {
+  actor: string;
+  reason?: string;
+}
+
+export interface RunProgress {
+  runId: string;
+  name: string;
+  status: RunStatus;
+  paused: boolean;
+  cancelRequested: boolean;
+  partitions: { total: number; pending: number; running: number; succeeded: number; failed: number; cancelled: number };
+  /** Counts of finished partitions; running partitions' counts are in the ledger. */
+  finished: RowCounts;
+  limits: Limits;
+  startedAt: string;
+  /** Partitions per minute over the run so far; null before the first one finishes. */
+  partitionsPerMinute: number | null;
+  etaSeconds: number | null;
+  continuedAsNew: number;
+}

@@ -1,0 +1,160 @@
+/**
+ * Reads a spec file: YAML -> zod -> a Spec plus the facts a run freezes (spec hash,
+ * transform code hash, the absolute path of a module transform). Errors carry the file,
+ * line and field path. Node-only (fs); workflows see only the parsed Spec.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import type { z } from 'zod';
+import { specSchema, type Spec } from './schema';
+import { SpecError, type SpecProblem } from './errors';
+
+export interface LoadedSpec {
+  spec: Spec;
+  /** The file as given on the command line; used in messages. */
+  file: string;
+  /** sha256 of the canonical JSON of the spec (module transforms: including the module's code hash). */
+  specHash: string;
+  transform: FrozenTransform;
+}
+
+/** What a run records about its transformation; a worker whose transform differs refuses the work. */
+export interface FrozenTransform {
+  name: string;
+  version: number;
+  kind: 'sql' | 'module';
+  /** sha256 of the SQL text, or of the module file's bytes. */
+  codeHash: string;
+  /** Absolute path of the module file (module transforms only). */
+  modulePath?: string;
+}
+
+export function loadSpecFile(file: string): LoadedSpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new SpecError(file, [{ path: '', message: `cannot be read (${(err as Error).message}); check the path` }]);
+  }
+  return parseSpecText(text, file);
+}
+
+export function parseSpecText(text: string, file: string): LoadedSpec {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new SpecError(
+      file,
+      doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        return { path: '', message: `is not valid YAML: ${e.message.split('\n')[0]}`, line: pos?.line, column: pos?.col };
+      }),
+    );
+  }
+  const raw = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new SpecError(file, [{ path: '', message: 'must be a YAML mapping with name, reason, database, source, partition, transform, target' }]);
+  }
+  const result = specSchema.safeParse(raw);
+  if (!result.success) {
+    throw new SpecError(file, result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)));
+  }
+  const spec = result.data;
+  const transform = freezeTransform(spec, file);
+  return { spec, file, specHash: hashSpec(spec, transform), transform };
+}
+
+export function freezeTransform(spec: Spec, file: string): FrozenTransform {
+  const { name, version } = spec.transform;
+  if (spec.transform.sql !== undefined) {
+    return { name, version, kind: 'sql', codeHash: sha256(spec.transform.sql) };
+  }
+  const modulePath = path.resolve(path.dirname(path.resolve(file)), spec.transform.module!);
+  let code: Buffer;
+  try {
+    code = readFileSync(modulePath);
+  } catch {
+    throw new SpecError(file, [
+      { path: 'transform.module', message: `names ${modulePath}, which cannot be read; the path is relative to the spec file` },
+    ]);
+  }
+  return { name, version, kind: 'module', codeHash: sha256(code), modulePath };
+}
+
+export function hashSpec(spec: Spec, transform: FrozenTransform): string {
+  return sha256(canonicalJson({ spec, transformCode: transform.codeHash }));
+}
+
+export function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** JSON with sorted keys, so the hash does not depend on the order fields were written in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: LineCounter): SpecProblem {
+  const segments = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+  const fieldPath = segments.join('.');
+  const given = valueAt(raw, segments);
+  let message = issue.message;
+  if (issue.code === 'invalid_type' && given === undefined) {
+    message = `is required (${issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`}); see DESIGN.md "Spec"`;
+  } else if (issue.code === 'unrecognized_keys') {
+    message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; check the spelling against the spec reference`;
+  } else if (given !== undefined && typeof given !== 'object') {
+    message = insertGot(message, given);
+  }
+  const position = positionOf(doc, lines, issue.code === 'unrecognized_keys' ? [...segments, issue.keys[0]] : segments);
+  return { path: fieldPath, message, ...position };
+}
+
+/** Puts `(got X)` after the first clause, so the fix stays last: "must be … (got "1 day"); use …". */
+function insertGot(message: string, given: unknown): string {
+  const got = `(got ${JSON.stringify(given)})`;
+  const cut = message.indexOf(';');
+  return cut === -1 ? `${message} ${got}` : `${message.slice(0, cut)} ${got}${message.slice(cut)}`;
+}
+
+function valueAt(raw: unknown, segments: (string | number)[]): unknown {
+  let current: unknown = raw;
+  for (const s of segments) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string | number, unknown>)[s];
+  }
+  return current;
+}
+
+/** The line of the deepest node that exists on the path: a missing field points at its parent. */
+function positionOf(doc: Document, lines: LineCounter, segments: (string | number)[]): { line?: number; column?: number } {
+  for (let n = segments.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(segments.slice(0, n), true);
+    if (isNode(node) && node.range) {
+      const pos = lines.linePos(node.range[0]);
+      return { line: pos.line, column: pos.col };
+    }
+    // for keys that exist only as keys (unknown fields), find the key's own position
+    if (n === segments.length && n > 0) {
+      const parent = n === 1 ? doc.contents : doc.getIn(segments.slice(0, n - 1), true);
+      const pair = (parent as { items?: { key: unknown }[] } | null)?.items?.find(
+        (it) => isNode(it.key) && (it.key as { value?: unknown }).value === segments[n - 1],
+      );
+      const key = pair?.key as { range?: [number, number] } | undefined;
+      if (key?.range) {
+        const pos = lines.linePos(key.range[0]);
+        return { line: pos.line, column: pos.col };
+      }
+    }
+  }
+  return {};
+}

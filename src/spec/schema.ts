@@ -1,0 +1,108 @@
+/**
+ * The spec contract (DESIGN.md "Spec"): a zod schema, the single source of truth for
+ * what a spec may say. Field names here are stable; new fields may be added.
+ * Identifiers are checked to be plain SQL identifiers so that nothing but the `where`
+ * filter and the transform's SELECT can carry SQL, and those two are checked against
+ * the database before a run starts.
+ */
+import { z } from 'zod';
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export const identifier = z
+  .string()
+  .regex(IDENT, { message: 'must be a plain column name (letters, digits, _), not SQL' });
+export const tableName = z
+  .string()
+  .regex(QUALIFIED, { message: 'must be a plain table name like public.orders (letters, digits, _), not SQL' });
+
+export const TIME_UNITS = ['minute', 'hour', 'day', 'week', 'month'] as const;
+export type TimeUnit = (typeof TIME_UNITS)[number];
+const INTERVAL = /^\s*(\d+)\s+(minute|hour|day|week|month)s?\s*$/;
+
+export function parseInterval(text: string): { count: number; unit: TimeUnit } | null {
+  const m = INTERVAL.exec(text);
+  if (!m) return null;
+  const count = Number(m[1]);
+  return count > 0 ? { count, unit: m[2] as TimeUnit } : null;
+}
+
+const rangePartition = z.strictObject({
+  by: z.literal('range'),
+  column: identifier,
+  size: z.number({ message: "must be a positive integer for 'range' (a width in key units); use by: time for intervals" })
+    .int({ message: "must be a positive integer for 'range'" })
+    .positive({ message: "must be a positive integer for 'range'" }),
+});
+
+const timePartition = z.strictObject({
+  by: z.literal('time'),
+  column: identifier,
+  size: z.string({ message: "must be an interval such as \"1 day\" for 'time'" }).refine((s) => parseInterval(s) !== null, {
+    message: "must be an interval such as \"1 day\", \"6 hours\" or \"1 month\" for 'time'",
+  }),
+});
+
+const listPartition = z.strictObject({
+  by: z.literal('list'),
+  column: identifier,
+  /** Omitted: the distinct values of the column in scope are discovered at plan time. */
+  values: z.array(z.union([z.string(), z.number()])).min(1, { message: 'must list at least one value, or be omitted to discover them' }).optional(),
+});
+
+export const partitionSchema = z.discriminatedUnion('by', [rangePartition, timePartition, listPartition], {
+  message: 'partition.by must be one of range, time, list',
+});
+
+export const transformSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, { message: 'must be lowercase letters, digits, . _ -' }),
+    version: z.number().int().positive({ message: 'must be a positive integer; bump it whenever the logic changes' }),
+    sql: z.string().min(1).optional(),
+    module: z.string().min(1).optional(),
+  })
+  .refine((t) => (t.sql === undefined) !== (t.module === undefined), {
+    message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
+  });
+
+export const limitsSchema = z.strictObject({
+  chunkSize: z.number().int().min(1).max(1_000_000).default(5000),
+  concurrency: z.number().int().min(1).max(500).default(4),
+  rowsPerSecond: z.number().positive().optional(),
+});
+
+export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
+
+export const specSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'must match [a-z0-9-]+ (it is part of workflow ids)' }),
+    reason: z.string().min(1, { message: 'must say why this backfill runs (it is kept in the audit record)' }),
+    database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+      message: 'must be the NAME of an environment variable holding the URL (e.g. DATABASE_URL), never the URL',
+    }),
+    source: z.strictObject({
+      table: tableName,
+      key: identifier,
+      where: z.string().min(1).optional(),
+    }),
+    partition: partitionSchema,
+    transform: transformSchema,
+    target: z
+      .strictObject({
+        table: tableName,
+        key: z.array(identifier).min(1, { message: 'must name at least one column' }),
+        mode: z.enum(WRITE_MODES, { message: 'must be one of upsert, update, replace' }),
+        partitionColumn: identifier.optional(),
+      })
+      .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
+        message: "mode 'replace' needs target.partitionColumn: the target column holding each partition's value",
+        path: ['partitionColumn'],
+      }),
+    limits: limitsSchema.default({ chunkSize: 5000, concurrency: 4 }),
+  });
+
+export type Spec = z.infer<typeof specSchema>;
+export type SpecInput = z.input<typeof specSchema>;
+export type PartitionSpec = Spec['partition'];
+export type WriteMode = Spec['target']['mode'];

@@ -1,0 +1,58 @@
+/**
+ * backfillPartitionWorkflow: runs one partition through the processPartition activity and
+ * reports the outcome to its run by workflow id (never run id), so the report reaches the
+ * run's newest execution after continue-as-new. It always reports, also on failure.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { NON_RETRYABLE_FAILURES } from '../shared/failures';
+import type { PartitionReport } from '../shared/types';
+import { partitionFinishedSignal } from './messages';
+
+export interface PartitionWorkflowInput {
+  database: string;
+  runId: string;
+  partitionId: string;
+  runWorkflowId: string;
+  /** How quickly a dead worker is noticed and the partition retried elsewhere. */
+  heartbeatTimeoutMs?: number;
+}
+
+export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): Promise<PartitionReport> {
+  const acts = proxyActivities<Activities>({
+    // a partition may take hours; liveness comes from the heartbeat, not from this bound
+    startToCloseTimeout: '24 hours',
+    heartbeatTimeout: input.heartbeatTimeoutMs ?? 15_000,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 100, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+  const ledger = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+
+  let report: PartitionReport;
+  let failure: unknown;
+  try {
+    report = await acts.processPartition({ database: input.database, runId: input.runId, partitionId: input.partitionId });
+  } catch (err) {
+    failure = err;
+    const message = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+    report = await ledger.recordPartitionFailure({ database: input.database, runId: input.runId, partitionId: input.partitionId, message });
+  }
+  try {
+    await getExternalWorkflowHandle(input.runWorkflowId).signal(partitionFinishedSignal, report);
+  } catch (err) {
+    // the run was terminated by hand; the ledger still holds this partition's outcome
+    log.warn('could not report to the run workflow', { runWorkflowId: input.runWorkflowId, error: (err as Error).message });
+  }
+  if (failure) {
+    throw ApplicationFailure.nonRetryable(`partition ${input.partitionId} failed: ${report.error ?? (failure as Error).message}`, 'BackfillPartitionFailed');
+  }
+  return report;
+}

@@ -1,0 +1,3 @@
+/** The workflow bundle's entry: everything the worker registers. */
+export { backfillRunWorkflow } from './backfill-run';
+export { backfillPartitionWorkflow } from './backfill-partition';

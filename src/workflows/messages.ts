@@ -1,0 +1,21 @@
+/**
+ * Signals, queries and updates of the run workflow. Their descriptions show in the
+ * Temporal Web UI, so operators can pause, resume, cancel and read progress there too.
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { OperatorAction, PartitionReport, RunProgress } from '../shared/types';
+
+export const pauseSignal = defineSignal<[OperatorAction?]>('pause');
+export const resumeSignal = defineSignal<[OperatorAction?]>('resume');
+export const cancelSignal = defineSignal<[OperatorAction?]>('cancel');
+/** Sent by each partition workflow to its run, by workflow id only, so it reaches the newest run after continue-as-new. */
+export const partitionFinishedSignal = defineSignal<[PartitionReport]>('partitionFinished');
+export const progressQuery = defineQuery<RunProgress>('progress');
+
+export const HANDLER_DESCRIPTIONS = {
+  pause: 'Pause the backfill: chunks in flight finish, no new chunk or partition starts. Args: {"actor": "...", "reason": "..."}',
+  resume: 'Resume a paused backfill. Args: {"actor": "...", "reason": "..."}',
+  cancel: 'Cancel the backfill: running partitions stop at their next chunk boundary; committed chunks stay. Args: {"actor": "...", "reason": "..."}',
+  partitionFinished: 'Internal: a partition workflow reports its outcome.',
+  progress: 'Partitions by status, rows of finished partitions, rate and ETA.',
+} as const;

@@ -1,0 +1,29 @@
+/**
+ * Starts the real services once for the whole test run: a Temporal dev server (headless,
+ * in memory, with the project's search attributes) and PostgreSQL (DATABASE_URL, or an
+ * embedded server in a temporary world-writable directory). Test files get their own
+ * databases from test/helpers/db.ts.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startPostgres } from '../../src/dev/postgres';
+import { ensureTemporalCli } from '../../src/dev/temporal-cli';
+import { freePort, startDevServer } from '../../src/dev/temporal-server';
+
+export default async function globalSetup(): Promise<void> {
+  const say = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
+  const cliPath = await ensureTemporalCli(say);
+  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error' });
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'backfill-test-'));
+  chmodSync(tmp, 0o777);
+  const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say });
+  say(`Temporal ${server.address} (UI ${server.uiUrl}), PostgreSQL ${postgres.embedded ? 'embedded' : 'from DATABASE_URL'}`);
+
+  process.env.BACKFILL_TEST_TEMPORAL_ADDRESS = server.address;
+  process.env.BACKFILL_TEST_TEMPORAL_UI = server.uiUrl;
+  process.env.BACKFILL_TEST_PG_URL = postgres.url;
+  process.env.TEMPORAL_CLI = cliPath;
+  writeFileSync(path.join(tmp, 'services.json'), JSON.stringify({ address: server.address, pg: postgres.url }));
+  (globalThis as Record<string, unknown>).__backfillServices = { server, postgres, tmp };
+}
