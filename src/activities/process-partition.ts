@@ -12,7 +12,9 @@
  */
 import { Context, heartbeat, sleep } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type pg from 'pg';
+import pg from 'pg';
+
+const pgTypes = pg.types;
 import { describePgError, isDataError } from '../db/errors';
 import { checkpoint, finishPartition, lockPartition, startAttempt, type PartitionRow } from '../ledger/partitions';
 import { readRunControl } from '../ledger/runs';
@@ -167,6 +169,17 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
 
 class TransformError extends Error {}
 
+/**
+ * Rows handed to a TypeScript transform keep their exact values: timestamps and dates stay
+ * PostgreSQL text (a JS Date would drop microseconds, so every row would differ from its
+ * stored value and be rewritten on every run); bigint and numeric stay strings as usual.
+ */
+const TEXT_OIDS = new Set([1082, 1114, 1184, 1083, 1266]);
+const EXACT_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    TEXT_OIDS.has(oid) ? (value: string) => value : pgTypes.getTypeParser(oid, format ?? 'text')) as typeof pgTypes.getTypeParser,
+};
+
 async function fillOutput(
   client: pg.PoolClient,
   ctx: RunContext,
@@ -180,7 +193,7 @@ async function fillOutput(
     return (await client.query(fill.text, fill.values)).rowCount ?? 0;
   }
   const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  const { rows } = await client.query(read.text, read.values);
+  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
   let out: Record<string, unknown>[];
   try {
     out = await module.transform(rows);

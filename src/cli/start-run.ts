@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { Client, WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type pg from 'pg';
@@ -73,7 +73,7 @@ export interface StartedRun {
   workflowId: string;
   name: string;
   partitions: number;
-  handle: WorkflowHandle;
+  handle: WorkflowHandleWithFirstExecutionRunId;
 }
 
 export function newRunId(now = new Date()): string {

@@ -3,6 +3,10 @@
  * out, for logic SQL cannot express. A module default-exports defineTransform({...}).
  * It must be deterministic: the same input rows give the same output rows, on every
  * retry and every worker, because a retried chunk is computed again.
+ *
+ * Values arrive exact, as the `pg` driver gives them, except that timestamps, dates and
+ * times stay PostgreSQL text (a JS Date would lose microseconds): bigint and numeric are
+ * strings, json is parsed. Return values the target column accepts from JSON.
  */
 export interface TransformModule<In = Record<string, unknown>, Out = Record<string, unknown>> {
   /** Output columns; each must exist in the target, and they must include target.key. */

@@ -13,9 +13,7 @@ export interface LoadedTransform {
 
 export function loadTransformModule(modulePath: string): LoadedTransform {
   const codeHash = sha256(readFileSync(modulePath));
-  // tsx's require compiles TypeScript without registering a global hook in the worker
-  const { require: tsxRequire } = require('tsx/cjs/api') as { require: (id: string, from: string) => unknown };
-  const loaded = tsxRequire(modulePath, __filename) as { default?: unknown } | unknown;
+  const loaded = requireTypeScript(modulePath);
   const candidate = ((loaded as { default?: unknown })?.default ?? loaded) as Partial<TransformModule>;
   if (!candidate || typeof candidate.transform !== 'function' || !Array.isArray(candidate.columns)) {
     throw new Error(
@@ -23,4 +21,19 @@ export function loadTransformModule(modulePath: string): LoadedTransform {
     );
   }
   return { module: candidate as TransformModule, codeHash };
+}
+
+/**
+ * tsx's scoped require compiles TypeScript without registering a global hook in the
+ * worker. Where a loader is already installed (jest, ts-node), the host's own require
+ * handles .ts and tsx's scoped loading does not apply, so that is the fallback.
+ */
+function requireTypeScript(modulePath: string): unknown {
+  const { require: tsxRequire } = require('tsx/cjs/api') as { require: (id: string, from: string) => unknown };
+  try {
+    return tsxRequire(modulePath, __filename);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return require(modulePath);
+  }
 }
