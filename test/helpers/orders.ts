@@ -42,13 +42,17 @@ export async function createOrders(pool: pg.Pool, rows: number): Promise<void> {
 export const EXPECTED_SQL = `SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2)::numeric(14,2) AS amount_usd
   FROM app.orders c LEFT JOIN app.fx f USING (currency) WHERE ${WHERE}`;
 
-/** Rows in one relation and not the other, both ways; 0 and 0 means identical (with equal counts). */
-export async function diffAgainstExpected(pool: pg.Pool, target = 'app.orders_usd'): Promise<{ missing: number; extra: number; targetRows: number; expectedRows: number }> {
+/** Rows of the target and the reference (within `scope`) found in one and not the other, both ways; 0 and 0 means identical. */
+export async function diffAgainstExpected(
+  pool: pg.Pool,
+  scope = 'true',
+): Promise<{ missing: number; extra: number; targetRows: number; expectedRows: number }> {
   const { rows } = await pool.query<{ missing: string; extra: string; t: string; e: string }>(`
-    WITH e AS (${EXPECTED_SQL})
-    SELECT (SELECT count(*) FROM (SELECT * FROM e EXCEPT ALL SELECT id, tenant, created_at, amount_usd FROM ${target}) x) AS missing,
-           (SELECT count(*) FROM (SELECT id, tenant, created_at, amount_usd FROM ${target} EXCEPT ALL SELECT * FROM e) x) AS extra,
-           (SELECT count(*) FROM ${target}) AS t,
+    WITH e AS (SELECT * FROM (${EXPECTED_SQL}) x WHERE ${scope}),
+         t AS (SELECT id, tenant, created_at, amount_usd FROM app.orders_usd WHERE ${scope})
+    SELECT (SELECT count(*) FROM (SELECT * FROM e EXCEPT ALL SELECT * FROM t) x) AS missing,
+           (SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM e) x) AS extra,
+           (SELECT count(*) FROM t) AS t,
            (SELECT count(*) FROM e) AS e`);
   return { missing: Number(rows[0].missing), extra: Number(rows[0].extra), targetRows: Number(rows[0].t), expectedRows: Number(rows[0].e) };
 }

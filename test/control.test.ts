@@ -1,0 +1,174 @@
+/**
+ * Operating a run on the real dev server: pause stops all writes within seconds and
+ * resume completes exactly; cancel stops partitions at a chunk boundary; a second start
+ * of the same spec is refused naming the active run; a data error fails only its own
+ * partition, with the key range and message in the ledger and in `backfill status`.
+ */
+import type { Client } from '@temporalio/client';
+import { sendControl, waitForControl } from '../src/cli/control';
+import { UsageError } from '../src/cli/output';
+import { startRun, waitForResult } from '../src/cli/start-run';
+import { renderStatus, statusReport } from '../src/cli/status';
+import { listEvents } from '../src/ledger/events';
+import { getRun } from '../src/ledger/runs';
+import type { SpecInput } from '../src/spec/schema';
+import { createTestDatabase, type TestDatabase } from './helpers/db';
+import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, writeSpec } from './helpers/orders';
+import { startTestWorker, testClient, uniqueQueue, type TestWorker } from './helpers/temporal';
+
+let db: TestDatabase;
+let worker: TestWorker;
+let client: Client;
+let closeClient: () => Promise<void>;
+
+beforeAll(async () => {
+  db = await createTestDatabase('control');
+  await createOrders(db.pool, 200_000);
+  worker = await startTestWorker(uniqueQueue('control'));
+  ({ client, close: closeClient } = await testClient());
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await closeClient?.();
+  await db?.drop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Everything a write leaves behind: target rows, their newest xmin, and the ledger's counters. */
+async function writeMark(): Promise<string> {
+  const { rows } = await db.pool.query(
+    `SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.orders_usd) AS x,
+            (SELECT coalesce(sum(chunks), 0) FROM backfill.partitions) AS chunks`,
+  );
+  return JSON.stringify(rows[0]);
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(100);
+  }
+}
+
+async function rowsRead(runId: string): Promise<number> {
+  const { rows } = await db.pool.query('SELECT coalesce(sum(rows_read), 0)::int AS n FROM backfill.partitions WHERE run_id = $1', [runId]);
+  return rows[0].n;
+}
+
+function slowSpec(name: string): SpecInput {
+  return ordersSpec(db.envVar, {
+    name,
+    partition: { by: 'range', column: 'id', size: 50_000 },
+    limits: { chunkSize: 2000, concurrency: 3, rowsPerSecond: 30_000 },
+  });
+}
+
+test('pause stops all writes within seconds; resume completes the run exactly; both are in the audit trail', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  const started = await startRun({ specFile: writeSpec(slowSpec('ctl-pause')), client, taskQueue: worker.taskQueue, actor: 'test' });
+  await waitUntil(async () => (await rowsRead(started.runId)) > 20_000);
+
+  const run = (await getRun(db.pool, started.runId))!;
+  const pausedAt = Date.now();
+  await sendControl(client, run, 'pause', { actor: 'alice', reason: 'replica lag' });
+  expect(await waitForControl(db.pool, started.runId, 'pause')).toBe(true);
+
+  // writes stop once the chunks in flight commit: wait for 3 quiet seconds, measuring how long that took
+  let mark = await writeMark();
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < 3000) {
+    await sleep(100);
+    const now = await writeMark();
+    if (now !== mark) {
+      mark = now;
+      quietSince = Date.now();
+    }
+  }
+  expect(quietSince - pausedAt).toBeLessThan(5000);
+  await sleep(2000);
+  expect(await writeMark()).toBe(mark);
+  expect((await getRun(db.pool, started.runId))!.status).toBe('paused');
+
+  await sendControl(client, (await getRun(db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  const events = (await listEvents(db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
+  expect(events).toEqual([
+    ['registered', 'test', 'test: recompute amount_usd'],
+    ['started', 'test', 'test: recompute amount_usd'],
+    ['paused', 'alice', 'replica lag'],
+    ['resumed', 'bob', 'lag recovered'],
+    ['finished', 'backfill', null],
+  ]);
+});
+
+test('a second start of the same spec is refused naming the running run; cancel stops it at a chunk boundary', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  const spec = slowSpec('ctl-cancel');
+  const first = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const second = startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  await expect(second).rejects.toThrow(UsageError);
+  await expect(second).rejects.toThrow(
+    new RegExp(`^backfill ctl-cancel already has an active run ${first.runId} \\((pending|running), started by test at .*\\); wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
+  );
+
+  await waitUntil(async () => (await rowsRead(first.runId)) > 10_000);
+  await sendControl(client, (await getRun(db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
+  const result = await waitForResult(first.handle);
+  expect(result.status).toBe('cancelled');
+  expect(result.partitions.cancelled).toBeGreaterThan(0);
+  expect(result.partitions.succeeded + result.partitions.cancelled).toBe(result.partitions.total);
+  // every committed chunk is in the target, nothing more: the counts agree with the rows written
+  const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
+  expect(rows[0].n).toBe(result.rowsWritten);
+  expect(rows[0].n).toBeLessThan(result.rowsRead + 1);
+  const kinds = (await listEvents(db.pool, first.runId)).map((e) => e.kind);
+  expect(kinds).toContain('cancel-requested');
+  await expect(sendControl(client, (await getRun(db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
+    `run ctl-cancel/${first.runId} already finished (cancelled); there is nothing to pause`,
+  );
+});
+
+test('a data error fails only its partition, with key range and message in the ledger and in status', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(db.envVar, {
+    name: 'ctl-data-error',
+    partition: { by: 'range', column: 'id', size: 100_000 },
+    transform: {
+      name: 'orders-usd-broken',
+      version: 1,
+      sql: TRANSFORM_SQL.replace('round(', 'coalesce(CASE WHEN c.id BETWEEN 250000 AND 250010 THEN 1 / (c.tenant - c.tenant) END, 0) + round('),
+    },
+  });
+  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+  expect(result.partitions.failed).toBe(1);
+  expect(result.partitions.succeeded).toBe(result.partitions.total - 1);
+
+  const { rows } = await db.pool.query('SELECT partition_id, last_error, error_range, attempts FROM backfill.partitions WHERE run_id = $1 AND status = $2', [
+    started.runId,
+    'failed',
+  ]);
+  expect(rows).toHaveLength(1);
+  expect(rows[0].partition_id).toBe('id:000200000-000300000');
+  expect(rows[0].attempts).toBe(1);
+  expect(rows[0].error_range).toMatch(/^id in \(\d+, \d+\]$/);
+  const [lo, hi] = rows[0].error_range.match(/\d+/g).map(Number);
+  expect(lo).toBeLessThan(250_011);
+  expect(hi).toBeGreaterThanOrEqual(250_000);
+  expect(rows[0].last_error).toBe(`partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012)`);
+
+  const text = renderStatus(await statusReport(db.pool, (await getRun(db.pool, started.runId))!));
+  expect(text).toContain('FAILED');
+  expect(text).toContain(`id:000200000-000300000 (1 attempt): ${rows[0].last_error}`);
+  // the other partitions are exact
+  const diff = await db.pool.query(`SELECT count(*)::int AS n FROM app.orders_usd WHERE id >= 200000 AND id < 300000`);
+  expect(diff.rows[0].n).toBeLessThan(100_000);
+  const others = await diffAgainstExpected(db.pool, 'id < 200000 OR id >= 300000');
+  expect(others).toMatchObject({ missing: 0, extra: 0 });
+});
