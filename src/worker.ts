@@ -5,7 +5,7 @@
  * fields name. SIGINT/SIGTERM drain it: running chunks commit, then partitions resume
  * elsewhere from their checkpoints.
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
 import { temporalConfig, type TemporalConfig } from './config';
@@ -46,7 +46,14 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   };
 }
 
+/** The SDK's own logs (bundling, worker state) follow LOG_LEVEL like ours; once per process. */
+export function installRuntimeLogger(level = process.env.LOG_LEVEL || 'info'): void {
+  const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
+  Runtime.install({ logger: new DefaultLogger(levels[level] ?? 'INFO') });
+}
+
 async function main(): Promise<void> {
+  installRuntimeLogger();
   const config = temporalConfig();
   const logger = createLogger('backfill-worker');
   const { worker, close } = await createBackfillWorker({ logger });

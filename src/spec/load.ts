@@ -48,8 +48,8 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
     throw new SpecError(
       file,
       doc.errors.map((e) => {
-        const pos = e.linePos?.[0];
-        return { path: '', message: `is not valid YAML: ${e.message.split('\n')[0]}`, line: pos?.line, column: pos?.col };
+        const pos = lineCounter.linePos(e.pos[0]);
+        return { path: '', message: `is not valid YAML: ${e.message.split('\n')[0]}`, line: pos.line, column: pos.col };
       }),
     );
   }

@@ -96,7 +96,7 @@ export const specSchema = z
         partitionColumn: identifier.optional(),
       })
       .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
-        message: "mode 'replace' needs target.partitionColumn: the target column holding each partition's value",
+        message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
         path: ['partitionColumn'],
       }),
     limits: limitsSchema.default({ chunkSize: 5000, concurrency: 4 }),
