@@ -1,0 +1,81 @@
+import { addUnits, planPartitions, PlanError, truncateUtc } from '../../src/planner/partitions';
+
+describe('planPartitions', () => {
+  test('range partitions are aligned to multiples of size, half-open, and ids carry their bounds', () => {
+    const plan = planPartitions({ by: 'range', column: 'id', size: 100000 }, { kind: 'range', min: '150001', max: '300000', hasNulls: false });
+    expect(plan).toEqual([
+      { id: 'id:000100000-000200000', ordinal: 0, bounds: { kind: 'range', column: 'id', lo: '100000', hi: '200000' } },
+      { id: 'id:000200000-000300000', ordinal: 1, bounds: { kind: 'range', column: 'id', lo: '200000', hi: '300000' } },
+      { id: 'id:000300000-000400000', ordinal: 2, bounds: { kind: 'range', column: 'id', lo: '300000', hi: '400000' } },
+    ]);
+  });
+
+  test('range partitions stay exact beyond 2^53 and for negative keys', () => {
+    const big = planPartitions({ by: 'range', column: 'id', size: 10 }, { kind: 'range', min: '9007199254740993', max: '9007199254741001', hasNulls: false });
+    expect(big.map((p) => p.id)).toEqual(['id:9007199254740990-9007199254741000', 'id:9007199254741000-9007199254741010']);
+    const negative = planPartitions({ by: 'range', column: 'k', size: 10 }, { kind: 'range', min: '-15', max: '-1', hasNulls: false });
+    expect(negative.map((p) => p.bounds)).toEqual([
+      { kind: 'range', column: 'k', lo: '-20', hi: '-10' },
+      { kind: 'range', column: 'k', lo: '-10', hi: '0' },
+    ]);
+  });
+
+  test('a column with NULLs gets a NULL partition, so no row in scope falls outside every partition', () => {
+    const plan = planPartitions({ by: 'range', column: 'shard', size: 5 }, { kind: 'range', min: '0', max: '4', hasNulls: true });
+    expect(plan.map((p) => p.id)).toEqual(['shard:000000000-000000005', 'shard:null']);
+  });
+
+  test('an empty source plans no partitions', () => {
+    expect(planPartitions({ by: 'time', column: 'at', size: '1 day' }, { kind: 'time', min: null, max: null, hasNulls: false })).toEqual([]);
+  });
+
+  test('time partitions cover whole days in UTC from the first to the last row', () => {
+    const plan = planPartitions(
+      { by: 'time', column: 'created_at', size: '1 day' },
+      { kind: 'time', min: '2024-02-28T13:00:00.000Z', max: '2024-03-01T00:00:00.000Z', hasNulls: false },
+    );
+    expect(plan.map((p) => [p.id, p.bounds])).toEqual([
+      ['day:2024-02-28', { kind: 'time', column: 'created_at', lo: '2024-02-28T00:00:00.000Z', hi: '2024-02-29T00:00:00.000Z' }],
+      ['day:2024-02-29', { kind: 'time', column: 'created_at', lo: '2024-02-29T00:00:00.000Z', hi: '2024-03-01T00:00:00.000Z' }],
+      ['day:2024-03-01', { kind: 'time', column: 'created_at', lo: '2024-03-01T00:00:00.000Z', hi: '2024-03-02T00:00:00.000Z' }],
+    ]);
+  });
+
+  test('month and hour partitions follow the calendar', () => {
+    const months = planPartitions({ by: 'time', column: 't', size: '1 month' }, { kind: 'time', min: '2024-01-31T10:00:00Z', max: '2024-03-02T00:00:00Z', hasNulls: false });
+    expect(months.map((p) => p.id)).toEqual(['month:2024-01', 'month:2024-02', 'month:2024-03']);
+    const hours = planPartitions({ by: 'time', column: 't', size: '6 hours' }, { kind: 'time', min: '2024-01-01T05:59:00Z', max: '2024-01-01T12:00:00Z', hasNulls: false });
+    expect(hours.map((p) => p.id)).toEqual(['hour:2024-01-01T05', 'hour:2024-01-01T11']);
+  });
+
+  test('list partitions use given values in order, or discovered values plus NULL', () => {
+    expect(planPartitions({ by: 'list', column: 'tenant', values: [42, 'acme', 42] }, { kind: 'list', values: [], hasNulls: true }).map((p) => p.id)).toEqual([
+      'tenant:42',
+      'tenant:acme',
+    ]);
+    expect(planPartitions({ by: 'list', column: 'region' }, { kind: 'list', values: ['eu', 'us east/1'], hasNulls: true }).map((p) => p.id)).toEqual([
+      'region:eu',
+      expect.stringMatching(/^region:us_east_1~[0-9a-f]{8}$/),
+      'region:null',
+    ]);
+  });
+
+  test('the same spec and facts always give the same plan', () => {
+    const facts = { kind: 'time' as const, min: '2024-01-01T00:00:00Z', max: '2024-02-01T00:00:00Z', hasNulls: true };
+    const a = planPartitions({ by: 'time', column: 't', size: '1 week' }, facts);
+    const b = planPartitions({ by: 'time', column: 't', size: '1 week' }, facts);
+    expect(a).toEqual(b);
+    expect(a[0].id).toBe('week:2024-01-01');
+  });
+
+  test('a size that would make too many partitions is refused with the field and the fix', () => {
+    expect(() => planPartitions({ by: 'range', column: 'id', size: 1 }, { kind: 'range', min: '0', max: '1000000', hasNulls: false })).toThrow(
+      new PlanError('partition.size', 'would make 1000001 partitions over id 0..1000000 (more than 100000); use a larger size'),
+    );
+  });
+
+  test('truncateUtc and addUnits work in UTC', () => {
+    expect(truncateUtc(new Date('2024-03-07T15:45:12Z'), 'week').toISOString()).toBe('2024-03-04T00:00:00.000Z');
+    expect(addUnits(new Date('2024-01-31T00:00:00Z'), 1, 'day').toISOString()).toBe('2024-02-01T00:00:00.000Z');
+  });
+});

@@ -1,0 +1,72 @@
+import { parseSpecText } from '../../src/spec/load';
+import { SpecError } from '../../src/spec/errors';
+import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/shared/statuses';
+import { partitionWorkflowId, runWorkflowId } from '../../src/shared/ids';
+
+const valid = `
+name: orders-usd-fix
+reason: fix
+database: DATABASE_URL
+source: { table: public.orders, key: id }
+partition: { by: range, column: id, size: 1000 }
+transform: { name: t, version: 1, sql: "SELECT c.id FROM chunk c" }
+target: { table: public.t, key: [id], mode: upsert }
+`;
+
+describe('spec parsing', () => {
+  test('defaults fill limits, and the hash does not depend on field order', () => {
+    const a = parseSpecText(valid, 'a.yaml');
+    expect(a.spec.limits).toEqual({ chunkSize: 5000, concurrency: 4 });
+    const reordered = valid.split('\n').reverse().join('\n');
+    expect(parseSpecText(reordered, 'b.yaml').specHash).toBe(a.specHash);
+    expect(a.transform).toMatchObject({ name: 't', version: 1, kind: 'sql' });
+  });
+
+  test('a changed transform changes the spec hash and code hash', () => {
+    const a = parseSpecText(valid, 'a.yaml');
+    const b = parseSpecText(valid.replace('SELECT c.id', 'SELECT DISTINCT c.id'), 'a.yaml');
+    expect(b.specHash).not.toBe(a.specHash);
+    expect(b.transform.codeHash).not.toBe(a.transform.codeHash);
+  });
+
+  test('every problem is reported at once, each with its line', () => {
+    const bad = valid.replace('name: orders-usd-fix', 'name: Orders_USD').replace('version: 1', 'version: 0');
+    try {
+      parseSpecText(bad, 'bad.yaml');
+      throw new Error('accepted');
+    } catch (err) {
+      expect(err).toBeInstanceOf(SpecError);
+      expect((err as SpecError).problems.map((p) => [p.path, p.line])).toEqual([
+        ['name', 2],
+        ['transform.version', 7],
+      ]);
+    }
+  });
+
+  test('both sql and module, or neither, is refused', () => {
+    expect(() => parseSpecText(valid.replace('sql: "SELECT c.id FROM chunk c"', 'module: x.ts, sql: "SELECT 1"'), 'x.yaml')).toThrow(
+      'transform needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
+    );
+  });
+});
+
+describe('status transitions', () => {
+  test.each(Object.values(RunStatus))('run status %s only moves along the table, and terminal statuses never move', (from) => {
+    for (const to of Object.values(RunStatus)) {
+      expect(canTransition(RUN_TRANSITIONS, from, to)).toBe(RUN_TRANSITIONS[from].includes(to));
+    }
+    if (from === 'succeeded' || from === 'failed' || from === 'cancelled') expect(RUN_TRANSITIONS[from]).toEqual([]);
+  });
+
+  test('a succeeded partition never runs again; failed and cancelled ones may be retried', () => {
+    expect(PARTITION_TRANSITIONS[PartitionStatus.Succeeded]).toEqual([]);
+    expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'running')).toBe(true);
+    expect(canTransition(PARTITION_TRANSITIONS, 'cancelled', 'running')).toBe(true);
+    expect(canTransition(PARTITION_TRANSITIONS, 'pending', 'succeeded')).toBe(false);
+  });
+});
+
+test('workflow ids follow backfill/<name>/<runId>[/<partitionId>]', () => {
+  expect(runWorkflowId('orders', 'r1')).toBe('backfill/orders/r1');
+  expect(partitionWorkflowId('orders', 'r1', 'day:2024-03-01')).toBe('backfill/orders/r1/day:2024-03-01');
+});

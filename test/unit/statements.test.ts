@@ -1,0 +1,82 @@
+import { compileRun, readsChunk } from '../../src/engine/statements';
+import type { Spec } from '../../src/spec/schema';
+
+const spec: Spec = {
+  name: 'orders',
+  reason: 'r',
+  database: 'DATABASE_URL',
+  source: { table: 'public.orders', key: 'id', where: "status <> 'test'" },
+  partition: { by: 'time', column: 'created_at', size: '1 day' },
+  transform: { name: 't', version: 1, sql: 'SELECT c.id, c.total AS amount FROM chunk c;\n' },
+  target: { table: 'public.totals', key: ['id'], mode: 'upsert' },
+  limits: { chunkSize: 100, concurrency: 2 },
+};
+const shape = { keyType: 'bigint', partitionColumnType: 'timestamp with time zone', outputColumns: ['id', 'amount'] };
+const day = { kind: 'time' as const, column: 'created_at', lo: '2024-01-01T00:00:00.000Z', hi: '2024-01-02T00:00:00.000Z' };
+
+describe('compileRun', () => {
+  const compiled = compileRun(spec, shape);
+
+  test('a chunk is the keyset range (cursor, hi] inside the partition and the where filter', () => {
+    const fill = compiled.fillFromSql(day, '10', '20');
+    expect(fill.text).toBe(
+      'WITH chunk AS (SELECT s.* FROM "public"."orders" s WHERE s."created_at" >= $1::timestamptz AND s."created_at" < $2::timestamptz ' +
+        `AND s."id" > $3::bigint AND s."id" <= $4::bigint AND (status <> 'test')) ` +
+        `INSERT INTO ${compiled.outputTable} ("id", "amount") SELECT t."id", t."amount" FROM (SELECT c.id, c.total AS amount FROM chunk c\n) t`,
+    );
+    expect(fill.values).toEqual([day.lo, day.hi, '10', '20']);
+  });
+
+  test('the first chunk has no lower key bound (no `$1 IS NULL OR` that would defeat the index)', () => {
+    const bounds = compiled.chunkBounds(day, null, 100);
+    expect(bounds.text).not.toContain('"id" >');
+    expect(bounds.values).toEqual([day.lo, day.hi, 100]);
+  });
+
+  test('upsert merges only rows whose values differ', () => {
+    expect(compiled.write(day)).toEqual([
+      {
+        text:
+          `MERGE INTO "public"."totals" t USING ${compiled.outputTable} o ON t."id" = o."id" ` +
+          'WHEN MATCHED AND (t."amount") IS DISTINCT FROM (o."amount") THEN UPDATE SET "amount" = o."amount" ' +
+          'WHEN NOT MATCHED THEN INSERT ("id", "amount") VALUES (o."id", o."amount")',
+        values: [],
+      },
+    ]);
+  });
+
+  test('update writes existing rows only, and only when they differ', () => {
+    const [update] = compileRun({ ...spec, target: { ...spec.target, mode: 'update' } }, shape).write(day);
+    expect(update.text).toBe(
+      `UPDATE "public"."totals" t SET "amount" = o."amount" FROM ${compiled.outputTable} o WHERE t."id" = o."id" AND (t."amount") IS DISTINCT FROM (o."amount")`,
+    );
+  });
+
+  test('replace deletes the partition rows the transform no longer produces, then merges', () => {
+    const replace = compileRun({ ...spec, target: { ...spec.target, mode: 'replace', partitionColumn: 'day' } }, { ...shape, targetPartitionColumnType: 'date' });
+    const [del, merge] = replace.write(day);
+    expect(del.text).toBe(
+      `DELETE FROM "public"."totals" t WHERE t."day" >= $1::timestamptz AND t."day" < $2::timestamptz AND NOT EXISTS (SELECT 1 FROM ${compiled.outputTable} o WHERE t."id" = o."id")`,
+    );
+    expect(del.values).toEqual([day.lo, day.hi]);
+    expect(merge.text).toMatch(/^MERGE INTO/);
+  });
+
+  test('identifiers are quoted, so keywords work as names', () => {
+    const c = compileRun({ ...spec, source: { table: 'order', key: 'user' } }, shape);
+    expect(c.chunkBounds({ kind: 'list', column: 'created_at', value: 'x' }, '5', 10).text).toContain('FROM "order" s WHERE s."created_at" = $1::timestamp with time zone AND s."user" > $2::bigint');
+  });
+});
+
+describe('readsChunk', () => {
+  test.each([
+    ['SELECT c.id FROM chunk c', true],
+    ['select * from CHUNK', true],
+    ['SELECT * FROM chunk_archive', false],
+    ["SELECT 'chunk' FROM orders -- chunk", false],
+    ['SELECT * FROM orders /* from chunk */', false],
+    ['WITH x AS (SELECT * FROM "chunk") SELECT * FROM x', true],
+  ])('%s -> %s', (sql, reads) => {
+    expect(readsChunk(sql)).toBe(reads);
+  });
+});
