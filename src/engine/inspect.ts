@@ -165,7 +165,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   }
   if (problems.length > 0) return { ok: false, problems };
 
-  const shape: RunShape = { keyType: keyType!, partitionColumnType: partitionColumnType!, outputColumns, targetPartitionColumnType };
+  const shape: RunShape = {
+    keyType: keyType!,
+    partitionColumnType: partitionColumnType!,
+    outputColumns,
+    targetKeyType: target.columns.get(spec.target.key[0]),
+    targetPartitionColumnType,
+  };
   // the real statements, planned but not run: type mismatches between output and target surface here
   const compiled = compileRun(spec, shape);
   const createErr = await explainError(client, compiled.createOutputTable, false);

@@ -10,6 +10,8 @@ export interface RunShape {
   partitionColumnType: string;
   /** Columns the transform produces, in order; all exist in the target. */
   outputColumns: string[];
+  /** format_type() of the first target.key column; when it is orderable, writes bound the target scan by the chunk's key range. */
+  targetKeyType?: string;
   /** format_type() of target.partitionColumn (replace mode only). */
   targetPartitionColumnType?: string;
 }

@@ -71,11 +71,13 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     chunkBounds(bounds, cursor, limit) {
       const p = chunkPredicate(bounds, cursor, null);
       const lim = p.param(limit, 'integer');
+      const keys = `SELECT s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${key} LIMIT ${lim}`;
       return {
-        text:
-          `WITH w AS MATERIALIZED (SELECT s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${key} LIMIT ${lim}) ` +
-          // order by the key's own type, not its text: '99' sorts after '100' as text
-          `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT w.k::text AS hi FROM w ORDER BY w.k DESC LIMIT 1) AS hi`,
+        text: hasMinMax(keyType)
+          ? // max() of the key's own type, not of its text: '99' sorts after '100' as text
+            `SELECT count(*)::integer AS n, max(w.k)::text AS hi FROM (${keys}) w`
+          : `WITH w AS MATERIALIZED (${keys}) ` +
+            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT w.k::text AS hi FROM w ORDER BY w.k DESC LIMIT 1) AS hi`,
         values: p.values,
       };
     },
@@ -105,7 +107,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     write(bounds) {
-      const on = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+      const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+      // t.k = o.k implies t.k lies within o's key range: saying so lets the planner read only
+      // the chunk's slice of the target index instead of hashing the whole target per chunk
+      const on = shape.targetKeyType && hasMinMax(shape.targetKeyType)
+        ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${out}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${out})`
+        : join;
       const changed = valueCols.length > 0
         ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})`
         : 'false';
@@ -133,7 +140,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           const inPartition = partitionPredicate(targetBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
           const del =
             `DELETE FROM ${target} t WHERE ${inPartition} ` +
-            `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${on})`;
+            `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
           return [
             { text: del, values },
             { text: merge, values: [] },
@@ -162,6 +169,13 @@ function partitionPredicate(
     case 'null':
       return `${col} IS NULL`;
   }
+}
+
+const MIN_MAX_TYPES = /^(smallint|integer|bigint|numeric|text|character varying|date|timestamp)/;
+
+/** Types whose min() and max() exist and agree with ORDER BY (uuid has neither, so it takes the slower CTE path). */
+function hasMinMax(type: string): boolean {
+  return MIN_MAX_TYPES.test(type);
 }
 
 /** One temp table per target shape per session; the name is stable so sessions reuse it. */

@@ -45,6 +45,16 @@ describe('compileRun', () => {
     ]);
   });
 
+  test('with an orderable target key, writes read only the chunk\'s slice of the target', () => {
+    const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
+    const [merge] = ranged.write(day);
+    expect(merge.text).toContain(
+      `ON t."id" = o."id" AND t."id" >= (SELECT min("id") FROM ${ranged.outputTable}) AND t."id" <= (SELECT max("id") FROM ${ranged.outputTable}) WHEN`,
+    );
+    expect(ranged.chunkBounds(day, null, 10).text).toMatch(/^SELECT count\(\*\)::integer AS n, max\(w.k\)::text AS hi FROM \(SELECT/);
+    expect(compileRun(spec, { ...shape, keyType: 'uuid' }).chunkBounds(day, null, 10).text).toMatch(/^WITH w AS MATERIALIZED/);
+  });
+
   test('update writes existing rows only, and only when they differ', () => {
     const [update] = compileRun({ ...spec, target: { ...spec.target, mode: 'update' } }, shape).write(day);
     expect(update.text).toBe(
