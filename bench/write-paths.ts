@@ -22,6 +22,8 @@ import { freePort, startDevServer } from '../src/dev/temporal-server';
 import { createBackfillWorker, installRuntimeLogger } from '../src/worker';
 
 const ROWS = Number(process.env.BENCH_ROWS || 2_000_000);
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 10);
+const CHUNK = Number(process.env.BENCH_CHUNK || 50_000);
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 const TRANSFORM = `SELECT c.id, c.tenant, c.created_at, c.channel, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd
@@ -112,11 +114,11 @@ async function main(): Promise<void> {
     writeFileSync(file, stringify({
       name, reason: 'benchmark', database: 'BENCH_DATABASE_URL',
       source: { table: 'bench.orders', key: 'id' },
-      // about 10 partitions: each runs many 50k-row chunks, so per-partition orchestration stays small
-      partition: { by: 'range', column: 'id', size: Math.max(1, Math.ceil((ROWS * 3) / 10)) },
+      // few, large partitions: each runs many chunks, so per-partition orchestration stays small
+      partition: { by: 'range', column: 'id', size: Math.max(1, Math.ceil((ROWS * 3) / PARTITIONS)) },
       transform: { name, version: 1, ...transform },
       target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: 50000, concurrency: 2 },
+      limits: { chunkSize: CHUNK, concurrency: 2 },
     }));
     return file;
   };
@@ -151,7 +153,7 @@ async function main(): Promise<void> {
     '',
     `(d) / (a1) INSERT … ON CONFLICT: ${((results[4].rows / results[4].seconds) / onConflict).toFixed(2)}`,
   ];
-  process.stdout.write(`\nPostgreSQL ${version}, ${ROWS} source rows, ${os.cpus().length} cores, ${new Date().toISOString()}\n\n${lines.join('\n')}\n`);
+  process.stdout.write(`\nPostgreSQL ${version}, ${ROWS} source rows, ${PARTITIONS} partitions, chunks of ${CHUNK}, ${os.cpus().length} cores, ${new Date().toISOString()}\n\n${lines.join('\n')}\n`);
 
   worker.shutdown();
   await running;

@@ -1,6 +1,7 @@
 /**
  * registerRun: migrates the ledger, checks the spec against the database, plans the
- * partitions and records the run and its partitions in one transaction.
+ * partitions and records the run, its partitions and its start in one transaction;
+ * returns the first page of partitions to start.
  *
  * Idempotent: a retry finds the run already registered and returns it unchanged, so
  * the plan a run executes is the one recorded first. A second run of the same spec
@@ -12,8 +13,8 @@ import { readSourceFacts } from '../db/source-facts';
 import { inspectSpec } from '../engine/inspect';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
-import { insertPartitions } from '../ledger/partitions';
-import { findActiveRun, getRun, insertRun } from '../ledger/runs';
+import { insertPartitions, nextUnfinished } from '../ledger/partitions';
+import { findActiveRun, getRun, insertRun, transitionRun } from '../ledger/runs';
 import { planPartitions, PlanError } from '../planner/partitions';
 import { FailureType } from '../shared/failures';
 import { formatProblem } from '../spec/errors';
@@ -29,14 +30,23 @@ export interface RegisterRunInput {
   specHash: string;
   transform: FrozenTransform;
   startedBy: string;
+  pageSize: number;
 }
 
 export interface RegisterRunResult {
   partitionsTotal: number;
+  /** The first page of the plan, so the run can start partitions without another round trip. */
+  firstPage: { id: string; ordinal: number }[];
 }
 
 export function registerRunActivity(deps: ActivityDeps) {
   return async function registerRun(input: RegisterRunInput): Promise<RegisterRunResult> {
+    const pool = deps.pools.get(input.spec.database);
+    const partitionsTotal = await register(input);
+    return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize) };
+  };
+
+  async function register(input: RegisterRunInput): Promise<number> {
     const { spec, runId } = input;
     const pool = deps.pools.get(spec.database);
     await migrateLedger(pool);
@@ -49,7 +59,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           FailureType.SpecInvalid,
         );
       }
-      return { partitionsTotal: existing.partitions_total };
+      return existing.partitions_total;
     }
     const active = await findActiveRun(pool, spec.name);
     if (active) throw runAlreadyActive(spec.name, active.run_id, active.status);
@@ -86,6 +96,7 @@ export function registerRunActivity(deps: ActivityDeps) {
         });
         if (!inserted) return;
         await insertPartitions(client, runId, partitions);
+        await transitionRun(client, runId, 'running');
         await recordEvent(client, {
           runId,
           key: 'registered',
@@ -99,6 +110,7 @@ export function registerRunActivity(deps: ActivityDeps) {
             codeHash: input.transform.codeHash,
           },
         });
+        await recordEvent(client, { runId, key: 'started', kind: 'started', actor: input.startedBy, reason: spec.reason });
       });
     } catch (err) {
       // the unique index on active names: another start won the race between our check and insert
@@ -109,8 +121,8 @@ export function registerRunActivity(deps: ActivityDeps) {
       throw err;
     }
     deps.logger.info({ runId, partitions: partitions.length }, 'run registered');
-    return { partitionsTotal: partitions.length };
-  };
+    return partitions.length;
+  }
 }
 
 function runAlreadyActive(name: string, runId: string, status: string): ApplicationFailure {

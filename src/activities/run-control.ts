@@ -20,7 +20,7 @@ import { reportOf } from './process-partition';
 
 export interface ControlEvent extends OperatorAction {
   key: string;
-  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed' | 'started';
+  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed';
   detail?: Record<string, unknown>;
 }
 

@@ -153,7 +153,7 @@ async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId:
       }
       return;
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`run ${runId} did not register within 60s; is a worker running on the task queue? (backfill worker)`);
 }

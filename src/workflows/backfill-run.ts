@@ -142,6 +142,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     }
   });
 
+  let queue: { id: string; ordinal: number }[] = [];
+  let exhausted = false;
   return CancellationScope.nonCancellable(async () => {
     if (!input.state) {
       const registered = await acts.registerRun({
@@ -152,13 +154,14 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         specHash: input.specHash,
         transform: input.transform,
         startedBy: input.startedBy,
+        pageSize: PAGE,
       });
       s.partitionsTotal = registered.partitionsTotal;
-      control('started', { actor: input.startedBy, reason: spec.reason }, () => undefined);
+      s.status = 'running';
+      queue = registered.firstPage;
+      exhausted = queue.length < PAGE;
     }
 
-    let queue: { id: string; ordinal: number }[] = [];
-    let exhausted = false;
     const finishedAll = () => s.inFlight.length === 0 && (s.cancelRequested || (exhausted && queue.length === 0));
     const canLaunch = () => !s.paused && !s.cancelRequested && s.inFlight.length < s.limits.concurrency && !(exhausted && queue.length === 0);
     const dirty = () => s.controlVersion !== s.syncedVersion;
