@@ -22,8 +22,8 @@ import { freePort, startDevServer } from '../src/dev/temporal-server';
 import { createBackfillWorker, installRuntimeLogger } from '../src/worker';
 
 const ROWS = Number(process.env.BENCH_ROWS || 2_000_000);
-const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 10);
-const CHUNK = Number(process.env.BENCH_CHUNK || 50_000);
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
+const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 const TRANSFORM = `SELECT c.id, c.tenant, c.created_at, c.channel, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd
