@@ -13,7 +13,7 @@ import { ensureDatabase } from '../dev/postgres';
 import { startLocalServices } from '../dev/services';
 import { getRun } from '../ledger/runs';
 import { createLogger } from '../logger';
-import { createBackfillWorker } from '../worker';
+import { createBackfillWorker, installRuntimeLogger } from '../worker';
 import { startRun } from './start-run';
 import { renderStatus, statusReport } from './status';
 import { watchRun } from './watch';
@@ -28,6 +28,7 @@ export async function demo(options: { exit?: boolean }): Promise<number> {
   say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
 
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+  installRuntimeLogger(process.env.LOG_LEVEL);
   const { worker, close } = await createBackfillWorker({ temporal: config, logger: createLogger('backfill-worker') });
   const workerRun = worker.run();
   const connection = await Connection.connect({ address: config.address });

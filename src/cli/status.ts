@@ -62,7 +62,7 @@ export function renderStatus(r: StatusReport): string {
   ];
   if (r.lastError) lines.push(`  error:     ${r.lastError}`);
   const t = r.totals;
-  const table = new Table({ head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
+  const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);
   lines.push(table.toString());
   if (r.failures.length > 0) {
@@ -74,4 +74,9 @@ export function renderStatus(r: StatusReport): string {
     for (const e of r.events) lines.push(`  ${e.at}  ${e.kind.padEnd(16)} ${e.actor ?? ''}${e.reason ? ` — ${e.reason}` : ''}`);
   }
   return lines.join('\n');
+}
+
+/** No ANSI colours when the output is not a terminal (logs, CI, pipes). */
+export function plainStyle(): { head: string[]; border: string[] } | undefined {
+  return process.stdout.isTTY ? undefined : { head: [], border: [] };
 }
