@@ -24,9 +24,11 @@ import { createBackfillWorker, installRuntimeLogger } from '../src/worker';
 const ROWS = Number(process.env.BENCH_ROWS || 2_000_000);
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
 const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
+const DATASET = 'v2';
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-const TRANSFORM = `SELECT c.id, c.tenant, c.created_at, c.channel, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd
+// an enrichment: a field out of the jsonb payload, and an amount converted through a join
+const TRANSFORM = `SELECT c.id, c.tenant, c.created_at, c.payload->>'channel' AS channel, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd
   FROM chunk c LEFT JOIN bench.fx f USING (currency)`;
 const WHOLE = TRANSFORM.replace('FROM chunk c', 'FROM bench.orders c');
 const COLS = 'id, tenant, created_at, channel, amount_usd';
@@ -34,7 +36,9 @@ const GUARD = '(t.tenant, t.created_at, t.channel, t.amount_usd) IS DISTINCT FRO
 
 async function createDataset(pool: pg.Pool): Promise<void> {
   const exists = (await pool.query<{ t: string | null }>("SELECT to_regclass('bench.orders')::text AS t")).rows[0].t;
-  if (exists && Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM bench.orders')).rows[0].n) === ROWS) return;
+  // the dataset's version: bump DATASET when its shape changes, so an old one is rebuilt
+  const comment = exists ? (await pool.query<{ c: string | null }>("SELECT obj_description('bench.orders'::regclass) AS c")).rows[0].c : null;
+  if (comment === `${DATASET}:${ROWS}`) return;
   say(`creating bench.orders with ${ROWS} rows…`);
   await pool.query(`
     DROP SCHEMA IF EXISTS bench CASCADE;
@@ -48,10 +52,15 @@ async function createDataset(pool: pg.Pool): Promise<void> {
            CASE WHEN n % 97 = 0 THEN NULL ELSE (ARRAY['USD','EUR','GBP','JPY','CHF'])[1 + n % 5] END,
            CASE WHEN n % 41 = 0 THEN NULL ELSE 100 + (n * 48271) % 900000 END,
            (ARRAY['web','app','pos'])[1 + n % 3],
-           jsonb_build_object('sku', 'SKU-' || (n % 10000), 'qty', 1 + n % 7, 'note', repeat('x', 40))
+           -- about 330 bytes of jsonb per row, as in PERF-NOTES.md's dataset of the same size
+           jsonb_build_object('sku', 'SKU-' || (n % 10000), 'qty', 1 + n % 7, 'channel', (ARRAY['web','app','pos'])[1 + n % 3],
+             'customer', jsonb_build_object('id', n % 100000, 'country', (ARRAY['DE','FR','US','JP'])[1 + n % 4], 'segment', 'smb'),
+             'lines', jsonb_build_array(jsonb_build_object('sku', 'A' || n % 97, 'qty', 1), jsonb_build_object('sku', 'B' || n % 89, 'qty', 2)),
+             'note', md5(n::text) || md5((n + 1)::text) || md5((n + 2)::text))
       FROM generate_series(1::bigint, ${ROWS}) AS n;
     CREATE TABLE bench.orders_usd (id bigint PRIMARY KEY, tenant integer, created_at timestamptz, channel text, amount_usd numeric(14,2));
   `);
+  await pool.query(`COMMENT ON TABLE bench.orders IS '${DATASET}:${ROWS}'`);
   await pool.query('VACUUM ANALYZE bench.orders');
 }
 
