@@ -6,11 +6,12 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { Command, Option } from 'commander';
-import { controlCommand } from './cli/commands/control';
+import { controlCommand, setLimitsCommand, watchCommand } from './cli/commands/control';
 import { devCommand } from './cli/commands/dev';
 import { planCommand } from './cli/commands/plan';
 import { startCommand } from './cli/commands/start';
-import { statusCommand } from './cli/commands/status';
+import { listCommand, statusCommand } from './cli/commands/status';
+import { specJsonSchema } from './spec/json-schema';
 import { demo } from './cli/demo';
 import { reportError, type OutputOptions } from './cli/output';
 import { temporalConfig } from './config';
@@ -80,6 +81,44 @@ export function buildProgram(): Command {
     else cmd.option('--reason <text>', 'why; kept in the audit record');
     cmd.action((run: string, opts: Parameters<typeof controlCommand>[2]) => controlCommand(action, run, opts));
   }
+
+  program
+    .command('set-limits')
+    .description('change a running run\'s limits; they take effect within one chunk')
+    .argument('<run>', 'run id or workflow id')
+    .option('--concurrency <n>', 'partitions in flight (1-500)')
+    .option('--chunk-size <n>', 'rows per chunk (1-1000000)')
+    .option('--rows-per-second <n|off>', 'rows/s cap, or off')
+    .option('--actor <name>', 'who does it, for the audit record (default: OS user)')
+    .option('--reason <text>', 'why; kept in the audit record')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .addHelpText('after', '\nExamples:\n  backfill set-limits 20261130-0245-447f --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-447f --rows-per-second off')
+    .action(setLimitsCommand);
+
+  program
+    .command('watch')
+    .description('follow a run live (progress bar, rows/s, ETA); exits 0 if it succeeds, 1 otherwise')
+    .argument('<run>', 'run id or workflow id')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(watchCommand);
+
+  program
+    .command('list')
+    .description('runs in the ledger, newest first')
+    .option('--status <status>', 'only runs in this status')
+    .option('--name <name>', 'only runs of this spec name')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(listCommand);
+
+  program
+    .command('schema')
+    .description('print the JSON Schema of spec files (for editor completion and checks)')
+    .action(() => {
+      process.stdout.write(`${JSON.stringify(specJsonSchema(), null, 2)}\n`);
+    });
 
   program
     .command('worker')

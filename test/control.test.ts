@@ -4,8 +4,8 @@
  * of the same spec is refused naming the active run; a data error fails only its own
  * partition, with the key range and message in the ledger and in `backfill status`.
  */
-import type { Client } from '@temporalio/client';
-import { sendControl, waitForControl } from '../src/cli/control';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { sendControl, setLimits, waitForControl } from '../src/cli/control';
 import { UsageError } from '../src/cli/output';
 import { startRun, waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
@@ -171,4 +171,73 @@ test('a data error fails only its partition, with key range and message in the l
   expect(diff.rows[0].n).toBeLessThan(100_000);
   const others = await diffAgainstExpected(db.pool, 'id < 200000 OR id >= 300000');
   expect(others).toMatchObject({ missing: 0, extra: 0 });
+});
+
+async function runningPartitions(runId: string): Promise<number> {
+  const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [runId]);
+  return rows[0].n;
+}
+
+async function maxOver(ms: number, sample: () => Promise<number>): Promise<number> {
+  let max = 0;
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    max = Math.max(max, await sample());
+    await sleep(50);
+  }
+  return max;
+}
+
+async function chunkTotals(runId: string): Promise<{ rows: number; chunks: number }> {
+  const { rows } = await db.pool.query(
+    'SELECT coalesce(sum(rows_read), 0)::int AS rows, coalesce(sum(chunks), 0)::int AS chunks FROM backfill.partitions WHERE run_id = $1',
+    [runId],
+  );
+  return rows[0];
+}
+
+test('setLimits changes concurrency and chunk size of a running run; invalid changes are rejected and leave no trace in history', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(db.envVar, {
+    name: 'ctl-limits',
+    partition: { by: 'range', column: 'id', size: 25_000 },
+    limits: { chunkSize: 2000, concurrency: 1, rowsPerSecond: 20_000 },
+  });
+  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  await waitUntil(async () => (await runningPartitions(started.runId)) > 0);
+  expect(await maxOver(1500, () => runningPartitions(started.runId))).toBe(1);
+
+  let run = (await getRun(db.pool, started.runId))!;
+  const limits = await setLimits(client, run, { concurrency: 3, rowsPerSecond: 60_000, actor: 'dana', reason: 'off-peak' });
+  expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 });
+  expect((await getRun(db.pool, started.runId))!.limits).toEqual(limits);
+  expect(await maxOver(3000, () => runningPartitions(started.runId))).toBe(3);
+
+  await setLimits(client, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
+  await sleep(500); // the chunk in flight when the change landed may still be the old size
+  const before = await chunkTotals(started.runId);
+  await sleep(1500);
+  const after = await chunkTotals(started.runId);
+  expect(after.chunks).toBeGreaterThan(before.chunks);
+  expect((after.rows - before.rows) / (after.chunks - before.chunks)).toBeLessThanOrEqual(500);
+
+  await expect(setLimits(client, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
+    `cannot change the limits of ctl-limits/${started.runId}: concurrency must be an integer from 1 to 500 (got 0)`,
+  );
+  // the workflow's own validator refuses what a client that skips the check sends
+  const rejected = started.handle.executeUpdate('setLimits', { args: [{ chunkSize: -5, actor: 'eve' }] });
+  await expect(rejected).rejects.toThrow(WorkflowUpdateFailedError);
+  await expect(rejected).rejects.toMatchObject({ cause: { message: 'chunkSize must be an integer from 1 to 1000000 (got -5)' } });
+
+  run = (await getRun(db.pool, started.runId))!;
+  await sendControl(client, run, 'cancel', { actor: 'test', reason: 'enough' });
+  await waitForResult(started.handle);
+  const history = await started.handle.fetchHistory();
+  const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  expect(accepted).toBe(2);
+  const changes = (await listEvents(db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
+  expect(changes.map((e) => [e.actor, e.reason, e.detail])).toEqual([
+    ['dana', 'off-peak', { from: { concurrency: 1, chunkSize: 2000, rowsPerSecond: 20_000 }, to: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 } }],
+    ['dana', 'smaller transactions', { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 60_000 } }],
+  ]);
 });

@@ -3,12 +3,13 @@
  * code 2 when the run's state does not allow them. The workflow records each action,
  * with its actor and reason, in backfill.run_events.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import type { RunRow } from '../ledger/runs';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
-import type { OperatorAction } from '../shared/types';
-import { cancelSignal, pauseSignal, resumeSignal } from '../workflows/messages';
+import { limitsChangeProblem } from '../shared/limits';
+import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
+import { cancelSignal, pauseSignal, resumeSignal, setLimitsUpdate } from '../workflows/messages';
 import { UsageError } from './output';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';
@@ -40,4 +41,22 @@ export async function waitForControl(pool: pg.Pool, runId: string, action: Contr
     await new Promise((res) => setTimeout(res, 200));
   }
   return false;
+}
+
+/**
+ * Changes a running run's limits through the workflow's setLimits update. The change is
+ * checked here and again by the workflow's validator; a rejected change leaves nothing in
+ * history. Resolves with the limits in force once running partitions can see them.
+ */
+export async function setLimits(client: Client, run: RunRow, change: LimitsChange): Promise<Limits> {
+  const ref = `${run.name}/${run.run_id}`;
+  const problem = limitsChangeProblem(change);
+  if (problem) throw new UsageError(`cannot change the limits of ${ref}: ${problem}`);
+  if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); its limits can no longer change`);
+  try {
+    return await client.workflow.getHandle(run.workflow_id).executeUpdate(setLimitsUpdate, { args: [change] });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot change the limits of ${ref}: ${err.cause?.message ?? err.message}`);
+    throw err;
+  }
 }

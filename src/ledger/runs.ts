@@ -85,10 +85,11 @@ export async function findActiveRun(db: Queryable, name: string): Promise<RunRow
   return rows[0];
 }
 
-export async function listRuns(db: Queryable, filter: { name?: string; limit?: number } = {}): Promise<RunRow[]> {
+export async function listRuns(db: Queryable, filter: { name?: string; status?: string; limit?: number } = {}): Promise<RunRow[]> {
   const { rows } = await db.query<RunRow>(
-    `SELECT * FROM backfill.runs WHERE ($1::text IS NULL OR name = $1) ORDER BY created_at DESC LIMIT $2`,
-    [filter.name ?? null, filter.limit ?? 50],
+    `SELECT * FROM backfill.runs WHERE ($1::text IS NULL OR name = $1) AND ($2::text IS NULL OR status = $2)
+      ORDER BY created_at DESC LIMIT $3`,
+    [filter.name ?? null, filter.status ?? null, filter.limit ?? 50],
   );
   return rows;
 }

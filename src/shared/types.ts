@@ -35,6 +35,13 @@ export interface Limits {
   rowsPerSecond?: number;
 }
 
+/** A change of limits on a running run; omitted fields keep their value, rowsPerSecond: null removes the cap. */
+export interface LimitsChange extends OperatorAction {
+  concurrency?: number;
+  chunkSize?: number;
+  rowsPerSecond?: number | null;
+}
+
 /** Counts a partition reports; sums of these per run are what `status` shows. */
 export interface RowCounts {
   rowsRead: number;

@@ -39,7 +39,10 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
   let report: PartitionReport;
   let failure: unknown;
   try {
-    report = await acts.processPartition({ database: input.database, runId: input.runId, partitionId: input.partitionId });
+    // the summary names the partition in the Web UI's event history and pending-activity view
+    report = await acts.processPartition.executeWithOptions({ summary: `partition ${input.partitionId}`, startToCloseTimeout: '24 hours' }, [
+      { database: input.database, runId: input.runId, partitionId: input.partitionId },
+    ]);
   } catch (err) {
     failure = err;
     const message = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;

@@ -37,7 +37,8 @@ import type { Limits, OperatorAction, PartitionReport, RowCounts, RunProgress } 
 import type { FrozenTransform } from '../spec/load';
 import type { Spec } from '../spec/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
-import { cancelSignal, HANDLER_DESCRIPTIONS, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal } from './messages';
+import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
+import { cancelSignal, HANDLER_DESCRIPTIONS, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
 import { renderProgressMarkdown } from './progress';
 import { BackfillPercent, BackfillRowsWritten, BackfillStatus } from './search-attributes';
 
@@ -111,10 +112,11 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     continuedAsNew: 0,
   };
 
-  const control = (kind: ControlEvent['kind'], action: OperatorAction | undefined, apply: () => void) => {
+  const control = (kind: ControlEvent['kind'], action: OperatorAction | undefined, apply: () => void, detail?: Record<string, unknown>) => {
     apply();
     s.controlVersion += 1;
-    s.pendingEvents.push({ key: `${kind}-${uuid4()}`, kind, actor: action?.actor ?? 'unknown', reason: action?.reason });
+    s.pendingEvents.push({ key: `${kind}-${uuid4()}`, kind, actor: action?.actor ?? 'unknown', reason: action?.reason, detail });
+    return s.controlVersion;
   };
   setHandler(pauseSignal, (a) => { if (!s.paused && !s.cancelRequested) control('paused', a, () => (s.paused = true)); }, { description: HANDLER_DESCRIPTIONS.pause });
   setHandler(resumeSignal, (a) => { if (s.paused && !s.cancelRequested) control('resumed', a, () => (s.paused = false)); }, { description: HANDLER_DESCRIPTIONS.resume });
@@ -133,6 +135,25 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     { description: HANDLER_DESCRIPTIONS.partitionFinished },
   );
   setHandler(progressQuery, () => progress(input, s), { description: HANDLER_DESCRIPTIONS.progress });
+  setHandler(
+    setLimitsUpdate,
+    async (change) => {
+      const from = s.limits;
+      const version = control('limits-changed', change, () => (s.limits = applyLimitsChange(from, change)), { from, to: applyLimitsChange(from, change) });
+      // return once the ledger holds the new limits: from then on every chunk that starts uses them
+      await condition(() => s.syncedVersion >= version);
+      return s.limits;
+    },
+    {
+      // a rejected update leaves nothing in history
+      validator: (change) => {
+        const problem = limitsChangeProblem(change);
+        if (problem) throw new Error(problem);
+        if (s.cancelRequested || finalStatus(s.status)) throw new Error(`run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`);
+      },
+      description: HANDLER_DESCRIPTIONS.setLimits,
+    },
+  );
 
   // an operator cancelling the workflow in the UI or CLI gets the same orderly stop as the cancel signal
   CancellationScope.current().cancelRequested.catch(() => {
@@ -238,6 +259,10 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       }
     }
   }
+}
+
+function finalStatus(status: RunStatus): boolean {
+  return status === 'succeeded' || status === 'failed' || status === 'cancelled';
 }
 
 function progress(input: RunWorkflowInput, s: RunState): RunProgress {

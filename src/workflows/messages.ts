@@ -2,8 +2,8 @@
  * Signals, queries and updates of the run workflow. Their descriptions show in the
  * Temporal Web UI, so operators can pause, resume, cancel and read progress there too.
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { OperatorAction, PartitionReport, RunProgress } from '../shared/types';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Limits, LimitsChange, OperatorAction, PartitionReport, RunProgress } from '../shared/types';
 
 export const pauseSignal = defineSignal<[OperatorAction?]>('pause');
 export const resumeSignal = defineSignal<[OperatorAction?]>('resume');
@@ -11,6 +11,8 @@ export const cancelSignal = defineSignal<[OperatorAction?]>('cancel');
 /** Sent by each partition workflow to its run, by workflow id only, so it reaches the newest run after continue-as-new. */
 export const partitionFinishedSignal = defineSignal<[PartitionReport]>('partitionFinished');
 export const progressQuery = defineQuery<RunProgress>('progress');
+/** Returns the limits in force once running partitions can see them (written to the ledger). */
+export const setLimitsUpdate = defineUpdate<Limits, [LimitsChange]>('setLimits');
 
 export const HANDLER_DESCRIPTIONS = {
   pause: 'Pause the backfill: chunks in flight finish, no new chunk or partition starts. Args: {"actor": "...", "reason": "..."}',
@@ -18,4 +20,6 @@ export const HANDLER_DESCRIPTIONS = {
   cancel: 'Cancel the backfill: running partitions stop at their next chunk boundary; committed chunks stay. Args: {"actor": "...", "reason": "..."}',
   partitionFinished: 'Internal: a partition workflow reports its outcome.',
   progress: 'Partitions by status, rows of finished partitions, rate and ETA.',
+  setLimits:
+    'Change limits live: {"concurrency": 1-500, "chunkSize": 1-1000000, "rowsPerSecond": n or null, "actor": "...", "reason": "..."}. Takes effect within one chunk.',
 } as const;

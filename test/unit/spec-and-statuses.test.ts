@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { specJsonSchema } from '../../src/spec/json-schema';
 import { parseSpecText } from '../../src/spec/load';
 import { SpecError } from '../../src/spec/errors';
 import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/shared/statuses';
@@ -69,4 +72,9 @@ describe('status transitions', () => {
 test('workflow ids follow backfill/<name>/<runId>[/<partitionId>]', () => {
   expect(runWorkflowId('orders', 'r1')).toBe('backfill/orders/r1');
   expect(partitionWorkflowId('orders', 'r1', 'day:2024-03-01')).toBe('backfill/orders/r1/day:2024-03-01');
+});
+
+test('examples/spec.schema.json is the JSON Schema generated from the zod spec schema (regenerate: backfill schema)', () => {
+  const committed = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'examples', 'spec.schema.json'), 'utf8'));
+  expect(committed).toEqual(specJsonSchema());
 });

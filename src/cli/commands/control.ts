@@ -1,8 +1,10 @@
 import { temporalClient } from '../../client';
 import { defaultActor } from '../start-run';
-import { sendControl, waitForControl, type ControlAction } from '../control';
+import { renderStatus, statusReport } from '../status';
+import { watchRun } from '../watch';
+import { sendControl, setLimits, waitForControl, type ControlAction } from '../control';
 import { findRun, openLedgerPool } from '../ledger-access';
-import { emit, type OutputOptions } from '../output';
+import { emit, UsageError, type OutputOptions } from '../output';
 
 export async function controlCommand(
   action: ControlAction,
@@ -23,6 +25,49 @@ export async function controlCommand(
     );
   } finally {
     await close();
+    await pool.end();
+  }
+}
+
+export async function setLimitsCommand(
+  ref: string,
+  opts: OutputOptions & { database: string; actor?: string; reason?: string; concurrency?: string; chunkSize?: string; rowsPerSecond?: string },
+): Promise<void> {
+  const number = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n)) throw new UsageError(`${flag} must be a number (got "${value}")`);
+    return n;
+  };
+  const change = {
+    actor: opts.actor ?? defaultActor(),
+    reason: opts.reason,
+    concurrency: number('--concurrency', opts.concurrency),
+    chunkSize: number('--chunk-size', opts.chunkSize),
+    rowsPerSecond: opts.rowsPerSecond === 'off' ? null : number('--rows-per-second', opts.rowsPerSecond),
+  };
+  const pool = openLedgerPool(opts.database);
+  const { client, close } = await temporalClient();
+  try {
+    const run = await findRun(pool, ref, opts.database);
+    const limits = await setLimits(client, run, change);
+    emit(opts, { runId: run.run_id, limits }, (r) =>
+      `Limits of ${run.name}/${r.runId}: concurrency ${r.limits.concurrency}, chunk size ${r.limits.chunkSize}, ${r.limits.rowsPerSecond ? `${r.limits.rowsPerSecond} rows/s` : 'no rows/s cap'}.`,
+    );
+  } finally {
+    await close();
+    await pool.end();
+  }
+}
+
+export async function watchCommand(ref: string, opts: OutputOptions & { database: string }): Promise<void> {
+  const pool = openLedgerPool(opts.database);
+  try {
+    const run = await findRun(pool, ref, opts.database);
+    const status = await watchRun(pool, run.run_id);
+    emit(opts, await statusReport(pool, (await findRun(pool, ref, opts.database))), renderStatus);
+    if (status !== 'succeeded') process.exitCode = 1;
+  } finally {
     await pool.end();
   }
 }

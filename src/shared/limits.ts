@@ -1,0 +1,35 @@
+/**
+ * Validation of live limit changes, shared by the run workflow's update validator and
+ * the CLI, so an operator gets the same reason from both. Workflow-safe.
+ * The bounds match the spec schema's.
+ */
+import type { Limits, LimitsChange } from './types';
+
+export const LIMIT_BOUNDS = {
+  concurrency: { min: 1, max: 500 },
+  chunkSize: { min: 1, max: 1_000_000 },
+} as const;
+
+/** Returns why the change is invalid, or undefined when it is valid. */
+export function limitsChangeProblem(change: LimitsChange): string | undefined {
+  const { concurrency, chunkSize, rowsPerSecond } = change;
+  if (concurrency === undefined && chunkSize === undefined && rowsPerSecond === undefined) {
+    return 'no limit given; set at least one of concurrency, chunkSize, rowsPerSecond';
+  }
+  for (const [name, value] of [['concurrency', concurrency], ['chunkSize', chunkSize]] as const) {
+    if (value === undefined) continue;
+    const { min, max } = LIMIT_BOUNDS[name];
+    if (!Number.isInteger(value) || value < min || value > max) return `${name} must be an integer from ${min} to ${max} (got ${value})`;
+  }
+  if (rowsPerSecond !== undefined && rowsPerSecond !== null && !(typeof rowsPerSecond === 'number' && rowsPerSecond > 0 && Number.isFinite(rowsPerSecond))) {
+    return `rowsPerSecond must be a positive number, or null to remove the cap (got ${rowsPerSecond})`;
+  }
+  return undefined;
+}
+
+export function applyLimitsChange(current: Limits, change: LimitsChange): Limits {
+  const next: Limits = { concurrency: change.concurrency ?? current.concurrency, chunkSize: change.chunkSize ?? current.chunkSize };
+  const rps = change.rowsPerSecond === undefined ? current.rowsPerSecond : change.rowsPerSecond;
+  if (rps !== null && rps !== undefined) next.rowsPerSecond = rps;
+  return next;
+}

@@ -1,0 +1,15 @@
+/**
+ * The JSON Schema of spec files, generated from the zod schema (the single source of
+ * truth), for editors: put `# yaml-language-server: $schema=./spec.schema.json` on a spec's
+ * first line after `backfill schema > spec.schema.json`.
+ */
+import { z } from 'zod';
+import { specSchema } from './schema';
+
+export function specJsonSchema(): Record<string, unknown> {
+  return {
+    ...z.toJSONSchema(specSchema, { io: 'input', unrepresentable: 'any' }),
+    title: 'Backfill spec',
+    description: 'A backfill: scope, partitioning, transformation and its version, target and write mode, limits.',
+  };
+}
