@@ -6,7 +6,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { Command, Option } from 'commander';
-import { controlCommand, setLimitsCommand, watchCommand } from './cli/commands/control';
+import { controlCommand, retryFailedCommand, setLimitsCommand, watchCommand } from './cli/commands/control';
 import { devCommand } from './cli/commands/dev';
 import { planCommand } from './cli/commands/plan';
 import { startCommand } from './cli/commands/start';
@@ -95,6 +95,17 @@ export function buildProgram(): Command {
     .addOption(outputOption())
     .addHelpText('after', '\nExamples:\n  backfill set-limits 20261130-0245-447f --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-447f --rows-per-second off')
     .action(setLimitsCommand);
+
+  program
+    .command('retry-failed')
+    .description('re-run only the failed and cancelled partitions of a finished run, from their checkpoints, as a new attempt')
+    .argument('<run>', 'run id or workflow id')
+    .option('--actor <name>', 'who does it, for the audit record (default: OS user)')
+    .option('--reason <text>', 'why; kept in the audit record')
+    .option('--wait', 'follow progress until the attempt finishes')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(retryFailedCommand);
 
   program
     .command('watch')

@@ -5,7 +5,7 @@
  * partition, with the key range and message in the ledger and in `backfill status`.
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { sendControl, setLimits, waitForControl } from '../src/cli/control';
+import { retryFailed, sendControl, setLimits, waitForControl } from '../src/cli/control';
 import { UsageError } from '../src/cli/output';
 import { startRun, waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
@@ -208,8 +208,8 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   expect(await maxOver(1500, () => runningPartitions(started.runId))).toBe(1);
 
   let run = (await getRun(db.pool, started.runId))!;
-  const limits = await setLimits(client, run, { concurrency: 3, rowsPerSecond: 60_000, actor: 'dana', reason: 'off-peak' });
-  expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 });
+  const limits = await setLimits(client, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
+  expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 });
   expect((await getRun(db.pool, started.runId))!.limits).toEqual(limits);
   expect(await maxOver(3000, () => runningPartitions(started.runId))).toBe(3);
 
@@ -230,14 +230,66 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   await expect(rejected).rejects.toMatchObject({ cause: { message: 'chunkSize must be an integer from 1 to 1000000 (got -5)' } });
 
   run = (await getRun(db.pool, started.runId))!;
-  await sendControl(client, run, 'cancel', { actor: 'test', reason: 'enough' });
+  if (run.status === 'running') await sendControl(client, run, 'cancel', { actor: 'test', reason: 'enough' });
   await waitForResult(started.handle);
   const history = await started.handle.fetchHistory();
   const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
   expect(accepted).toBe(2);
   const changes = (await listEvents(db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
   expect(changes.map((e) => [e.actor, e.reason, e.detail])).toEqual([
-    ['dana', 'off-peak', { from: { concurrency: 1, chunkSize: 2000, rowsPerSecond: 20_000 }, to: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 } }],
-    ['dana', 'smaller transactions', { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 60_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 60_000 } }],
+    ['dana', 'off-peak', { from: { concurrency: 1, chunkSize: 2000, rowsPerSecond: 20_000 }, to: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 } }],
+    ['dana', 'smaller transactions', { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 15_000 } }],
   ]);
+});
+
+test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  // one bad row the transform cannot handle: the operator fixes it between attempts
+  const bad = (await db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")).rows[0];
+  await db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
+  const spec = ordersSpec(db.envVar, {
+    name: 'ctl-retry',
+    partition: { by: 'range', column: 'id', size: 100_000 },
+    transform: { name: 'orders-usd-strict', version: 1, sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round(") },
+  });
+  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const first = await waitForResult(started.handle);
+  expect(first.status).toBe('failed');
+  expect(first.partitions.failed).toBe(1);
+
+  const { rows: succeededBefore } = await db.pool.query(
+    "SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded' ORDER BY ordinal",
+    [started.runId],
+  );
+  const xminBefore = (await db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd ORDER BY id')).rows;
+
+  await db.pool.query('UPDATE app.orders SET currency = $2 WHERE id = $1', [bad.id, bad.currency]);
+  let run = (await getRun(db.pool, started.runId))!;
+  const retry = await retryFailed(client, db.pool, run, { actor: 'frank', reason: 'fixed order currency' }, worker.taskQueue);
+  expect(retry).toMatchObject({ attempt: 2, partitions: 1 });
+  const second = await waitForResult(retry.handle);
+  expect(second.status).toBe('succeeded');
+  expect(second.partitions).toEqual({ total: first.partitions.total, succeeded: first.partitions.total, failed: 0, cancelled: 0 });
+  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0 });
+
+  // succeeded partitions were not run again, and their target rows were not rewritten
+  const { rows: succeededAfter } = await db.pool.query(
+    'SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND partition_id = ANY($2) ORDER BY ordinal',
+    [started.runId, succeededBefore.map((p) => p.partition_id)],
+  );
+  expect(succeededAfter).toEqual(succeededBefore);
+  const xminAfter = new Map((await db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd')).rows.map((r) => [r.id, r.x]));
+  for (const r of xminBefore) expect(xminAfter.get(r.id)).toBe(r.x);
+
+  run = (await getRun(db.pool, started.runId))!;
+  expect(run).toMatchObject({ status: 'succeeded', attempt: 2 });
+  const events = (await listEvents(db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
+  expect(events.slice(-3)).toEqual([
+    ['finished', 'backfill', null],
+    ['retry', 'frank', 'fixed order currency'],
+    ['finished', 'backfill', null],
+  ]);
+  await expect(retryFailed(client, db.pool, run, { actor: 'x' }, worker.taskQueue)).rejects.toThrow(
+    `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,
+  );
 });

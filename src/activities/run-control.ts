@@ -12,9 +12,9 @@
 import { withTransaction } from '../db/pool';
 import { recordEvent } from '../ledger/events';
 import { cancelPending, finishPartition, nextUnfinished, runTotals, type RunTotals } from '../ledger/partitions';
-import { getRun, transitionRun, writeRunControl } from '../ledger/runs';
+import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import type { RunStatus } from '../shared/statuses';
-import type { Limits, OperatorAction, PartitionReport } from '../shared/types';
+import type { Limits, OperatorAction, PartitionReport, RowCounts } from '../shared/types';
 import type { ActivityDeps } from './deps';
 import { reportOf } from './process-partition';
 
@@ -52,6 +52,42 @@ export function runControlActivities(deps: ActivityDeps) {
       });
     },
 
+    /**
+     * Starts a new attempt of a finished run (retry-failed): failed and cancelled partitions go
+     * back to pending with their cursors; succeeded ones are not touched. Idempotent per attempt.
+     */
+    async startRunAttempt(input: { database: string; runId: string; attempt: number; actor: string; reason?: string; pageSize: number }) {
+      const pool = deps.pools.get(input.database);
+      const retry = await withTransaction(pool, async (client) => {
+        const started = await startRetry(client, input.runId, input.attempt);
+        // keyed per attempt: a retried activity keeps the first record (with the real count)
+        await recordEvent(client, {
+          runId: input.runId,
+          key: `retry-${input.attempt}`,
+          kind: 'retry',
+          actor: input.actor,
+          reason: input.reason,
+          detail: { attempt: input.attempt, partitions: started.partitionsRequeued },
+        });
+        return started;
+      });
+      const totals = await runTotals(pool, input.runId);
+      // the workflow counts finished partitions' rows; the requeued ones report theirs when they finish
+      const { rows } = await pool.query<RowCounts>(
+        `SELECT coalesce(sum(rows_read), 0)::float8 AS "rowsRead", coalesce(sum(rows_written), 0)::float8 AS "rowsWritten",
+                coalesce(sum(rows_unchanged), 0)::float8 AS "rowsUnchanged"
+           FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'`,
+        [input.runId],
+      );
+      return {
+        controlVersion: retry.controlVersion,
+        partitionsTotal: totals.total,
+        succeeded: totals.byStatus.succeeded,
+        finished: rows[0],
+        firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
+      };
+    },
+
     async nextPartitions(input: { database: string; runId: string; fromOrdinal: number; limit: number }): Promise<{ id: string; ordinal: number }[]> {
       return nextUnfinished(deps.pools.get(input.database), input.runId, input.fromOrdinal, input.limit);
     },
@@ -74,7 +110,8 @@ export function runControlActivities(deps: ActivityDeps) {
         const status = await transitionRun(client, input.runId, outcome, lastError);
         await recordEvent(client, {
           runId: input.runId,
-          key: 'finished',
+          // one finish per attempt: a retried run finishes again
+          key: `finished-${run.attempt}`,
           kind: 'finished',
           actor: 'backfill',
           detail: { status, ...totals },

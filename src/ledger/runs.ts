@@ -32,6 +32,7 @@ export interface RunRow {
   cancel_requested: boolean;
   control_version: string;
   partitions_total: number;
+  attempt: number;
   started_by: string;
   last_error: string | null;
   created_at: Date;
@@ -148,4 +149,40 @@ export async function readRunControl(db: Queryable, runId: string): Promise<RunC
   );
   if (!rows[0]) throw new Error(`run ${runId} is not in the ledger`);
   return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits };
+}
+
+export interface RetryStart {
+  attempt: number;
+  controlVersion: number;
+  partitionsRequeued: number;
+}
+
+/**
+ * Starts attempt `attempt` of a finished run: the run goes back to running with clear
+ * control flags, and its failed and cancelled partitions back to pending, keeping their
+ * cursors. Idempotent: once the run is at this attempt, it changes nothing and says so.
+ * Call inside a transaction.
+ */
+export async function startRetry(client: pg.PoolClient, runId: string, attempt: number): Promise<RetryStart> {
+  const { rows } = await client.query<{ status: RunStatus; attempt: number; control_version: string }>(
+    'SELECT status, attempt, control_version FROM backfill.runs WHERE run_id = $1 FOR UPDATE',
+    [runId],
+  );
+  const run = rows[0];
+  if (!run) throw new Error(`run ${runId} is not in the ledger`);
+  if (run.attempt >= attempt) return { attempt: run.attempt, controlVersion: Number(run.control_version), partitionsRequeued: 0 };
+  if (run.status !== 'failed' && run.status !== 'cancelled') {
+    throw new Error(`run ${runId} is ${run.status}; only a failed or cancelled run can be retried`);
+  }
+  await client.query(
+    `UPDATE backfill.runs SET status = 'running', attempt = $2, paused = false, cancel_requested = false,
+        finished_at = NULL, last_error = NULL, updated_at = now() WHERE run_id = $1`,
+    [runId, attempt],
+  );
+  const requeued = await client.query(
+    `UPDATE backfill.partitions SET status = 'pending', run_attempt = $2, finished_at = NULL, updated_at = now()
+      WHERE run_id = $1 AND status IN ('failed', 'cancelled')`,
+    [runId, attempt],
+  );
+  return { attempt, controlVersion: Number(run.control_version), partitionsRequeued: requeued.rowCount ?? 0 };
 }

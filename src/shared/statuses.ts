@@ -39,10 +39,11 @@ export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> 
   paused: ['running', 'cancelling'],
   // the last running partition stopped at a chunk boundary
   cancelling: ['cancelled', 'failed'],
-  // terminal: a re-run is a new run with a new id
+  // a succeeded run is final: running it again is a new run with a new id
   succeeded: [],
-  failed: [],
-  cancelled: [],
+  // retry-failed: a new attempt of the same run re-runs only its failed and cancelled partitions
+  failed: ['running'],
+  cancelled: ['running'],
 };
 
 export const PartitionStatus = {
@@ -65,14 +66,13 @@ export const PARTITION_TRANSITIONS: Readonly<Record<PartitionStatus, readonly Pa
   // a restarted worker re-enters running from its own checkpoint (running -> running)
   running: ['running', 'succeeded', 'failed', 'cancelled'],
   succeeded: [],
-  // a later retry of failed partitions starts them again from their checkpoint
-  failed: ['running'],
-  cancelled: ['running'],
+  // retry-failed puts them back in the plan; they resume from their checkpoint
+  failed: ['pending', 'running'],
+  cancelled: ['pending', 'running'],
 };
 
-export function isTerminalPartition(status: PartitionStatus): boolean {
-  return PARTITION_TRANSITIONS[status].length === 0 || status === 'failed' || status === 'cancelled';
-}
+/** A run in one of these statuses has ended; failed and cancelled ones may still be retried. */
+export const FINISHED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled];
 
 export function canTransition<S extends string>(table: Readonly<Record<S, readonly S[]>>, from: S, to: S): boolean {
   return table[from].includes(to);

@@ -11,7 +11,7 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { NON_RETRYABLE_FAILURES } from '../shared/failures';
+import { FailureType, NON_RETRYABLE_FAILURES } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
 import { partitionFinishedSignal } from './messages';
 
@@ -55,7 +55,7 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
     log.warn('could not report to the run workflow', { runWorkflowId: input.runWorkflowId, error: (err as Error).message });
   }
   if (failure) {
-    throw ApplicationFailure.nonRetryable(`partition ${input.partitionId} failed: ${report.error ?? (failure as Error).message}`, 'BackfillPartitionFailed');
+    throw ApplicationFailure.nonRetryable(report.error ?? `partition ${input.partitionId} failed: ${(failure as Error).message}`, FailureType.PartitionFailed);
   }
   return report;
 }

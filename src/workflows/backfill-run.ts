@@ -52,6 +52,8 @@ export interface RunWorkflowInput {
   /** Continue-as-new after this many history events even if the server has not suggested it yet. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
+  /** retry-failed: this execution is a new attempt of a finished run, re-running only its failed and cancelled partitions. */
+  retry?: { attempt: number; actor: string; reason?: string };
   /** Carried across continue-as-new; absent on the first execution. */
   state?: RunState;
 }
@@ -166,7 +168,17 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   let queue: { id: string; ordinal: number }[] = [];
   let exhausted = false;
   return CancellationScope.nonCancellable(async () => {
-    if (!input.state) {
+    if (!input.state && input.retry) {
+      const attempt = await acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE });
+      s.partitionsTotal = attempt.partitionsTotal;
+      s.counts.succeeded = attempt.succeeded;
+      s.finished = attempt.finished;
+      // the ledger's control version only grows: continue from it, or our writes would be refused as stale
+      s.controlVersion = s.syncedVersion = attempt.controlVersion;
+      s.status = 'running';
+      queue = attempt.firstPage;
+      exhausted = queue.length < PAGE;
+    } else if (!input.state) {
       const registered = await acts.registerRun({
         runId,
         workflowId: workflowInfo().workflowId,

@@ -54,15 +54,21 @@ describe('spec parsing', () => {
 });
 
 describe('status transitions', () => {
-  test.each(Object.values(RunStatus))('run status %s only moves along the table, and terminal statuses never move', (from) => {
+  test.each(Object.values(RunStatus))('run status %s only moves along the table', (from) => {
     for (const to of Object.values(RunStatus)) {
       expect(canTransition(RUN_TRANSITIONS, from, to)).toBe(RUN_TRANSITIONS[from].includes(to));
     }
-    if (from === 'succeeded' || from === 'failed' || from === 'cancelled') expect(RUN_TRANSITIONS[from]).toEqual([]);
+  });
+
+  test('a succeeded run never moves again; failed and cancelled runs may only be retried (back to running)', () => {
+    expect(RUN_TRANSITIONS.succeeded).toEqual([]);
+    expect(RUN_TRANSITIONS.failed).toEqual(['running']);
+    expect(RUN_TRANSITIONS.cancelled).toEqual(['running']);
   });
 
   test('a succeeded partition never runs again; failed and cancelled ones may be retried', () => {
     expect(PARTITION_TRANSITIONS[PartitionStatus.Succeeded]).toEqual([]);
+    expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'pending')).toBe(true);
     expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'running')).toBe(true);
     expect(canTransition(PARTITION_TRANSITIONS, 'cancelled', 'running')).toBe(true);
     expect(canTransition(PARTITION_TRANSITIONS, 'pending', 'succeeded')).toBe(false);

@@ -2,7 +2,8 @@ import { temporalClient } from '../../client';
 import { defaultActor } from '../start-run';
 import { renderStatus, statusReport } from '../status';
 import { watchRun } from '../watch';
-import { sendControl, setLimits, waitForControl, type ControlAction } from '../control';
+import { retryFailed, sendControl, setLimits, waitForControl, type ControlAction } from '../control';
+import { temporalConfig } from '../../config';
 import { findRun, openLedgerPool } from '../ledger-access';
 import { emit, UsageError, type OutputOptions } from '../output';
 
@@ -68,6 +69,27 @@ export async function watchCommand(ref: string, opts: OutputOptions & { database
     emit(opts, await statusReport(pool, (await findRun(pool, ref, opts.database))), renderStatus);
     if (status !== 'succeeded') process.exitCode = 1;
   } finally {
+    await pool.end();
+  }
+}
+
+export async function retryFailedCommand(ref: string, opts: OutputOptions & { database: string; actor?: string; reason?: string; wait?: boolean }): Promise<void> {
+  const pool = openLedgerPool(opts.database);
+  const { client, close } = await temporalClient();
+  try {
+    const run = await findRun(pool, ref, opts.database);
+    const retry = await retryFailed(client, pool, run, { actor: opts.actor ?? defaultActor(), reason: opts.reason }, temporalConfig().taskQueue);
+    if (!opts.wait) {
+      emit(opts, { runId: run.run_id, attempt: retry.attempt, partitions: retry.partitions }, (r) =>
+        `Retrying ${r.partitions} partitions of ${run.name}/${r.runId} (attempt ${r.attempt}); follow with: backfill watch ${r.runId}`,
+      );
+      return;
+    }
+    const status = await watchRun(pool, run.run_id);
+    emit(opts, await statusReport(pool, await findRun(pool, ref, opts.database)), renderStatus);
+    if (status !== 'succeeded') process.exitCode = 1;
+  } finally {
+    await close();
     await pool.end();
   }
 }

@@ -3,6 +3,7 @@
  * migration that has shipped; add the next number instead.
  */
 import { m0001Init } from './0001-init';
+import { m0002RunAttempts } from './0002-run-attempts';
 
 export interface Migration {
   version: number;
@@ -10,4 +11,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init];
+export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts];
