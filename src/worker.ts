@@ -46,10 +46,17 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   };
 }
 
-/** The SDK's own logs (bundling, worker state) follow LOG_LEVEL like ours; once per process. */
-export function installRuntimeLogger(level = process.env.LOG_LEVEL || 'info'): void {
+/**
+ * Installs the process-wide Temporal runtime, once: the SDK's own logs follow LOG_LEVEL like
+ * ours, and with BACKFILL_METRICS_ADDRESS (e.g. 0.0.0.0:9464) one Prometheus endpoint serves
+ * the SDK's worker metrics and the backfill's own (rows, chunks, chunk duration, paused).
+ */
+export function installRuntimeLogger(level = process.env.LOG_LEVEL || 'info', metricsAddress = process.env.BACKFILL_METRICS_ADDRESS): void {
   const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
-  Runtime.install({ logger: new DefaultLogger(levels[level] ?? 'INFO') });
+  Runtime.install({
+    logger: new DefaultLogger(levels[level] ?? 'INFO'),
+    ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } } : {}),
+  });
 }
 
 async function main(): Promise<void> {
@@ -57,7 +64,10 @@ async function main(): Promise<void> {
   const config = temporalConfig();
   const logger = createLogger('backfill-worker');
   const { worker, close } = await createBackfillWorker({ logger });
-  logger.info({ address: config.address, namespace: config.namespace, taskQueue: config.taskQueue }, 'worker started');
+  logger.info(
+    { address: config.address, namespace: config.namespace, taskQueue: config.taskQueue, metrics: process.env.BACKFILL_METRICS_ADDRESS ?? null },
+    'worker started',
+  );
   try {
     await worker.run();
   } finally {

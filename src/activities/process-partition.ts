@@ -46,6 +46,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     const ctx = await contexts.get(pool, input.runId);
     const log = deps.logger.child({ runId: input.runId, partitionId: input.partitionId });
     const activity = Context.current();
+    const metrics = chunkMetrics(activity, ctx);
 
     let row = await startAttempt(pool, input.runId, input.partitionId);
     let beat: ChunkHeartbeat = {
@@ -68,6 +69,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           log.info('partition cancelled at a chunk boundary');
           break;
         }
+        metrics.paused.set(control.paused ? 1 : 0);
         if (control.paused) {
           beat = { ...beat, state: 'paused' };
           heartbeat(beat);
@@ -77,6 +79,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         beat = { ...beat, state: 'writing' };
         const started = Date.now();
         const outcome = await runChunk(pool, ctx, input, control.limits.chunkSize);
+        metrics.record(outcome, Date.now() - started);
         row = outcome.row;
         beat = { ...beat, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
         heartbeat(beat);
@@ -98,6 +101,30 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
 interface ChunkOutcome {
   row: PartitionRow;
   rowsRead: number;
+  rowsWritten: number;
+  rowsUnchanged: number;
+}
+
+/** The backfill's metrics, through the SDK's meter: they come out of the worker's one Prometheus endpoint. */
+function chunkMetrics(activity: Context, ctx: RunContext) {
+  const meter = activity.metricMeter.withTags({ backfill: ctx.run.name, run_id: ctx.run.run_id });
+  const read = meter.createCounter('backfill_rows_read', 'rows', 'source rows read by committed chunks');
+  const written = meter.createCounter('backfill_rows_written', 'rows', 'target rows inserted, updated or deleted by committed chunks');
+  const unchanged = meter.createCounter('backfill_rows_unchanged', 'rows', 'output rows that already equalled the target');
+  const chunks = meter.createCounter('backfill_chunks', 'chunks', 'committed chunks');
+  const duration = meter.createHistogram('backfill_chunk_duration', 'int', 'ms', 'time from chunk start to commit');
+  const paused = meter.createGauge('backfill_partition_paused', 'int', '1', '1 while this partition waits because its run is paused');
+  return {
+    paused,
+    record(outcome: ChunkOutcome, ms: number) {
+      if (outcome.rowsRead === 0 && outcome.rowsWritten === 0) return;
+      read.add(outcome.rowsRead);
+      written.add(outcome.rowsWritten);
+      unchanged.add(outcome.rowsUnchanged);
+      chunks.add(1);
+      duration.record(ms);
+    },
+  };
 }
 
 async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionInput, chunkSize: number): Promise<ChunkOutcome> {
@@ -113,7 +140,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     if (locked.status !== 'running') {
       // another attempt finished it while we waited for the lock
       await client.query('COMMIT');
-      return { row: locked, rowsRead: 0 };
+      return { row: locked, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 };
     }
     cursor = locked.cursor;
     const bounds = locked.bounds;
@@ -126,7 +153,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     if (rowsRead === 0 && !replace) {
       const row = await finishPartition(client, input.runId, input.partitionId, 'succeeded');
       await client.query('COMMIT');
-      return { row, rowsRead: 0 };
+      return { row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 };
     }
 
     const created = createdTables.get(client) ?? new Set<string>();
@@ -136,11 +163,8 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     for (const statement of compiled.write(bounds)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
     }
-    await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, {
-      rowsRead,
-      rowsWritten,
-      rowsUnchanged: Math.max(0, rowsOut - rowsWritten),
-    });
+    const rowsUnchanged = Math.max(0, rowsOut - rowsWritten);
+    await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, { rowsRead, rowsWritten, rowsUnchanged });
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < chunkSize;
     const row = done
@@ -152,7 +176,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     await client.query('COMMIT');
     created.add(compiled.outputTable);
     createdTables.set(client, created);
-    return { row, rowsRead };
+    return { row, rowsRead, rowsWritten, rowsUnchanged };
   } catch (err) {
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isDataError(err) || err instanceof TransformError) {

@@ -128,6 +128,10 @@ export async function startRun(options: StartRunOptions): Promise<StartedRun> {
         `- transform \`${spec.transform.name}@${spec.transform.version}\` (${loaded.transform.kind}, code ${loaded.transform.codeHash.slice(0, 12)})`,
         `- target \`${spec.target.table}\` (${spec.target.mode}, key ${spec.target.key.join(', ')})`,
         `- spec hash \`${loaded.specHash.slice(0, 12)}\``,
+        '',
+        '```json',
+        JSON.stringify(spec, null, 2).slice(0, 15_000),
+        '```',
       ].join('\n'),
     });
     await waitForRegistration(pool, handle, runId);

@@ -1,11 +1,13 @@
 /**
  * Live progress of a run in the terminal, read from the ledger once a second: a bar over
- * partitions with rows read/written, rows/s and ETA. Without a TTY (CI, logs) it prints
- * a plain line every few seconds instead. Resolves with the run's final ledger status.
+ * partitions with rows read/written, rows/s and ETA, one line per partition in flight
+ * (rows so far, cursor), and a line for each partition that fails, as it fails. Without
+ * a TTY (CI, logs) it prints a plain line every few seconds instead. Resolves with the
+ * run's final ledger status.
  */
 import cliProgress from 'cli-progress';
 import type pg from 'pg';
-import { runTotals } from '../ledger/partitions';
+import { listPartitions, runTotals } from '../ledger/partitions';
 import { getRun } from '../ledger/runs';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
 
@@ -13,23 +15,17 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
   const stream = options.stream ?? process.stderr;
   const interval = options.intervalMs ?? 1000;
   const tty = Boolean(stream.isTTY);
-  const bar = tty
-    ? new cliProgress.SingleBar(
-        {
-          stream,
-          format: '{bar} {value}/{total} partitions | {read} read, {written} written | {rate} rows/s | ETA {eta_formatted} | {state}',
-          hideCursor: true,
-          etaBuffer: 30,
-        },
-        cliProgress.Presets.shades_classic,
-      )
+  const bars = tty
+    ? new cliProgress.MultiBar({ stream, hideCursor: true, etaBuffer: 30, clearOnComplete: false, format: '{bar} {value}/{total} partitions | {read} read, {written} written | {rate} rows/s | ETA {eta_formatted} | {state}' }, cliProgress.Presets.shades_classic)
     : undefined;
   const started = Date.now();
   let lastPrint = 0;
   let samples: { t: number; rows: number }[] = [];
+  const reportedFailures = new Set<string>();
   let run = await getRun(pool, runId);
   if (!run) throw new Error(`run ${runId} is not in the ledger`);
-  bar?.start(run.partitions_total, 0, { read: 0, written: 0, rate: 0, state: run.status });
+  const runBar = bars?.create(run.partitions_total, 0, { read: 0, written: 0, rate: 0, state: run.status });
+  const partitionBars = new Map<string, cliProgress.SingleBar>();
   for (;;) {
     run = (await getRun(pool, runId))!;
     const t = await runTotals(pool, runId);
@@ -38,9 +34,31 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
     samples = [...samples.filter((s) => now - s.t <= 10_000), { t: now, rows: t.rowsRead }];
     const first = samples[0];
     const rate = now > first.t ? Math.round(((t.rowsRead - first.rows) * 1000) / (now - first.t)) : 0;
-    const state = run.paused ? 'paused' : run.status;
-    if (bar) {
-      bar.update(done, { read: t.rowsRead, written: t.rowsWritten, rate, state });
+    const state = run.paused ? 'paused by an operator' : run.cancel_requested ? 'cancelling' : run.status;
+
+    for (const failed of await listPartitions(pool, runId, { status: ['failed'] })) {
+      if (reportedFailures.has(failed.partition_id)) continue;
+      reportedFailures.add(failed.partition_id);
+      const line = `partition ${failed.partition_id} FAILED: ${failed.last_error ?? 'no message'}\n`;
+      if (bars) bars.log(line);
+      else stream.write(line);
+    }
+    if (bars && runBar) {
+      runBar.update(done, { read: t.rowsRead, written: t.rowsWritten, rate, state });
+      const running = await listPartitions(pool, runId, { status: ['running'], limit: 20 });
+      const seen = new Set(running.map((p) => p.partition_id));
+      for (const [id, bar] of partitionBars) {
+        if (!seen.has(id)) {
+          bars.remove(bar);
+          partitionBars.delete(id);
+        }
+      }
+      for (const p of running) {
+        const payload = { id: p.partition_id, rows: p.rows_read, chunks: p.chunks, cursor: p.cursor ?? '—' };
+        const bar = partitionBars.get(p.partition_id);
+        if (bar) bar.update(0, payload);
+        else partitionBars.set(p.partition_id, bars.create(1, 0, payload, { format: '  ↳ {id}: {rows} rows in {chunks} chunks, cursor {cursor}' }));
+      }
     } else if (now - lastPrint >= 5000 || !ACTIVE_RUN_STATUSES.includes(run.status)) {
       lastPrint = now;
       stream.write(
@@ -48,7 +66,8 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
       );
     }
     if (!ACTIVE_RUN_STATUSES.includes(run.status)) {
-      bar?.stop();
+      for (const bar of partitionBars.values()) bars?.remove(bar);
+      bars?.stop();
       return run.status;
     }
     await new Promise((r) => setTimeout(r, interval));

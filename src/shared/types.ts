@@ -75,6 +75,12 @@ export interface RunProgress {
   startedAt: string;
   /** Partitions per minute over the run so far; null before the first one finishes. */
   partitionsPerMinute: number | null;
+  /** Rows read per second by finished partitions, over the run so far. */
+  rowsPerSecond: number | null;
   etaSeconds: number | null;
   continuedAsNew: number;
+  /** Who paused or is cancelling the run, and why. */
+  heldBy?: OperatorAction;
+  /** The most recent partition failure: partition id and message. */
+  lastError?: string;
 }

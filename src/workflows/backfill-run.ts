@@ -74,6 +74,8 @@ export interface RunState {
   status: RunStatus;
   startedAt: string;
   continuedAsNew: number;
+  heldBy?: OperatorAction;
+  lastError?: string;
 }
 
 export interface RunResult {
@@ -120,9 +122,10 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     s.pendingEvents.push({ key: `${kind}-${uuid4()}`, kind, actor: action?.actor ?? 'unknown', reason: action?.reason, detail });
     return s.controlVersion;
   };
-  setHandler(pauseSignal, (a) => { if (!s.paused && !s.cancelRequested) control('paused', a, () => (s.paused = true)); }, { description: HANDLER_DESCRIPTIONS.pause });
-  setHandler(resumeSignal, (a) => { if (s.paused && !s.cancelRequested) control('resumed', a, () => (s.paused = false)); }, { description: HANDLER_DESCRIPTIONS.resume });
-  setHandler(cancelSignal, (a) => { if (!s.cancelRequested) control('cancel-requested', a, () => (s.cancelRequested = true)); }, { description: HANDLER_DESCRIPTIONS.cancel });
+  const who = (a: OperatorAction | undefined): OperatorAction => ({ actor: a?.actor ?? 'unknown', reason: a?.reason });
+  setHandler(pauseSignal, (a) => { if (!s.paused && !s.cancelRequested) control('paused', a, () => ((s.paused = true), (s.heldBy = who(a)))); }, { description: HANDLER_DESCRIPTIONS.pause });
+  setHandler(resumeSignal, (a) => { if (s.paused && !s.cancelRequested) control('resumed', a, () => ((s.paused = false), (s.heldBy = undefined))); }, { description: HANDLER_DESCRIPTIONS.resume });
+  setHandler(cancelSignal, (a) => { if (!s.cancelRequested) control('cancel-requested', a, () => ((s.cancelRequested = true), (s.heldBy = who(a)))); }, { description: HANDLER_DESCRIPTIONS.cancel });
   setHandler(
     partitionFinishedSignal,
     (report: PartitionReport) => {
@@ -133,6 +136,9 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       s.finished.rowsRead += report.rowsRead;
       s.finished.rowsWritten += report.rowsWritten;
       s.finished.rowsUnchanged += report.rowsUnchanged;
+      if (report.status === 'failed') s.lastError = report.error ?? `partition ${report.partitionId} failed`;
+      // details only: they are not in history; search attributes (commands) change in the main loop
+      setCurrentDetails(renderProgressMarkdown(progress(input, s)));
     },
     { description: HANDLER_DESCRIPTIONS.partitionFinished },
   );
@@ -161,7 +167,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   CancellationScope.current().cancelRequested.catch(() => {
     if (!s.cancelRequested) {
       s.cancelledByTemporal = true;
-      control('cancel-requested', { actor: 'temporal', reason: 'workflow cancellation requested' }, () => (s.cancelRequested = true));
+      const action = { actor: 'temporal', reason: 'workflow cancellation requested' };
+      control('cancel-requested', action, () => ((s.cancelRequested = true), (s.heldBy = action)));
     }
   });
 
@@ -298,8 +305,11 @@ function progress(input: RunWorkflowInput, s: RunState): RunProgress {
     limits: s.limits,
     startedAt: s.startedAt,
     partitionsPerMinute: perMinute,
+    rowsPerSecond: elapsedMin > 0 && s.finished.rowsRead > 0 ? Math.round(s.finished.rowsRead / (elapsedMin * 60)) : null,
     etaSeconds: perMinute ? Math.round((remaining / perMinute) * 60) : null,
     continuedAsNew: s.continuedAsNew,
+    heldBy: s.heldBy,
+    lastError: s.lastError,
   };
 }
 

@@ -4,11 +4,15 @@
 import type { RunProgress } from '../shared/types';
 
 export function renderProgressMarkdown(p: RunProgress): string {
-  const state = p.cancelRequested ? 'cancelling' : p.paused ? 'paused by an operator' : p.status;
-  const eta = p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
+  const finished = p.status === 'succeeded' || p.status === 'failed' || p.status === 'cancelled';
+  const state = finished ? p.status : p.cancelRequested ? 'cancelling' : p.paused ? 'paused' : p.status;
+  const eta = finished ? 'done' : p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
+  const held = !finished && p.heldBy ? [`**${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy.actor}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
+  const failure = p.lastError ? ['', `**Last error:** ${p.lastError}`] : [];
   return [
     `### Backfill ${p.name} / ${p.runId}: ${state}`,
     '',
+    ...held,
     '| partitions | total | pending | running | succeeded | failed | cancelled |',
     '|---|---|---|---|---|---|---|',
     `| | ${p.partitions.total} | ${p.partitions.pending} | ${p.partitions.running} | ${p.partitions.succeeded} | ${p.partitions.failed} | ${p.partitions.cancelled} |`,
@@ -17,6 +21,9 @@ export function renderProgressMarkdown(p: RunProgress): string {
     '|---|---|---|---|',
     `| | ${p.finished.rowsRead} | ${p.finished.rowsWritten} | ${p.finished.rowsUnchanged} |`,
     '',
-    `Concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ''}. ETA ${eta}.`,
+    `Rate ${p.rowsPerSecond ?? '—'} rows/s (finished partitions). ETA ${eta}.`,
+    '',
+    `Limits: concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ', no rows/s cap'}.`,
+    ...failure,
   ].join('\n');
 }

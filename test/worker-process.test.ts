@@ -1,0 +1,76 @@
+/**
+ * The worker as operators deploy it (dist/worker.js): one Prometheus endpoint with the
+ * backfill's metrics beside the SDK's, and JSON logs that carry run and partition ids.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { startRun, waitForResult } from '../src/cli/start-run';
+import { freePort } from '../src/dev/temporal-server';
+import { createTestDatabase, type TestDatabase } from './helpers/db';
+import { createOrders, ordersSpec, writeSpec } from './helpers/orders';
+import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
+
+let db: TestDatabase;
+let client: Client;
+let closeClient: () => Promise<void>;
+let worker: ChildProcess | undefined;
+let logs = '';
+
+beforeAll(async () => {
+  db = await createTestDatabase('proc');
+  await createOrders(db.pool, 30_000);
+  ({ client, close: closeClient } = await testClient());
+});
+
+afterAll(async () => {
+  worker?.kill('SIGKILL');
+  await closeClient?.();
+  await db?.drop();
+});
+
+function metric(text: string, name: string, runId: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(`run_id="${runId}"`));
+  if (!line) throw new Error(`metric ${name} for run ${runId} not found`);
+  return Number(line.split(' ').pop());
+}
+
+test('the worker serves backfill and SDK metrics on one Prometheus endpoint and logs JSON with run and partition ids', async () => {
+  const port = await freePort();
+  const taskQueue = uniqueQueue('proc');
+  worker = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}` },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  worker.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
+
+  const spec = ordersSpec(db.envVar, { name: 'proc', partition: { by: 'range', column: 'id', size: 30_000 }, limits: { chunkSize: 4000, concurrency: 2 } });
+  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue, actor: 'test' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+
+  // the SDK exports on an interval: poll until the counters have caught up
+  let text = '';
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    if (text.includes(`run_id="${started.runId}"`) && metric(text, 'backfill_rows_written_total', started.runId) === result.rowsWritten) break;
+    if (Date.now() > deadline) throw new Error(`metrics never reached ${result.rowsWritten} rows written:\n${text.slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  expect(metric(text, 'backfill_rows_read_total', started.runId)).toBe(result.rowsRead);
+  expect(metric(text, 'backfill_rows_unchanged_total', started.runId)).toBe(result.rowsUnchanged);
+  const { rows } = await db.pool.query('SELECT sum(chunks)::int AS chunks FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  expect(metric(text, 'backfill_chunks_total', started.runId)).toBe(rows[0].chunks);
+  expect(text).toMatch(/^backfill_chunk_duration_bucket\{/m);
+  expect(text).toMatch(/^temporal_activity_execution_latency_bucket\{/m);
+
+  const finished = logs
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.msg === 'partition finished' && l.runId === started.runId);
+  expect(finished.map((l) => l.partitionId).sort()).toEqual(
+    (await db.pool.query('SELECT partition_id FROM backfill.partitions WHERE run_id = $1 ORDER BY partition_id', [started.runId])).rows.map((r) => r.partition_id),
+  );
+});
