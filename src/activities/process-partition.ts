@@ -17,6 +17,7 @@ import pg from 'pg';
 const pgTypes = pg.types;
 import { describePgError, isDataError } from '../db/errors';
 import { checkpoint, finishPartition, lockPartition, startAttempt, type PartitionRow } from '../ledger/partitions';
+import { reserveRows, refundRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
@@ -34,7 +35,7 @@ export interface ChunkHeartbeat {
   cursor: string | null;
   chunks: number;
   rowsWritten: number;
-  state: 'writing' | 'paused';
+  state: 'writing' | 'paused' | 'throttled';
 }
 
 /** Tables created in a session, remembered only after the creating transaction commits. */
@@ -76,19 +77,24 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           await sleep(deps.pausePollMs ?? 1000);
           continue;
         }
+        const { chunkSize, rowsPerSecond } = control.limits;
+        if (rowsPerSecond) {
+          // one budget for the whole run, across workers: reserve this chunk's rows, wait out any debt
+          const wait = await reserveRows(pool, input.runId, chunkSize, rowsPerSecond);
+          if (wait > 0) {
+            beat = { ...beat, state: 'throttled' };
+            heartbeat(beat);
+            await sleep(wait);
+          }
+        }
         beat = { ...beat, state: 'writing' };
         const started = Date.now();
-        const outcome = await runChunk(pool, ctx, input, control.limits.chunkSize);
+        const outcome = await runChunk(pool, ctx, input, chunkSize);
+        if (rowsPerSecond) await refundRows(pool, input.runId, chunkSize - outcome.rowsRead);
         metrics.record(outcome, Date.now() - started);
         row = outcome.row;
         beat = { ...beat, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
         heartbeat(beat);
-        if (control.limits.rowsPerSecond && outcome.rowsRead > 0) {
-          // this partition's share of the run's budget; a shared budget across workers is issue #4
-          const share = control.limits.rowsPerSecond / Math.max(1, control.limits.concurrency);
-          const wait = (outcome.rowsRead / share) * 1000 - (Date.now() - started);
-          if (wait > 0) await sleep(wait);
-        }
       }
       log.info({ status: row.status, rowsWritten: row.rows_written, chunks: row.chunks }, 'partition finished');
       return reportOf(row);

@@ -4,6 +4,7 @@
  */
 import { m0001Init } from './0001-init';
 import { m0002RunAttempts } from './0002-run-attempts';
+import { m0003RateLimits } from './0003-rate-limits';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts];
+export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits];
