@@ -4,41 +4,28 @@
  * of the same spec is refused naming the active run; a data error fails only its own
  * partition, with the key range and message in the ledger and in `backfill status`.
  */
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { retryFailed, sendControl, setLimits, waitForControl } from '../src/cli/control';
 import { UsageError } from '../src/cli/output';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import type { SpecInput } from '../src/spec/schema';
-import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, writeSpec } from './helpers/orders';
-import { startTestWorker, testClient, uniqueQueue, type TestWorker } from './helpers/temporal';
+import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
+import { useTestEnvironment } from './helpers/environment';
 
-let db: TestDatabase;
-let worker: TestWorker;
-let client: Client;
-let closeClient: () => Promise<void>;
+const env = useTestEnvironment('control', { rows: 200_000 });
 
-beforeAll(async () => {
-  db = await createTestDatabase('control');
-  await createOrders(db.pool, 200_000);
-  worker = await startTestWorker(uniqueQueue('control'));
-  ({ client, close: closeClient } = await testClient());
-});
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeClient?.();
-  await db?.drop();
-});
+
+
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Everything a write leaves behind: target rows, their newest xmin, and the ledger's counters. */
 async function writeMark(): Promise<string> {
-  const { rows } = await db.pool.query(
+  const { rows } = await env.db.pool.query(
     `SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.orders_usd) AS x,
             (SELECT coalesce(sum(chunks), 0) FROM backfill.partitions) AS chunks`,
   );
@@ -54,12 +41,12 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 60_000): Pro
 }
 
 async function rowsRead(runId: string): Promise<number> {
-  const { rows } = await db.pool.query('SELECT coalesce(sum(rows_read), 0)::int AS n FROM backfill.partitions WHERE run_id = $1', [runId]);
+  const { rows } = await env.db.pool.query('SELECT coalesce(sum(rows_read), 0)::int AS n FROM backfill.partitions WHERE run_id = $1', [runId]);
   return rows[0].n;
 }
 
 function slowSpec(name: string): SpecInput {
-  return ordersSpec(db.envVar, {
+  return ordersSpec(env.db.envVar, {
     name,
     partition: { by: 'range', column: 'id', size: 50_000 },
     limits: { chunkSize: 2000, concurrency: 3, rowsPerSecond: 30_000 },
@@ -67,14 +54,14 @@ function slowSpec(name: string): SpecInput {
 }
 
 test('pause stops all writes within seconds; resume completes the run exactly; both are in the audit trail', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
-  const started = await startRun({ specFile: writeSpec(slowSpec('ctl-pause')), client, taskQueue: worker.taskQueue, actor: 'test' });
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const started = await env.start(slowSpec('ctl-pause'));
   await waitUntil(async () => (await rowsRead(started.runId)) > 20_000);
 
-  const run = (await getRun(db.pool, started.runId))!;
+  const run = (await getRun(env.db.pool, started.runId))!;
   const pausedAt = Date.now();
-  await sendControl(client, run, 'pause', { actor: 'alice', reason: 'replica lag' });
-  expect(await waitForControl(db.pool, started.runId, 'pause')).toBe(true);
+  await sendControl(env.client, run, 'pause', { actor: 'alice', reason: 'replica lag' });
+  expect(await waitForControl(env.db.pool, started.runId, 'pause')).toBe(true);
 
   // writes stop once the chunks in flight commit: wait for 3 quiet seconds, measuring how long that took
   let mark = await writeMark();
@@ -90,13 +77,13 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
   expect(quietSince - pausedAt).toBeLessThan(5000);
   await sleep(2000);
   expect(await writeMark()).toBe(mark);
-  expect((await getRun(db.pool, started.runId))!.status).toBe('paused');
+  expect((await getRun(env.db.pool, started.runId))!.status).toBe('paused');
 
-  await sendControl(client, (await getRun(db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
+  await sendControl(env.client, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
-  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
-  const events = (await listEvents(db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  const events = (await listEvents(env.db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
   expect(events).toEqual([
     ['registered', 'test', 'test: recompute amount_usd'],
     ['started', 'test', 'test: recompute amount_usd'],
@@ -107,35 +94,35 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
 });
 
 test('a second start of the same spec is refused naming the running run; cancel stops it at a chunk boundary', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
+  await env.db.pool.query('TRUNCATE app.orders_usd');
   const spec = slowSpec('ctl-cancel');
-  const first = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
-  const second = startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const first = await env.start(spec);
+  const second = env.start(spec);
   await expect(second).rejects.toThrow(UsageError);
   await expect(second).rejects.toThrow(
     new RegExp(`^backfill ctl-cancel already has an active run ${first.runId} \\((pending|running), started by test at .*\\); wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
   );
 
   await waitUntil(async () => (await rowsRead(first.runId)) > 10_000);
-  await sendControl(client, (await getRun(db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
+  await sendControl(env.client, (await getRun(env.db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
   const result = await waitForResult(first.handle);
   expect(result.status).toBe('cancelled');
   expect(result.partitions.cancelled).toBeGreaterThan(0);
   expect(result.partitions.succeeded + result.partitions.cancelled).toBe(result.partitions.total);
   // every committed chunk is in the target, nothing more: the counts agree with the rows written
-  const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
+  const { rows } = await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
   expect(rows[0].n).toBe(result.rowsWritten);
   expect(rows[0].n).toBeLessThan(result.rowsRead + 1);
-  const kinds = (await listEvents(db.pool, first.runId)).map((e) => e.kind);
+  const kinds = (await listEvents(env.db.pool, first.runId)).map((e) => e.kind);
   expect(kinds).toContain('cancel-requested');
-  await expect(sendControl(client, (await getRun(db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
+  await expect(sendControl(env.client, (await getRun(env.db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
     `run ctl-cancel/${first.runId} already finished (cancelled); there is nothing to pause`,
   );
 });
 
 test('a data error fails only its partition, with key range and message in the ledger and in status', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
-  const spec = ordersSpec(db.envVar, {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-data-error',
     partition: { by: 'range', column: 'id', size: 100_000 },
     transform: {
@@ -144,13 +131,13 @@ test('a data error fails only its partition, with key range and message in the l
       sql: TRANSFORM_SQL.replace('round(', 'coalesce(CASE WHEN c.id BETWEEN 250000 AND 250010 THEN 1 / (c.tenant - c.tenant) END, 0) + round('),
     },
   });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const started = await env.start(spec);
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('failed');
   expect(result.partitions.failed).toBe(1);
   expect(result.partitions.succeeded).toBe(result.partitions.total - 1);
 
-  const { rows } = await db.pool.query('SELECT partition_id, last_error, error_range, attempts FROM backfill.partitions WHERE run_id = $1 AND status = $2', [
+  const { rows } = await env.db.pool.query('SELECT partition_id, last_error, error_range, attempts FROM backfill.partitions WHERE run_id = $1 AND status = $2', [
     started.runId,
     'failed',
   ]);
@@ -163,18 +150,18 @@ test('a data error fails only its partition, with key range and message in the l
   expect(hi).toBeGreaterThanOrEqual(250_000);
   expect(rows[0].last_error).toBe(`partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012)`);
 
-  const text = renderStatus(await statusReport(db.pool, (await getRun(db.pool, started.runId))!));
+  const text = renderStatus(await statusReport(env.db.pool, (await getRun(env.db.pool, started.runId))!));
   expect(text).toContain('FAILED');
   expect(text).toContain(`id:000200000-000300000 (1 attempt): ${rows[0].last_error}`);
   // the other partitions are exact
-  const diff = await db.pool.query(`SELECT count(*)::int AS n FROM app.orders_usd WHERE id >= 200000 AND id < 300000`);
+  const diff = await env.db.pool.query(`SELECT count(*)::int AS n FROM app.orders_usd WHERE id >= 200000 AND id < 300000`);
   expect(diff.rows[0].n).toBeLessThan(100_000);
-  const others = await diffAgainstExpected(db.pool, 'id < 200000 OR id >= 300000');
+  const others = await diffAgainstExpected(env.db.pool, 'id < 200000 OR id >= 300000');
   expect(others).toMatchObject({ missing: 0, extra: 0 });
 });
 
 async function runningPartitions(runId: string): Promise<number> {
-  const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [runId]);
+  const { rows } = await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [runId]);
   return rows[0].n;
 }
 
@@ -189,7 +176,7 @@ async function maxOver(ms: number, sample: () => Promise<number>): Promise<numbe
 }
 
 async function chunkTotals(runId: string): Promise<{ rows: number; chunks: number }> {
-  const { rows } = await db.pool.query(
+  const { rows } = await env.db.pool.query(
     'SELECT coalesce(sum(rows_read), 0)::int AS rows, coalesce(sum(chunks), 0)::int AS chunks FROM backfill.partitions WHERE run_id = $1',
     [runId],
   );
@@ -197,23 +184,23 @@ async function chunkTotals(runId: string): Promise<{ rows: number; chunks: numbe
 }
 
 test('setLimits changes concurrency and chunk size of a running run; invalid changes are rejected and leave no trace in history', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
-  const spec = ordersSpec(db.envVar, {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-limits',
     partition: { by: 'range', column: 'id', size: 25_000 },
     limits: { chunkSize: 2000, concurrency: 1, rowsPerSecond: 20_000 },
   });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const started = await env.start(spec);
   await waitUntil(async () => (await runningPartitions(started.runId)) > 0);
   expect(await maxOver(1500, () => runningPartitions(started.runId))).toBe(1);
 
-  let run = (await getRun(db.pool, started.runId))!;
-  const limits = await setLimits(client, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
+  let run = (await getRun(env.db.pool, started.runId))!;
+  const limits = await setLimits(env.client, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
   expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 });
-  expect((await getRun(db.pool, started.runId))!.limits).toEqual(limits);
+  expect((await getRun(env.db.pool, started.runId))!.limits).toEqual(limits);
   expect(await maxOver(3000, () => runningPartitions(started.runId))).toBe(3);
 
-  await setLimits(client, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
+  await setLimits(env.client, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
   await sleep(500); // the chunk in flight when the change landed may still be the old size
   const before = await chunkTotals(started.runId);
   await sleep(1500);
@@ -221,7 +208,7 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   expect(after.chunks).toBeGreaterThan(before.chunks);
   expect((after.rows - before.rows) / (after.chunks - before.chunks)).toBeLessThanOrEqual(500);
 
-  await expect(setLimits(client, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
+  await expect(setLimits(env.client, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
     `cannot change the limits of ctl-limits/${started.runId}: concurrency must be an integer from 1 to 500 (got 0)`,
   );
   // the workflow's own validator refuses what a client that skips the check sends
@@ -229,13 +216,13 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   await expect(rejected).rejects.toThrow(WorkflowUpdateFailedError);
   await expect(rejected).rejects.toMatchObject({ cause: { message: 'chunkSize must be an integer from 1 to 1000000 (got -5)' } });
 
-  run = (await getRun(db.pool, started.runId))!;
-  if (run.status === 'running') await sendControl(client, run, 'cancel', { actor: 'test', reason: 'enough' });
+  run = (await getRun(env.db.pool, started.runId))!;
+  if (run.status === 'running') await sendControl(env.client, run, 'cancel', { actor: 'test', reason: 'enough' });
   await waitForResult(started.handle);
   const history = await started.handle.fetchHistory();
   const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
   expect(accepted).toBe(2);
-  const changes = (await listEvents(db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
+  const changes = (await listEvents(env.db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
   expect(changes.map((e) => [e.actor, e.reason, e.detail])).toEqual([
     ['dana', 'off-peak', { from: { concurrency: 1, chunkSize: 2000, rowsPerSecond: 20_000 }, to: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 } }],
     ['dana', 'smaller transactions', { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 15_000 } }],
@@ -243,53 +230,53 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
 });
 
 test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
+  await env.db.pool.query('TRUNCATE app.orders_usd');
   // one bad row the transform cannot handle: the operator fixes it between attempts
-  const bad = (await db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")).rows[0];
-  await db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
-  const spec = ordersSpec(db.envVar, {
+  const bad = (await env.db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")).rows[0];
+  await env.db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
+  const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-retry',
     partition: { by: 'range', column: 'id', size: 100_000 },
     transform: { name: 'orders-usd-strict', version: 1, sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round(") },
   });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const started = await env.start(spec);
   const first = await waitForResult(started.handle);
   expect(first.status).toBe('failed');
   expect(first.partitions.failed).toBe(1);
 
-  const { rows: succeededBefore } = await db.pool.query(
+  const { rows: succeededBefore } = await env.db.pool.query(
     "SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded' ORDER BY ordinal",
     [started.runId],
   );
-  const xminBefore = (await db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd ORDER BY id')).rows;
+  const xminBefore = (await env.db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd ORDER BY id')).rows;
 
-  await db.pool.query('UPDATE app.orders SET currency = $2 WHERE id = $1', [bad.id, bad.currency]);
-  let run = (await getRun(db.pool, started.runId))!;
-  const retry = await retryFailed(client, db.pool, run, { actor: 'frank', reason: 'fixed order currency' }, worker.taskQueue);
+  await env.db.pool.query('UPDATE app.orders SET currency = $2 WHERE id = $1', [bad.id, bad.currency]);
+  let run = (await getRun(env.db.pool, started.runId))!;
+  const retry = await retryFailed(env.client, env.db.pool, run, { actor: 'frank', reason: 'fixed order currency' }, env.worker.taskQueue);
   expect(retry).toMatchObject({ attempt: 2, partitions: 1 });
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
   expect(second.partitions).toEqual({ total: first.partitions.total, succeeded: first.partitions.total, failed: 0, cancelled: 0 });
-  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
 
   // succeeded partitions were not run again, and their target rows were not rewritten
-  const { rows: succeededAfter } = await db.pool.query(
+  const { rows: succeededAfter } = await env.db.pool.query(
     'SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND partition_id = ANY($2) ORDER BY ordinal',
     [started.runId, succeededBefore.map((p) => p.partition_id)],
   );
   expect(succeededAfter).toEqual(succeededBefore);
-  const xminAfter = new Map((await db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd')).rows.map((r) => [r.id, r.x]));
+  const xminAfter = new Map((await env.db.pool.query('SELECT id, xmin::text AS x FROM app.orders_usd')).rows.map((r) => [r.id, r.x]));
   for (const r of xminBefore) expect(xminAfter.get(r.id)).toBe(r.x);
 
-  run = (await getRun(db.pool, started.runId))!;
+  run = (await getRun(env.db.pool, started.runId))!;
   expect(run).toMatchObject({ status: 'succeeded', attempt: 2 });
-  const events = (await listEvents(db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
+  const events = (await listEvents(env.db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
   expect(events.slice(-3)).toEqual([
     ['finished', 'backfill', null],
     ['retry', 'frank', 'fixed order currency'],
     ['finished', 'backfill', null],
   ]);
-  await expect(retryFailed(client, db.pool, run, { actor: 'x' }, worker.taskQueue)).rejects.toThrow(
+  await expect(retryFailed(env.client, env.db.pool, run, { actor: 'x' }, env.worker.taskQueue)).rejects.toThrow(
     `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,
   );
 });

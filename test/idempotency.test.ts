@@ -6,53 +6,39 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { waitForResult } from '../src/cli/start-run';
 import type { SpecInput } from '../src/spec/schema';
-import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, diffAgainstExpected, EXPECTED_SQL, ordersSpec, writeSpec } from './helpers/orders';
-import { startTestWorker, testClient, uniqueQueue, type TestWorker } from './helpers/temporal';
+import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, writeSpec } from './helpers/orders';
+import { useTestEnvironment } from './helpers/environment';
 
-let db: TestDatabase;
-let worker: TestWorker;
-let client: Client;
-let closeClient: () => Promise<void>;
+const env = useTestEnvironment('idem', { rows: 210_000 });
 
-beforeAll(async () => {
-  db = await createTestDatabase('idem');
-  await createOrders(db.pool, 210_000);
-  worker = await startTestWorker(uniqueQueue('idem'));
-  ({ client, close: closeClient } = await testClient());
-});
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeClient?.();
-  await db?.drop();
-});
+
+
 
 async function run(spec: SpecInput, extra: { maxHistoryEvents?: number } = {}) {
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test', ...extra });
+  const started = await env.start(spec, { ...extra });
   return { started, result: await waitForResult(started.handle) };
 }
 
 async function xmins(where: string): Promise<Map<string, string>> {
-  const { rows } = await db.pool.query<{ id: string; x: string }>(`SELECT id, xmin::text AS x FROM app.orders_usd WHERE ${where}`);
+  const { rows } = await env.db.pool.query<{ id: string; x: string }>(`SELECT id, xmin::text AS x FROM app.orders_usd WHERE ${where}`);
   return new Map(rows.map((r) => [r.id, r.x]));
 }
 
 test('rows already correct keep their xmin, and a second run of the same spec writes 0 rows', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
+  await env.db.pool.query('TRUNCATE app.orders_usd');
   // a third of the target is already right, a tenth is wrong
-  await db.pool.query(`INSERT INTO app.orders_usd SELECT * FROM (${EXPECTED_SQL}) e WHERE e.id % 3 = 0`);
-  await db.pool.query(`INSERT INTO app.orders_usd SELECT id, tenant, created_at, -1 FROM (${EXPECTED_SQL}) e WHERE e.id % 3 <> 0 AND e.id % 10 = 1`);
+  await env.db.pool.query(`INSERT INTO app.orders_usd SELECT * FROM (${EXPECTED_SQL}) e WHERE e.id % 3 = 0`);
+  await env.db.pool.query(`INSERT INTO app.orders_usd SELECT id, tenant, created_at, -1 FROM (${EXPECTED_SQL}) e WHERE e.id % 3 <> 0 AND e.id % 10 = 1`);
   const correct = await xmins('id % 3 = 0');
   const wrong = (await xmins('id % 3 <> 0 AND id % 10 = 1')).size;
 
-  const spec = ordersSpec(db.envVar, { name: 'idem-xmin' });
+  const spec = ordersSpec(env.db.envVar, { name: 'idem-xmin' });
   const { result: first } = await run(spec);
   expect(first.status).toBe('succeeded');
-  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
   expect(first.rowsUnchanged).toBe(correct.size);
   expect(first.rowsWritten).toBe(first.rowsRead - correct.size);
   expect(first.rowsWritten).toBeGreaterThan(wrong);
@@ -65,7 +51,7 @@ test('rows already correct keep their xmin, and a second run of the same spec wr
 });
 
 test('a TypeScript transform module produces exactly what the SQL statement produces', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
+  await env.db.pool.query('TRUNCATE app.orders_usd');
   const moduleFile = path.join(path.dirname(writeSpec('x: 1')), `orders-usd-${Date.now()}.ts`);
   writeFileSync(
     moduleFile,
@@ -91,21 +77,21 @@ test('a TypeScript transform module produces exactly what the SQL statement prod
     };
     `,
   );
-  const spec = ordersSpec(db.envVar, {
+  const spec = ordersSpec(env.db.envVar, {
     name: 'idem-module',
     partition: { by: 'time', column: 'created_at', size: '1 day' },
     transform: { name: 'orders-usd-ts', version: 3, module: moduleFile },
   });
   const { result } = await run(spec);
   expect(result.status).toBe('succeeded');
-  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
   const { result: again } = await run(spec);
   expect(again).toMatchObject({ status: 'succeeded', rowsWritten: 0 });
 });
 
 test('a run that continues-as-new while partitions are running still ends exact, each partition counted once', async () => {
-  await db.pool.query('TRUNCATE app.orders_usd');
-  const spec = ordersSpec(db.envVar, {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(env.db.envVar, {
     name: 'idem-can',
     partition: { by: 'range', column: 'id', size: 20_000 },
     limits: { chunkSize: 5000, concurrency: 3 },
@@ -114,10 +100,10 @@ test('a run that continues-as-new while partitions are running still ends exact,
   expect(result.status).toBe('succeeded');
   expect(result.partitions.total).toBeGreaterThanOrEqual(30);
   expect(result.partitions.succeeded).toBe(result.partitions.total);
-  const latest = await client.workflow.getHandle(started.workflowId).describe();
+  const latest = await env.client.workflow.getHandle(started.workflowId).describe();
   expect(latest.runId).not.toBe(started.handle.firstExecutionRunId);
-  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
-  const { rows } = await db.pool.query(
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  const { rows } = await env.db.pool.query(
     "SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND (status <> 'succeeded' OR completions <> 1)",
     [started.runId],
   );

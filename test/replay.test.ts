@@ -6,33 +6,20 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import { execFileSync } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
-import { startRun, waitForResult } from '../src/cli/start-run';
-import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, ordersSpec, writeSpec } from './helpers/orders';
-import { startTestWorker, temporalAddress, testClient, uniqueQueue, workflowBundle, type TestWorker } from './helpers/temporal';
+import { waitForResult } from '../src/cli/start-run';
+import { ordersSpec } from './helpers/orders';
+import { temporalAddress, workflowBundle } from './helpers/temporal';
+import { useTestEnvironment } from './helpers/environment';
+
+const env = useTestEnvironment('replay', { rows: 20_000 });
+
 
 const HISTORIES = path.join(__dirname, 'histories');
 
-let db: TestDatabase;
-let worker: TestWorker;
-let client: Client;
-let closeClient: () => Promise<void>;
 
-beforeAll(async () => {
-  db = await createTestDatabase('replay');
-  await createOrders(db.pool, 20_000);
-  worker = await startTestWorker(uniqueQueue('replay'));
-  ({ client, close: closeClient } = await testClient());
-});
 
-afterAll(async () => {
-  await worker?.stop();
-  await closeClient?.();
-  await db?.drop();
-});
 
 async function replay(history: unknown, workflowId: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
@@ -47,20 +34,20 @@ test('recorded histories replay without non-determinism', async () => {
 });
 
 test('a fresh run with a pause, a resume and continue-as-new replays: parent executions and a child', async () => {
-  const spec = ordersSpec(db.envVar, { name: 'replay', partition: { by: 'range', column: 'id', size: 10_000 }, limits: { chunkSize: 2000, concurrency: 2 } });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test', maxHistoryEvents: 60 });
+  const spec = ordersSpec(env.db.envVar, { name: 'replay', partition: { by: 'range', column: 'id', size: 10_000 }, limits: { chunkSize: 2000, concurrency: 2 } });
+  const started = await env.start(spec, { maxHistoryEvents: 60 });
   await started.handle.signal('pause', { actor: 'test', reason: 'replay' });
   await started.handle.signal('resume', { actor: 'test', reason: 'replay' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
 
   const executions = [];
-  for await (const wf of client.workflow.list({ query: `WorkflowId = '${started.workflowId}' OR WorkflowId = '${started.workflowId}/id:000000000-000010000'` })) {
+  for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${started.workflowId}' OR WorkflowId = '${started.workflowId}/id:000000000-000010000'` })) {
     executions.push(wf);
   }
   expect(executions.length).toBeGreaterThanOrEqual(3);
   for (const wf of executions) {
-    const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    const history = await env.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     await replay(history, wf.workflowId);
     if (process.env.RECORD_HISTORIES) {
       mkdirSync(HISTORIES, { recursive: true });

@@ -2,33 +2,22 @@
  * Malformed specs: each gives one clear error naming the file, line, field, value and
  * fix, exits as bad input, and writes nothing (no ledger schema, no workflow started).
  */
-import type { Client } from '@temporalio/client';
 import { exitCodeFor } from '../src/cli/output';
 import { startRun } from '../src/cli/start-run';
-import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, ordersSpec, TRANSFORM_SQL, writeSpec } from './helpers/orders';
-import { testClient } from './helpers/temporal';
+import { ordersSpec, TRANSFORM_SQL, writeSpec } from './helpers/orders';
 import { stringify } from 'yaml';
+import { useTestEnvironment } from './helpers/environment';
 
-let db: TestDatabase;
-let client: Client;
-let closeClient: () => Promise<void>;
+const env = useTestEnvironment('specs', { rows: 1000, worker: false });
 
-beforeAll(async () => {
-  db = await createTestDatabase('specs');
-  await createOrders(db.pool, 1000);
-  ({ client, close: closeClient } = await testClient());
-});
 
-afterAll(async () => {
-  await closeClient?.();
-  await db?.drop();
-});
+
+
 
 async function startError(spec: unknown): Promise<{ message: string; file: string; exitCode: number }> {
   const file = writeSpec(spec);
   try {
-    await startRun({ specFile: file, client, taskQueue: 'never-polled' });
+    await startRun({ specFile: file, client: env.client, taskQueue: 'never-polled' });
   } catch (err) {
     return { message: (err as Error).message.split(file).join('F'), file, exitCode: exitCodeFor(err) };
   }
@@ -78,9 +67,9 @@ test.each(cases)('%s is refused with a clear error, and nothing is written', asy
   const { message, exitCode } = await startError(make());
   expect(message).toBe(expected);
   expect(exitCode).toBe(2);
-  const { rows } = await db.pool.query("SELECT to_regclass('backfill.runs') AS t");
+  const { rows } = await env.db.pool.query("SELECT to_regclass('backfill.runs') AS t");
   expect(rows[0].t).toBeNull();
-  const started = await client.workflow.count("BackfillName = 'orders-usd'");
+  const started = await env.client.workflow.count("BackfillName = 'orders-usd'");
   expect(started.count).toBe(0);
 });
 

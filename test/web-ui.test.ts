@@ -9,12 +9,13 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import { startRun, waitForResult } from '../src/cli/start-run';
-import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, ordersSpec, writeSpec } from './helpers/orders';
-import { startTestWorker, testClient, uniqueQueue, type TestWorker } from './helpers/temporal';
+import { waitForResult } from '../src/cli/start-run';
+import { ordersSpec } from './helpers/orders';
+import { useTestEnvironment } from './helpers/environment';
+
+const env = useTestEnvironment('webui', { rows: 30_000 });
+
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -22,29 +23,16 @@ if (!available && process.env.CI) throw new Error(`Chromium not found at ${CHROM
 if (!available) process.stderr.write(`web-ui.test.ts skipped: no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)\n`);
 const maybe = available ? test : test.skip;
 
-let db: TestDatabase;
-let worker: TestWorker;
-let client: Client;
-let closeClient: () => Promise<void>;
 let browser: Browser | undefined;
 
-beforeAll(async () => {
-  db = await createTestDatabase('webui');
-  await createOrders(db.pool, 30_000);
-  worker = await startTestWorker(uniqueQueue('webui'));
-  ({ client, close: closeClient } = await testClient());
-});
 
 afterAll(async () => {
   await browser?.close();
-  await worker?.stop();
-  await closeClient?.();
-  await db?.drop();
 });
 
 maybe('the run is found by its search attribute and its User Metadata tab shows the progress table with the right numbers', async () => {
-  const spec = ordersSpec(db.envVar, { name: 'ui-check', partition: { by: 'range', column: 'id', size: 20_000 } });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const spec = ordersSpec(env.db.envVar, { name: 'ui-check', partition: { by: 'range', column: 'id', size: 20_000 } });
+  const started = await env.start(spec);
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
 

@@ -119,7 +119,8 @@ export async function startRun(options: StartRunOptions): Promise<StartedRun> {
         { key: BackfillStatus, value: 'pending' },
       ],
       memo: { database: spec.database },
-      staticSummary: `${spec.name}: ${spec.reason}`.slice(0, 190),
+      // one line, at most 200 bytes in the UI: name, reason, scope
+      staticSummary: oneLine(`${spec.name}: ${spec.reason} — ${spec.source.table}${spec.source.where ? ` where ${spec.source.where}` : ''}, ${partitions.length} partitions`),
       staticDetails: [
         `**${spec.name}** run \`${runId}\` — ${spec.reason}`,
         '',
@@ -189,4 +190,9 @@ export async function ensureSearchAttributes(client: Client): Promise<void> {
 
 export async function waitForResult(handle: WorkflowHandle): Promise<RunResult> {
   return (await handle.result()) as RunResult;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return Buffer.byteLength(flat) <= 200 ? flat : `${Buffer.from(flat).subarray(0, 196).toString().replace(/\uFFFD+$/, '')}…`;
 }
