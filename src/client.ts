@@ -89,6 +89,7 @@ export function buildProgram(): Command {
     .option('--concurrency <n>', 'partitions in flight (1-500)')
     .option('--chunk-size <n>', 'rows per chunk (1-1000000)')
     .option('--rows-per-second <n|off>', 'rows/s cap, or off')
+    .option('--window <hours|off>', 'allowed hours, e.g. "22:00-06:00 Europe/Berlin", or off')
     .option('--actor <name>', 'who does it, for the audit record (default: OS user)')
     .option('--reason <text>', 'why; kept in the audit record')
     .addOption(databaseOption())

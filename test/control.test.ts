@@ -280,3 +280,25 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
     `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,
   );
 });
+
+test('outside its allowed hours a run holds, says why in status, and continues when the window changes to include now', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const now = new Date();
+  const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+  // a window that opens in two hours (UTC) and lasts one
+  const window = { start: hhmm(new Date(now.getTime() + 2 * 3600_000)), end: hhmm(new Date(now.getTime() + 3 * 3600_000)), timeZone: 'UTC' };
+  const spec = ordersSpec(env.db.envVar, { name: 'ctl-window', limits: { chunkSize: 10_000, concurrency: 2, window } });
+  const started = await env.start(spec);
+  await waitUntil(async () => (await runningPartitions(started.runId)) > 0);
+  await sleep(2500);
+  expect(await chunkTotals(started.runId)).toEqual({ rows: 0, chunks: 0 });
+  const text = renderStatus(await statusReport(env.db.pool, (await getRun(env.db.pool, started.runId))!));
+  expect(text).toMatch(new RegExp(`holding: +outside the allowed hours \\(${window.start}–${window.end} UTC\\); continues by itself at `));
+
+  await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { window: null, actor: 'gina', reason: 'approved daytime run' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  const change = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'limits-changed');
+  expect(change).toMatchObject({ actor: 'gina', reason: 'approved daytime run', detail: { to: { concurrency: 2, chunkSize: 10_000 } } });
+});

@@ -21,6 +21,7 @@ import { reserveRows, refundRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
+import { msUntilOpen } from '../shared/window';
 import type { ActivityDeps } from './deps';
 import type { RunContext, RunContextCache } from './run-context';
 
@@ -35,7 +36,7 @@ export interface ChunkHeartbeat {
   cursor: string | null;
   chunks: number;
   rowsWritten: number;
-  state: 'writing' | 'paused' | 'throttled';
+  state: 'writing' | 'paused' | 'throttled' | 'outside-window';
 }
 
 /** Tables created in a session, remembered only after the creating transaction commits. */
@@ -77,7 +78,15 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           await sleep(deps.pausePollMs ?? 1000);
           continue;
         }
-        const { chunkSize, rowsPerSecond } = control.limits;
+        const { chunkSize, rowsPerSecond, window } = control.limits;
+        const closedFor = window ? msUntilOpen(window, new Date()) : 0;
+        if (closedFor > 0) {
+          // outside the allowed hours: hold, re-reading the control row so pause, cancel and new limits still apply
+          beat = { ...beat, state: 'outside-window' };
+          heartbeat(beat);
+          await sleep(Math.min(closedFor, 30_000, deps.pausePollMs ?? 1000));
+          continue;
+        }
         if (rowsPerSecond) {
           // one budget for the whole run, across workers: reserve this chunk's rows, wait out any debt
           const wait = await reserveRows(pool, input.runId, chunkSize, rowsPerSecond);

@@ -8,8 +8,14 @@ import type pg from 'pg';
 import { listEvents, type RunEventRow } from '../ledger/events';
 import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
 import type { RunRow } from '../ledger/runs';
+import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
+import type { Limits } from '../shared/types';
+import { describeWindow, msUntilOpen } from '../shared/window';
 
 export interface StatusReport {
+  limits: Limits;
+  /** Set while the run is outside its allowed hours: when they open. */
+  windowOpensAt: string | null;
   runId: string;
   name: string;
   workflowId: string;
@@ -33,7 +39,10 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     listPartitions(pool, run.run_id, { status: ['failed'], limit: 20 }),
     listEvents(pool, run.run_id, 10),
   ]);
+  const closedFor = run.limits.window && ACTIVE_RUN_STATUSES.includes(run.status) ? msUntilOpen(run.limits.window, new Date()) : 0;
   return {
+    limits: run.limits,
+    windowOpensAt: closedFor > 0 ? new Date(Date.now() + closedFor).toISOString() : null,
     runId: run.run_id,
     name: run.name,
     workflowId: run.workflow_id,
@@ -60,6 +69,8 @@ export function renderStatus(r: StatusReport): string {
     `  transform: ${r.transform}`,
     `  workflow:  ${r.workflowId}`,
   ];
+  lines.push(`  limits:    ${describeLimits(r.limits)}`);
+  if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
   if (r.lastError) lines.push(`  error:     ${r.lastError}`);
   const t = r.totals;
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
@@ -79,4 +90,13 @@ export function renderStatus(r: StatusReport): string {
 /** No ANSI colours when the output is not a terminal (logs, CI, pipes). */
 export function plainStyle(): { head: string[]; border: string[] } | undefined {
   return process.stdout.isTTY ? undefined : { head: [], border: [] };
+}
+
+export function describeLimits(l: Limits): string {
+  return [
+    `concurrency ${l.concurrency}`,
+    `chunk size ${l.chunkSize}`,
+    l.rowsPerSecond ? `${l.rowsPerSecond} rows/s` : 'no rows/s cap',
+    l.window ? `allowed ${describeWindow(l.window)}` : 'all hours',
+  ].join(', ');
 }

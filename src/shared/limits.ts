@@ -4,6 +4,7 @@
  * The bounds match the spec schema's.
  */
 import type { Limits, LimitsChange } from './types';
+import { windowProblem } from './window';
 
 export const LIMIT_BOUNDS = {
   concurrency: { min: 1, max: 500 },
@@ -12,9 +13,13 @@ export const LIMIT_BOUNDS = {
 
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {
-  const { concurrency, chunkSize, rowsPerSecond } = change;
-  if (concurrency === undefined && chunkSize === undefined && rowsPerSecond === undefined) {
-    return 'no limit given; set at least one of concurrency, chunkSize, rowsPerSecond';
+  const { concurrency, chunkSize, rowsPerSecond, window } = change;
+  if (concurrency === undefined && chunkSize === undefined && rowsPerSecond === undefined && window === undefined) {
+    return 'no limit given; set at least one of concurrency, chunkSize, rowsPerSecond, window';
+  }
+  if (window) {
+    const problem = windowProblem({ ...window, timeZone: window.timeZone ?? 'UTC' });
+    if (problem) return `window.${problem.field} ${problem.message}`;
   }
   for (const [name, value] of [['concurrency', concurrency], ['chunkSize', chunkSize]] as const) {
     if (value === undefined) continue;
@@ -31,5 +36,7 @@ export function applyLimitsChange(current: Limits, change: LimitsChange): Limits
   const next: Limits = { concurrency: change.concurrency ?? current.concurrency, chunkSize: change.chunkSize ?? current.chunkSize };
   const rps = change.rowsPerSecond === undefined ? current.rowsPerSecond : change.rowsPerSecond;
   if (rps !== null && rps !== undefined) next.rowsPerSecond = rps;
+  const window = change.window === undefined ? current.window : change.window;
+  if (window) next.window = { ...window, timeZone: window.timeZone ?? 'UTC' };
   return next;
 }

@@ -12,6 +12,7 @@
  *   about cursors and counts.
  */
 import type { RunStatus, PartitionStatus } from './statuses';
+import type { AllowedWindow } from './window';
 
 export type PartitionBounds =
   /** Integers in [lo, hi), as decimal strings so bigint columns stay exact. */
@@ -33,6 +34,7 @@ export interface Limits {
   chunkSize: number;
   concurrency: number;
   rowsPerSecond?: number;
+  window?: AllowedWindow;
 }
 
 /** A change of limits on a running run; omitted fields keep their value, rowsPerSecond: null removes the cap. */
@@ -40,6 +42,8 @@ export interface LimitsChange extends OperatorAction {
   concurrency?: number;
   chunkSize?: number;
   rowsPerSecond?: number | null;
+  /** null removes the window (all hours allowed). */
+  window?: AllowedWindow | null;
 }
 
 /** Counts a partition reports; sums of these per run are what `status` shows. */

@@ -112,7 +112,7 @@ function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: 
     message = `is required (${issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`}); see DESIGN.md "Spec"`;
   } else if (issue.code === 'unrecognized_keys') {
     message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; check the spelling against the spec reference`;
-  } else if (given !== undefined && typeof given !== 'object') {
+  } else if (given !== undefined && typeof given !== 'object' && !message.includes('(got ')) {
     message = insertGot(message, given);
   }
   const position = positionOf(doc, lines, issue.code === 'unrecognized_keys' ? [...segments, issue.keys[0]] : segments);

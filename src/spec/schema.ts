@@ -6,6 +6,7 @@
  * the database before a run starts.
  */
 import { z } from 'zod';
+import { windowProblem } from '../shared/window';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -66,10 +67,19 @@ export const transformSchema = z
     message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
   });
 
+export const windowSchema = z
+  .strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') })
+  .superRefine((w, ctx) => {
+    const problem = windowProblem(w);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
+  });
+
 export const limitsSchema = z.strictObject({
   chunkSize: z.number().int().min(1).max(1_000_000).default(5000),
   concurrency: z.number().int().min(1).max(500).default(4),
   rowsPerSecond: z.number().positive().optional(),
+  /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
+  window: windowSchema.optional(),
 });
 
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;

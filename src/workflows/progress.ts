@@ -2,6 +2,7 @@
  * Renders a run's progress as the Markdown table shown in the Web UI's Current Details.
  */
 import type { RunProgress } from '../shared/types';
+import { describeWindow } from '../shared/window';
 
 export function renderProgressMarkdown(p: RunProgress): string {
   const finished = p.status === 'succeeded' || p.status === 'failed' || p.status === 'cancelled';
@@ -23,7 +24,8 @@ export function renderProgressMarkdown(p: RunProgress): string {
     '',
     `Rate ${p.rowsPerSecond ?? '—'} rows/s (finished partitions). ETA ${eta}.`,
     '',
-    `Limits: concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ', no rows/s cap'}.`,
+    `Limits: concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ', no rows/s cap'}` +
+      `${p.limits.window ? `, writes only ${describeWindow(p.limits.window)}` : ''}.`,
     ...failure,
   ].join('\n');
 }

@@ -6,6 +6,8 @@ import { retryFailed, sendControl, setLimits, waitForControl, type ControlAction
 import { temporalConfig } from '../../config';
 import { findRun, openLedgerPool } from '../ledger-access';
 import { emit, UsageError, type OutputOptions } from '../output';
+import type { AllowedWindow } from '../../shared/window';
+import { describeLimits } from '../status';
 
 export async function controlCommand(
   action: ControlAction,
@@ -32,7 +34,7 @@ export async function controlCommand(
 
 export async function setLimitsCommand(
   ref: string,
-  opts: OutputOptions & { database: string; actor?: string; reason?: string; concurrency?: string; chunkSize?: string; rowsPerSecond?: string },
+  opts: OutputOptions & { database: string; actor?: string; reason?: string; concurrency?: string; chunkSize?: string; rowsPerSecond?: string; window?: string },
 ): Promise<void> {
   const number = (flag: string, value: string | undefined) => {
     if (value === undefined) return undefined;
@@ -46,15 +48,14 @@ export async function setLimitsCommand(
     concurrency: number('--concurrency', opts.concurrency),
     chunkSize: number('--chunk-size', opts.chunkSize),
     rowsPerSecond: opts.rowsPerSecond === 'off' ? null : number('--rows-per-second', opts.rowsPerSecond),
+    window: opts.window === undefined ? undefined : parseWindowFlag(opts.window),
   };
   const pool = openLedgerPool(opts.database);
   const { client, close } = await temporalClient();
   try {
     const run = await findRun(pool, ref, opts.database);
     const limits = await setLimits(client, run, change);
-    emit(opts, { runId: run.run_id, limits }, (r) =>
-      `Limits of ${run.name}/${r.runId}: concurrency ${r.limits.concurrency}, chunk size ${r.limits.chunkSize}, ${r.limits.rowsPerSecond ? `${r.limits.rowsPerSecond} rows/s` : 'no rows/s cap'}.`,
-    );
+    emit(opts, { runId: run.run_id, limits }, (r) => `Limits of ${run.name}/${r.runId}: ${describeLimits(r.limits)}.`);
   } finally {
     await close();
     await pool.end();
@@ -92,4 +93,12 @@ export async function retryFailedCommand(ref: string, opts: OutputOptions & { da
     await close();
     await pool.end();
   }
+}
+
+/** `--window "22:00-06:00 Europe/Berlin"` (time zone optional, default UTC), or `off`. */
+export function parseWindowFlag(value: string): AllowedWindow | null {
+  if (value === 'off') return null;
+  const m = /^\s*(\d\d:\d\d)\s*-\s*(\d\d:\d\d)(?:\s+(\S+))?\s*$/.exec(value);
+  if (!m) throw new UsageError(`--window must look like "22:00-06:00 Europe/Berlin" (time zone optional, default UTC) or off (got "${value}")`);
+  return { start: m[1], end: m[2], timeZone: m[3] ?? 'UTC' };
 }
