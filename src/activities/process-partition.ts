@@ -15,13 +15,15 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import pg from 'pg';
 
 const pgTypes = pg.types;
-import { describePgError, isDataError } from '../db/errors';
-import { checkpoint, finishPartition, lockPartition, startAttempt, type PartitionRow } from '../ledger/partitions';
+import { describePgError, isDataError, isPgError } from '../db/errors';
+import { checkpoint, finishPartition, lockPartition, recordChunk, setHoldReason, startAttempt, type PartitionRow } from '../ledger/partitions';
+import { readGuards } from '../engine/guard-signals';
+import { describeReading, governing } from '../shared/guards';
 import { reserveRows, refundRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
-import { msUntilOpen } from '../shared/window';
+import { describeWindow, msUntilOpen } from '../shared/window';
 import type { ActivityDeps } from './deps';
 import type { RunContext, RunContextCache } from './run-context';
 
@@ -36,7 +38,7 @@ export interface ChunkHeartbeat {
   cursor: string | null;
   chunks: number;
   rowsWritten: number;
-  state: 'writing' | 'paused' | 'throttled' | 'outside-window';
+  state: 'writing' | 'paused' | 'throttled' | 'outside-window' | 'held' | 'slowed';
 }
 
 /** Tables created in a session, remembered only after the creating transaction commits. */
@@ -63,6 +65,16 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     try {
       heartbeat(beat);
       log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
+      // per attempt: adaptive chunk size, and how long a hard guard has held this partition
+      let adaptiveSize: number | undefined;
+      let heldSince: number | undefined;
+      let lastChunkMs = 0;
+      const hold = async (state: ChunkHeartbeat['state'], reason: string | null, ms: number) => {
+        beat = { ...beat, state };
+        heartbeat(beat);
+        await setHoldReason(pool, input.runId, input.partitionId, reason);
+        if (ms > 0) await sleep(ms);
+      };
       while (row.status === 'running') {
         if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
         const control = await readRunControl(pool, input.runId);
@@ -73,34 +85,66 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         }
         metrics.paused.set(control.paused ? 1 : 0);
         if (control.paused) {
-          beat = { ...beat, state: 'paused' };
-          heartbeat(beat);
-          await sleep(deps.pausePollMs ?? 1000);
+          await hold('paused', 'run paused by an operator', deps.pausePollMs ?? 1000);
           continue;
         }
-        const { chunkSize, rowsPerSecond, window } = control.limits;
-        const closedFor = window ? msUntilOpen(window, new Date()) : 0;
+        const limits = control.limits;
+        const closedFor = limits.window ? msUntilOpen(limits.window, new Date()) : 0;
         if (closedFor > 0) {
           // outside the allowed hours: hold, re-reading the control row so pause, cancel and new limits still apply
-          beat = { ...beat, state: 'outside-window' };
-          heartbeat(beat);
-          await sleep(Math.min(closedFor, 30_000, deps.pausePollMs ?? 1000));
+          await hold('outside-window', `outside the allowed hours ${describeWindow(limits.window!)}`, Math.min(closedFor, 30_000, deps.pausePollMs ?? 1000));
           continue;
         }
-        if (rowsPerSecond) {
+
+        let decision: Decision = { governedBy: adaptiveSize !== undefined ? 'targetChunkSeconds' : 'chunkSize', waitMs: 0 };
+        if (limits.guards) {
+          const reading = governing(await readGuards(pool, limits.guards, ctx.run.spec.target.table));
+          if (reading?.level === 'hard') {
+            heldSince ??= Date.now();
+            const heldFor = (Date.now() - heldSince) / 1000;
+            const timeout = limits.guards.holdTimeoutSeconds ?? 600;
+            if (heldFor > timeout) {
+              // long enough that an operator should look: the partition workflow asks the run to pause
+              const reason = `held ${Math.round(heldFor)}s by ${describeReading(reading)}`;
+              log.warn({ guard: reading.guard, value: reading.value }, 'guard hold timed out; asking the run to pause');
+              await setHoldReason(pool, input.runId, input.partitionId, reason);
+              return { ...reportOf(row), pauseRequest: { actor: `guard:${reading.guard}`, reason } };
+            }
+            await hold('held', `held by ${describeReading(reading)}`, deps.pausePollMs ?? 1000);
+            continue;
+          }
+          heldSince = undefined;
+          if (reading?.level === 'soft') {
+            // slow down: leave the database as much idle time as the last chunk used
+            decision = { governedBy: `guard:${reading.guard}`, guardValue: reading.value, waitMs: lastChunkMs };
+            await hold('slowed', `slowed by ${describeReading(reading)}`, lastChunkMs);
+          }
+        }
+
+        const chunkSize = adaptiveSize ?? limits.chunkSize;
+        if (limits.rowsPerSecond) {
           // one budget for the whole run, across workers: reserve this chunk's rows, wait out any debt
-          const wait = await reserveRows(pool, input.runId, chunkSize, rowsPerSecond);
+          const wait = await reserveRows(pool, input.runId, chunkSize, limits.rowsPerSecond);
           if (wait > 0) {
-            beat = { ...beat, state: 'throttled' };
-            heartbeat(beat);
-            await sleep(wait);
+            // a health guard outranks the budget in the record: it says why the database needed air
+            decision = decision.guardValue !== undefined ? { ...decision, waitMs: decision.waitMs + wait } : { governedBy: 'rowsPerSecond', waitMs: wait };
+            await hold('throttled', null, wait);
           }
         }
         beat = { ...beat, state: 'writing' };
+        await setHoldReason(pool, input.runId, input.partitionId, null);
         const started = Date.now();
-        const outcome = await runChunk(pool, ctx, input, chunkSize);
-        if (rowsPerSecond) await refundRows(pool, input.runId, chunkSize - outcome.rowsRead);
-        metrics.record(outcome, Date.now() - started);
+        const outcome = await runChunk(pool, ctx, input, chunkSize, decision);
+        if (outcome.lockTimeout) {
+          // never queue behind another session's lock (everyone after us would queue too): back off and look again
+          if (limits.rowsPerSecond) await refundRows(pool, input.runId, chunkSize);
+          await hold('held', `waiting for a lock: ${outcome.lockTimeout}`, deps.pausePollMs ?? 1000);
+          continue;
+        }
+        lastChunkMs = Date.now() - started;
+        if (limits.rowsPerSecond) await refundRows(pool, input.runId, chunkSize - outcome.rowsRead);
+        if (limits.targetChunkSeconds) adaptiveSize = nextChunkSize(chunkSize, lastChunkMs, limits);
+        metrics.record(outcome, lastChunkMs);
         row = outcome.row;
         beat = { ...beat, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
         heartbeat(beat);
@@ -118,7 +162,12 @@ interface ChunkOutcome {
   rowsRead: number;
   rowsWritten: number;
   rowsUnchanged: number;
+  /** The chunk gave up waiting for a lock after LOCK_TIMEOUT_MS and rolled back; the message says on what. */
+  lockTimeout?: string;
 }
+
+/** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
+const LOCK_TIMEOUT_MS = 2000;
 
 /** The backfill's metrics, through the SDK's meter: they come out of the worker's one Prometheus endpoint. */
 function chunkMetrics(activity: Context, ctx: RunContext) {
@@ -142,15 +191,36 @@ function chunkMetrics(activity: Context, ctx: RunContext) {
   };
 }
 
-async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionInput, chunkSize: number): Promise<ChunkOutcome> {
+/** What shaped a chunk: recorded with it in backfill.chunks. */
+interface Decision {
+  governedBy: string;
+  guardValue?: number;
+  waitMs: number;
+}
+
+/**
+ * Additive increase, multiplicative decrease towards chunks of targetChunkSeconds: a fast
+ * chunk grows the next by a tenth of the configured size, a slow one halves it.
+ */
+export function nextChunkSize(current: number, ms: number, limits: { chunkSize: number; targetChunkSeconds?: number; minChunkSize?: number; maxChunkSize?: number }): number {
+  const target = (limits.targetChunkSeconds ?? 1) * 1000;
+  const min = limits.minChunkSize ?? Math.max(100, Math.floor(limits.chunkSize / 10));
+  const max = limits.maxChunkSize ?? limits.chunkSize * 10;
+  const next = ms > target ? Math.floor(current / 2) : ms < target * 0.8 ? current + Math.max(1, Math.floor(limits.chunkSize / 10)) : current;
+  return Math.min(max, Math.max(min, next));
+}
+
+async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionInput, chunkSize: number, decision: Decision): Promise<ChunkOutcome> {
   const { compiled, run } = ctx;
   const replace = run.spec.target.mode === 'replace';
   const client = await pool.connect();
   let cursor: string | null = null;
   let hi: string | null = null;
   let broken: Error | undefined;
+  const chunkStarted = Date.now();
   try {
     await client.query('BEGIN');
+    await client.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
     const locked = await lockPartition(client, input.runId, input.partitionId);
     if (locked.status !== 'running') {
       // another attempt finished it while we waited for the lock
@@ -180,6 +250,17 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     }
     const rowsUnchanged = Math.max(0, rowsOut - rowsWritten);
     await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, { rowsRead, rowsWritten, rowsUnchanged });
+    await recordChunk(client, input.runId, input.partitionId, {
+      seq: locked.chunks + 1,
+      keyFrom: replace ? null : cursor,
+      keyTo: hi,
+      counts: { rowsRead, rowsWritten, rowsUnchanged },
+      chunkSize: limit,
+      durationMs: Date.now() - chunkStarted,
+      waitMs: decision.waitMs,
+      governedBy: decision.governedBy,
+      guardValue: decision.guardValue,
+    });
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < chunkSize;
     const row = done
@@ -194,6 +275,10 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     return { row, rowsRead, rowsWritten, rowsUnchanged };
   } catch (err) {
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+    if (isPgError(err) && err.code === '55P03') {
+      const row = (await client.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [input.runId, input.partitionId])).rows[0];
+      return { row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, lockTimeout: describePgError(err) };
+    }
     if (isDataError(err) || err instanceof TransformError) {
       const range = `${run.spec.source.key} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
       const message = `partition ${input.partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;

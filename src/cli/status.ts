@@ -30,14 +30,17 @@ export interface StatusReport {
   lastError: string | null;
   totals: RunTotals;
   failures: { partitionId: string; status: string; error: string | null; range: string | null; attempts: number }[];
+  /** Running partitions that are not writing right now, and why (guard, window, pause). */
+  holding: { partitionId: string; reason: string }[];
   events: { at: string; kind: string; actor: string | null; reason: string | null }[];
 }
 
 export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusReport> {
-  const [totals, failures, events] = await Promise.all([
+  const [totals, failures, events, running] = await Promise.all([
     runTotals(pool, run.run_id),
     listPartitions(pool, run.run_id, { status: ['failed'], limit: 20 }),
     listEvents(pool, run.run_id, 10),
+    listPartitions(pool, run.run_id, { status: ['running'], limit: 100 }),
   ]);
   const closedFor = run.limits.window && ACTIVE_RUN_STATUSES.includes(run.status) ? msUntilOpen(run.limits.window, new Date()) : 0;
   return {
@@ -56,6 +59,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     finishedAt: run.finished_at?.toISOString() ?? null,
     lastError: run.last_error,
     totals,
+    holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
     failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.last_error, range: p.error_range, attempts: p.attempts })),
     events: events.map((e: RunEventRow) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
   };
@@ -76,6 +80,10 @@ export function renderStatus(r: StatusReport): string {
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);
   lines.push(table.toString());
+  if (r.holding.length > 0) {
+    lines.push('Holding:');
+    for (const h of r.holding) lines.push(`  ${h.partitionId}: ${h.reason}`);
+  }
   if (r.failures.length > 0) {
     lines.push('Failed partitions:');
     for (const f of r.failures) lines.push(`  ${f.partitionId} (${f.attempts} attempt${f.attempts === 1 ? '' : 's'}): ${f.error ?? 'no message'}`);

@@ -120,6 +120,14 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     const err = await explainError(client, `SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE (${spec.source.where})`);
     if (err) problem('source.where', `does not compile against ${spec.source.table}: ${err}; it is a SQL condition on the source rows`);
   }
+  const guards = spec.limits.guards;
+  for (const [path, sql] of [
+    ...(guards?.probeMs ? [['limits.guards.probeMs.sql', guards.probeMs.sql]] : []),
+    ...(guards?.custom ?? []).map((g, i) => [`limits.guards.custom.${i}.sql`, `SELECT (${g.sql})`]),
+  ]) {
+    const err = await explainError(client, sql);
+    if (err) problem(path, `does not compile: ${err}; a guard is a query returning one number`);
+  }
   if (problems.length > 0) return { ok: false, problems };
 
   let outputColumns: string[];

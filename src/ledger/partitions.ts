@@ -26,6 +26,7 @@ export interface PartitionRow {
   completions: number;
   last_error: string | null;
   error_range: string | null;
+  hold_reason: string | null;
   started_at: Date | null;
   finished_at: Date | null;
 }
@@ -175,4 +176,35 @@ export async function listPartitions(
     [runId, filter.status ?? null, filter.limit ?? 1000],
   );
   return rows;
+}
+
+export interface ChunkRecord {
+  seq: number;
+  keyFrom: string | null;
+  keyTo: string | null;
+  counts: RowCounts;
+  chunkSize: number;
+  durationMs: number;
+  waitMs: number;
+  governedBy: string;
+  guardValue?: number;
+}
+
+/** Logs a committed chunk; call inside the chunk's transaction. */
+export async function recordChunk(client: pg.PoolClient, runId: string, partitionId: string, c: ChunkRecord): Promise<void> {
+  await client.query(
+    `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
+       chunk_size, duration_ms, wait_ms, governed_by, guard_value)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+    [runId, partitionId, c.seq, c.keyFrom, c.keyTo, c.counts.rowsRead, c.counts.rowsWritten, c.counts.rowsUnchanged,
+      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null],
+  );
+}
+
+/** Says why a running partition is not writing (or clears it with null); writes only on change. */
+export async function setHoldReason(db: Queryable, runId: string, partitionId: string, reason: string | null): Promise<void> {
+  await db.query(
+    'UPDATE backfill.partitions SET hold_reason = $3 WHERE run_id = $1 AND partition_id = $2 AND hold_reason IS DISTINCT FROM $3',
+    [runId, partitionId, reason],
+  );
 }

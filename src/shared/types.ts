@@ -13,6 +13,7 @@
  */
 import type { RunStatus, PartitionStatus } from './statuses';
 import type { AllowedWindow } from './window';
+import type { GuardsSpec } from './guards';
 
 export type PartitionBounds =
   /** Integers in [lo, hi), as decimal strings so bigint columns stay exact. */
@@ -35,6 +36,10 @@ export interface Limits {
   concurrency: number;
   rowsPerSecond?: number;
   window?: AllowedWindow;
+  targetChunkSeconds?: number;
+  minChunkSize?: number;
+  maxChunkSize?: number;
+  guards?: GuardsSpec;
 }
 
 /** A change of limits on a running run; omitted fields keep their value, rowsPerSecond: null removes the cap. */
@@ -58,6 +63,8 @@ export interface PartitionReport extends RowCounts {
   status: PartitionStatus;
   chunks: number;
   error?: string;
+  /** A guard held the partition past holdTimeoutSeconds: the run should pause for an operator. */
+  pauseRequest?: OperatorAction;
 }
 
 /** Who did something and why: recorded with every control action in backfill.run_events. */

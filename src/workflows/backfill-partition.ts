@@ -13,7 +13,7 @@ import {
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
-import { partitionFinishedSignal } from './messages';
+import { partitionFinishedSignal, pauseSignal } from './messages';
 
 export interface PartitionWorkflowInput {
   database: string;
@@ -39,10 +39,15 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
   let report: PartitionReport;
   let failure: unknown;
   try {
-    // the summary names the partition in the Web UI's event history and pending-activity view
-    report = await acts.processPartition.executeWithOptions({ summary: `partition ${input.partitionId}`, startToCloseTimeout: '24 hours' }, [
-      { database: input.database, runId: input.runId, partitionId: input.partitionId },
-    ]);
+    for (;;) {
+      // the summary names the partition in the Web UI's event history and pending-activity view
+      report = await acts.processPartition.executeWithOptions({ summary: `partition ${input.partitionId}`, startToCloseTimeout: '24 hours' }, [
+        { database: input.database, runId: input.runId, partitionId: input.partitionId },
+      ]);
+      if (!report.pauseRequest) break;
+      // a guard held this partition too long: pause the whole run for an operator, then carry on (paused)
+      await getExternalWorkflowHandle(input.runWorkflowId).signal(pauseSignal, report.pauseRequest);
+    }
   } catch (err) {
     failure = err;
     const message = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;

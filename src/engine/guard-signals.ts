@@ -1,0 +1,55 @@
+/**
+ * Reads the health signals the spec's guards name, on a connection of the target
+ * database. Each reading is one small catalog query (or the timed probe), taken before
+ * every chunk outside its transaction.
+ */
+import type pg from 'pg';
+import { quoteTable } from '../db/sql';
+import { levelOf, type GuardReading, type GuardsSpec, type Threshold } from '../shared/guards';
+
+export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable: string): Promise<GuardReading[]> {
+  const readings: GuardReading[] = [];
+  const add = (guard: string, value: number, t: Threshold) => {
+    const level = levelOf(value, t);
+    readings.push({ guard, value, level, threshold: level === 'hard' ? t.hard : level === 'soft' ? t.soft : undefined });
+  };
+  const one = async (sql: string, values: unknown[] = []) => Number((await pool.query(sql, values)).rows[0]?.v ?? 0);
+  const target = quoteTable(targetTable);
+
+  if (guards.replicationLagSeconds) {
+    add('replicationLagSeconds', await one('SELECT coalesce(max(extract(epoch FROM replay_lag)), 0) AS v FROM pg_stat_replication'), guards.replicationLagSeconds);
+  }
+  if (guards.activeConnectionsRatio) {
+    add(
+      'activeConnectionsRatio',
+      await one("SELECT count(*)::float8 / current_setting('max_connections')::float8 AS v FROM pg_stat_activity WHERE backend_type = 'client backend'"),
+      guards.activeConnectionsRatio,
+    );
+  }
+  if (guards.lockWaits) {
+    // other sessions waiting for a lock on the target, or holding one that blocks row writes:
+    // a chunk started now would queue behind them, or make them queue behind it
+    add(
+      'lockWaits',
+      await one(
+        `SELECT count(DISTINCT l.pid) AS v FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.relation = $1::regclass AND l.pid <> pg_backend_pid() AND a.application_name <> 'backfill'
+            AND (NOT l.granted OR l.mode NOT IN ('AccessShareLock', 'RowShareLock', 'RowExclusiveLock'))`,
+        [target],
+      ),
+      guards.lockWaits,
+    );
+  }
+  if (guards.autovacuum) {
+    add('autovacuum', await one('SELECT count(*) AS v FROM pg_stat_progress_vacuum WHERE relid = $1::regclass', [target]), guards.autovacuum);
+  }
+  if (guards.probeMs) {
+    const started = process.hrtime.bigint();
+    await pool.query(guards.probeMs.sql);
+    add('probeMs', Number(process.hrtime.bigint() - started) / 1e6, guards.probeMs);
+  }
+  for (const custom of guards.custom ?? []) {
+    add(custom.name, await one(`SELECT (${custom.sql}) AS v`), custom);
+  }
+  return readings;
+}
