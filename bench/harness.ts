@@ -1,0 +1,70 @@
+/**
+ * What every benchmark needs, in one invocation: PostgreSQL (DATABASE_URL, else the
+ * embedded one) with the bench database and dataset, a headless Temporal dev server, an
+ * in-process worker, and a way to run a spec to completion, timed.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import type pg from 'pg';
+import { stringify } from 'yaml';
+import { startRun, waitForResult } from '../src/cli/start-run';
+import type { RunResult } from '../src/workflows/backfill-run';
+import { createPool } from '../src/db/pool';
+import { ensureDatabase, startPostgres } from '../src/dev/postgres';
+import { ensureTemporalCli } from '../src/dev/temporal-cli';
+import { freePort, startDevServer } from '../src/dev/temporal-server';
+import { createBackfillWorker, installRuntimeLogger } from '../src/worker';
+import { createDataset, ROWS } from './dataset';
+
+export const say = (line: string) => process.stderr.write(`${line}\n`);
+
+export interface BenchEnvironment {
+  pool: pg.Pool;
+  url: string;
+  version: string;
+  /** Runs a spec (an object; database and name filled in) to completion; throws unless it succeeded. */
+  backfill(name: string, spec: Record<string, unknown>): Promise<RunResult>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchEnvironment(): Promise<BenchEnvironment> {
+  process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+  installRuntimeLogger('warn');
+  const postgres = await startPostgres({ dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'), port: 54329, say });
+  const url = await ensureDatabase(postgres.url, 'backfill_bench');
+  process.env.BENCH_DATABASE_URL = url;
+  const pool = createPool(url, { max: 4 });
+  await createDataset(pool);
+  const server = await startDevServer({ cliPath: await ensureTemporalCli(say), port: await freePort(), uiPort: null });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection });
+  const { worker, close } = await createBackfillWorker({ temporal: { address: server.address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
+  const running = worker.run();
+  const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
+  const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
+  say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
+  return {
+    pool,
+    url,
+    version,
+    async backfill(name, spec) {
+      const file = path.join(specDir, `${name}.yaml`);
+      writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...spec }));
+      const started = await startRun({ specFile: file, client, taskQueue: 'bench', actor: 'bench' });
+      const result = await waitForResult(started.handle);
+      if (result.status !== 'succeeded') throw new Error(`bench run ${started.runId} ended ${result.status}`);
+      return result;
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await close();
+      await connection.close();
+      await pool.end();
+      await server.stop();
+      await postgres.stop();
+    },
+  };
+}
