@@ -27,6 +27,6 @@ export async function findRun(pool: pg.Pool, ref: string, databaseVar: string): 
   }
   const runId = ref.startsWith('backfill/') ? ref.split('/')[2] : ref;
   const run = runId ? await getRun(pool, runId) : undefined;
-  if (!run) throw new UsageError(`unknown run ${ref} in the ledger of ${databaseVar}; list runs with: backfill status --all`);
+  if (!run) throw new UsageError(`unknown run ${ref} in the ledger of ${databaseVar}; list runs with: backfill list`);
   return run;
 }

@@ -6,9 +6,12 @@ import { startRun } from '../start-run';
 import { renderStatus, statusReport } from '../status';
 import { watchRun } from '../watch';
 import { getRun } from '../../ledger/runs';
+import { loadSpecFile } from '../../spec/load';
 
 export async function startCommand(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string }): Promise<void> {
   const config = temporalConfig();
+  // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
+  const { spec } = loadSpecFile(specFile);
   const { client, close } = await temporalClient();
   try {
     const started = await startRun({ specFile, client, taskQueue: config.taskQueue, runId: opts.runId, actor: opts.actor });
@@ -19,8 +22,7 @@ export async function startCommand(specFile: string, opts: OutputOptions & { run
       return;
     }
     if (opts.output !== 'json') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
-    const { loadSpecFile } = await import('../../spec/load');
-    const pool = openLedgerPool(loadSpecFile(specFile).spec.database);
+    const pool = openLedgerPool(spec.database);
     try {
       const status = await watchRun(pool, started.runId);
       const report = await statusReport(pool, (await getRun(pool, started.runId))!);
