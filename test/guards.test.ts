@@ -5,7 +5,7 @@
  * past holdTimeoutSeconds pauses the run for an operator. The result is exact at the end.
  */
 import pg from 'pg';
-import { sendControl } from '../src/cli/control';
+import { sendControl, setLimits } from '../src/cli/control';
 import { waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
 import { listEvents } from '../src/ledger/events';
@@ -53,6 +53,12 @@ async function expectWriting(runId: string): Promise<void> {
 test('guards hold, slow and release a run, and a long hold pauses it for an operator', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd; CREATE TABLE app.guard_ctl (queue integer NOT NULL, probe_s float8 NOT NULL); INSERT INTO app.guard_ctl VALUES (0, 0)');
   const set = (sql: string) => env.db.pool.query(`UPDATE app.guard_ctl SET ${sql}`);
+  const guards = {
+    lockWaits: { hard: 0 },
+    probeMs: { sql: 'SELECT pg_sleep(probe_s) FROM app.guard_ctl', hard: 200 },
+    custom: [{ name: 'queue-depth', sql: 'SELECT queue FROM app.guard_ctl', soft: 10, hard: 100 }],
+    holdTimeoutSeconds: 60,
+  };
   const spec = ordersSpec(env.db.envVar, {
     name: 'guards',
     partition: { by: 'range', column: 'id', size: 150_000 },
@@ -60,12 +66,8 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
       chunkSize: 2000,
       concurrency: 2,
       rowsPerSecond: 6000,
-      guards: {
-        lockWaits: { hard: 0 },
-        probeMs: { sql: 'SELECT pg_sleep(probe_s) FROM app.guard_ctl', hard: 200 },
-        custom: [{ name: 'queue-depth', sql: 'SELECT queue FROM app.guard_ctl', soft: 10, hard: 100 }],
-        holdTimeoutSeconds: 6,
-      },
+      guards,
+
     },
   });
   const started = await env.start(spec);
@@ -101,7 +103,12 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await set('probe_s = 0');
   await expectWriting(started.runId);
 
-  // held past holdTimeoutSeconds: the run pauses itself and waits for an operator
+  // held past holdTimeoutSeconds (shortened live): the run pauses itself and waits for an operator
+  const limits = await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, holdTimeoutSeconds: 3 }, actor: 'test' });
+  expect(limits.guards?.holdTimeoutSeconds).toBe(3);
+  await expect(setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' })).rejects.toThrow(
+    /: guards\.lockWaits\.soft Too small: expected number to be >=0$/,
+  );
   await set('queue = 1000');
   await waitUntil(async () => (await getRun(env.db.pool, started.runId))!.status === 'paused', 'the run to pause itself', 40_000);
   const pause = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'paused');

@@ -5,6 +5,7 @@
  */
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
+import { guardsSchema } from '../spec/schema';
 
 export const LIMIT_BOUNDS = {
   concurrency: { min: 1, max: 500 },
@@ -13,9 +14,20 @@ export const LIMIT_BOUNDS = {
 
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {
-  const { concurrency, chunkSize, rowsPerSecond, window } = change;
-  if (concurrency === undefined && chunkSize === undefined && rowsPerSecond === undefined && window === undefined) {
-    return 'no limit given; set at least one of concurrency, chunkSize, rowsPerSecond, window';
+  const { concurrency, chunkSize, rowsPerSecond, window, targetChunkSeconds, guards } = change;
+  if ([concurrency, chunkSize, rowsPerSecond, window, targetChunkSeconds, guards].every((v) => v === undefined)) {
+    return 'no limit given; set at least one of concurrency, chunkSize, rowsPerSecond, window, targetChunkSeconds, guards';
+  }
+  if (targetChunkSeconds !== undefined && targetChunkSeconds !== null && !(targetChunkSeconds > 0)) {
+    return `targetChunkSeconds must be a positive number, or null to turn adaptive sizing off (got ${targetChunkSeconds})`;
+  }
+  if (guards) {
+    // the spec's own schema: a guard set live is checked exactly as one in a spec file
+    const parsed = guardsSchema.safeParse(guards);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return `guards.${issue.path.join('.')} ${issue.message}`;
+    }
   }
   if (window) {
     const problem = windowProblem({ ...window, timeZone: window.timeZone ?? 'UTC' });
@@ -38,5 +50,11 @@ export function applyLimitsChange(current: Limits, change: LimitsChange): Limits
   if (rps !== null && rps !== undefined) next.rowsPerSecond = rps;
   const window = change.window === undefined ? current.window : change.window;
   if (window) next.window = { ...window, timeZone: window.timeZone ?? 'UTC' };
+  const target = change.targetChunkSeconds === undefined ? current.targetChunkSeconds : change.targetChunkSeconds;
+  if (target) next.targetChunkSeconds = target;
+  if (current.minChunkSize !== undefined) next.minChunkSize = current.minChunkSize;
+  if (current.maxChunkSize !== undefined) next.maxChunkSize = current.maxChunkSize;
+  const guards = change.guards === undefined ? current.guards : change.guards;
+  if (guards) next.guards = guardsSchema.parse(guards);
   return next;
 }

@@ -49,6 +49,10 @@ export interface LimitsChange extends OperatorAction {
   rowsPerSecond?: number | null;
   /** null removes the window (all hours allowed). */
   window?: AllowedWindow | null;
+  /** null turns adaptive chunk sizing off. */
+  targetChunkSeconds?: number | null;
+  /** Replaces all guards; null removes them. */
+  guards?: GuardsSpec | null;
 }
 
 /** Counts a partition reports; sums of these per run are what `status` shows. */
