@@ -9,6 +9,7 @@
  * already equals the computed one (after the target's own rounding) is never rewritten.
  */
 import { quoteIdent, quoteTable } from '../db/sql';
+import { fnv1a } from '../shared/ids';
 import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../spec/schema';
 import type { RunShape } from './shape';
@@ -180,10 +181,7 @@ function hasMinMax(type: string): boolean {
 
 /** One temp table per target shape per session; the name is stable so sessions reuse it. */
 export function outputTableName(spec: Spec, shape: RunShape): string {
-  const signature = `${spec.target.table}|${shape.outputColumns.join(',')}`;
-  let h = 0x811c9dc5;
-  for (let i = 0; i < signature.length; i++) h = Math.imul(h ^ signature.charCodeAt(i), 0x01000193);
-  return `backfill_out_${(h >>> 0).toString(16).padStart(8, '0')}`;
+  return `backfill_out_${fnv1a(`${spec.target.table}|${shape.outputColumns.join(',')}`)}`;
 }
 
 export function stripTrailingSemicolons(sql: string): string {

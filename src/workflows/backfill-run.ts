@@ -32,7 +32,7 @@ import type { Activities } from '../activities';
 import type { ControlEvent } from '../activities/run-control';
 import { partitionWorkflowId } from '../shared/ids';
 import { NON_RETRYABLE_FAILURES } from '../shared/failures';
-import type { RunStatus } from '../shared/statuses';
+import { FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
 import type { Limits, OperatorAction, PartitionReport, RowCounts, RunProgress } from '../shared/types';
 import type { FrozenTransform } from '../spec/load';
 import type { Spec } from '../spec/schema';
@@ -157,7 +157,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       validator: (change) => {
         const problem = limitsChangeProblem(change);
         if (problem) throw new Error(problem);
-        if (s.cancelRequested || finalStatus(s.status)) throw new Error(`run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`);
+        if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status)) throw new Error(`run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`);
       },
       description: HANDLER_DESCRIPTIONS.setLimits,
     },
@@ -278,10 +278,6 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       }
     }
   }
-}
-
-function finalStatus(status: RunStatus): boolean {
-  return status === 'succeeded' || status === 'failed' || status === 'cancelled';
 }
 
 function progress(input: RunWorkflowInput, s: RunState): RunProgress {

@@ -1,11 +1,12 @@
 /**
  * Renders a run's progress as the Markdown table shown in the Web UI's Current Details.
  */
+import { FINISHED_RUN_STATUSES } from '../shared/statuses';
 import type { RunProgress } from '../shared/types';
 import { describeWindow } from '../shared/window';
 
 export function renderProgressMarkdown(p: RunProgress): string {
-  const finished = p.status === 'succeeded' || p.status === 'failed' || p.status === 'cancelled';
+  const finished = FINISHED_RUN_STATUSES.includes(p.status);
   const state = finished ? p.status : p.cancelRequested ? 'cancelling' : p.paused ? 'paused' : p.status;
   const eta = finished ? 'done' : p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
   const held = !finished && p.heldBy ? [`**${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy.actor}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
