@@ -16,7 +16,7 @@ import pg from 'pg';
 
 const pgTypes = pg.types;
 import { describePgError, isDataError, isPgError } from '../db/errors';
-import { checkpoint, finishPartition, lockPartition, recordChunk, setHoldReason, startAttempt, type PartitionRow } from '../ledger/partitions';
+import { checkpoint, finishPartition, getPartition, lockPartition, recordChunk, setHoldReason, startAttempt, type PartitionRow } from '../ledger/partitions';
 import { readGuards } from '../engine/guard-signals';
 import { describeReading, governing } from '../shared/guards';
 import { reserveRows, refundRows } from '../ledger/rate-limits';
@@ -69,10 +69,17 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
       let adaptiveSize: number | undefined;
       let heldSince: number | undefined;
       let lastChunkMs = 0;
+      let holdReason: string | null | undefined;
+      const showHold = async (reason: string | null) => {
+        // written only on change: clearing it must not cost a round trip per chunk
+        if (reason === holdReason) return;
+        await setHoldReason(pool, input.runId, input.partitionId, reason);
+        holdReason = reason;
+      };
       const hold = async (state: ChunkHeartbeat['state'], reason: string | null, ms: number) => {
         beat = { ...beat, state };
         heartbeat(beat);
-        await setHoldReason(pool, input.runId, input.partitionId, reason);
+        await showHold(reason);
         if (ms > 0) await sleep(ms);
       };
       while (row.status === 'running') {
@@ -107,7 +114,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
               // long enough that an operator should look: the partition workflow asks the run to pause
               const reason = `held ${Math.round(heldFor)}s by ${describeReading(reading)}`;
               log.warn({ guard: reading.guard, value: reading.value }, 'guard hold timed out; asking the run to pause');
-              await setHoldReason(pool, input.runId, input.partitionId, reason);
+              await showHold(reason);
               return { ...reportOf(row), pauseRequest: { actor: `guard:${reading.guard}`, reason } };
             }
             await hold('held', `held by ${describeReading(reading)}`, deps.pausePollMs ?? 1000);
@@ -132,7 +139,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           }
         }
         beat = { ...beat, state: 'writing' };
-        await setHoldReason(pool, input.runId, input.partitionId, null);
+        await showHold(null);
         const started = Date.now();
         const outcome = await runChunk(pool, ctx, input, chunkSize, decision);
         if (outcome.lockTimeout) {
@@ -249,7 +256,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
     }
     const rowsUnchanged = Math.max(0, rowsOut - rowsWritten);
-    await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, { rowsRead, rowsWritten, rowsUnchanged });
+    const checkpointed = await checkpoint(client, input.runId, input.partitionId, hi ?? cursor, { rowsRead, rowsWritten, rowsUnchanged });
     await recordChunk(client, input.runId, input.partitionId, {
       seq: locked.chunks + 1,
       keyFrom: replace ? null : cursor,
@@ -263,12 +270,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     });
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < chunkSize;
-    const row = done
-      ? await finishPartition(client, input.runId, input.partitionId, 'succeeded')
-      : (await client.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [
-          input.runId,
-          input.partitionId,
-        ])).rows[0];
+    const row = done ? await finishPartition(client, input.runId, input.partitionId, 'succeeded') : checkpointed;
     await client.query('COMMIT');
     created.add(compiled.outputTable);
     createdTables.set(client, created);
@@ -276,7 +278,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
   } catch (err) {
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isPgError(err) && err.code === '55P03') {
-      const row = (await client.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [input.runId, input.partitionId])).rows[0];
+      const row = (await getPartition(client, input.runId, input.partitionId))!;
       return { row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, lockTimeout: describePgError(err) };
     }
     if (isDataError(err) || err instanceof TransformError) {

@@ -92,21 +92,23 @@ export async function startAttempt(db: Queryable, runId: string, partitionId: st
   return existing;
 }
 
-/** Advances the cursor and adds a chunk's counts; call inside the chunk's transaction. */
+/** Advances the cursor and adds a chunk's counts; call inside the chunk's transaction. Returns the row after. */
 export async function checkpoint(
   client: pg.PoolClient,
   runId: string,
   partitionId: string,
   cursor: string | null,
   counts: RowCounts,
-): Promise<void> {
-  await client.query(
+): Promise<PartitionRow> {
+  const { rows } = await client.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET cursor = $3, rows_read = rows_read + $4, rows_written = rows_written + $5, rows_unchanged = rows_unchanged + $6,
             chunks = chunks + 1, updated_at = now()
-      WHERE run_id = $1 AND partition_id = $2`,
+      WHERE run_id = $1 AND partition_id = $2
+      RETURNING *`,
     [runId, partitionId, cursor, counts.rowsRead, counts.rowsWritten, counts.rowsUnchanged],
   );
+  return rows[0];
 }
 
 /**
