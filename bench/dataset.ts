@@ -6,6 +6,8 @@
 import type pg from 'pg';
 
 export const ROWS = Number(process.env.BENCH_ROWS || 2_000_000);
+/** Ids are n * 3 + n % 3 for n in 1..ROWS (sparse); partition sizes are planned to cover up to this one exactly. */
+export const MAX_ID = ROWS * 3 + (ROWS % 3);
 const DATASET = 'v2';
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -11,7 +11,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { COLS, GUARD, ROWS, TRANSFORM, WHOLE } from './dataset';
+import { COLS, GUARD, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
 import { say, startBenchEnvironment } from './harness';
 
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const spec = (name: string, transform: Record<string, unknown>) => ({
     source: { table: 'bench.orders', key: 'id' },
     // few, large partitions: each runs many chunks, so per-partition orchestration stays small
-    partition: { by: 'range', column: 'id', size: Math.max(1, Math.ceil((ROWS * 3) / PARTITIONS)) },
+    partition: { by: 'range', column: 'id', size: Math.max(1, Math.ceil((MAX_ID + 1) / PARTITIONS)) },
     transform: { name, version: 1, ...transform },
     target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
     limits: { chunkSize: CHUNK, concurrency: 2 },

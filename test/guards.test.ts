@@ -5,6 +5,8 @@
  * past holdTimeoutSeconds pauses the run for an operator. The result is exact at the end.
  */
 import pg from 'pg';
+import type { WorkflowHandle } from '@temporalio/client';
+import { progressQuery } from '../src/workflows/messages';
 import { sendControl, setLimits } from '../src/cli/control';
 import { waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
@@ -45,6 +47,12 @@ async function expectHeld(runId: string, reason: RegExp): Promise<void> {
   expect(renderStatus(await statusReport(env.db.pool, (await getRun(env.db.pool, runId))!))).toMatch(reason);
 }
 
+/** What the Web UI shows as the run's current details (the SDK's built-in metadata query). */
+async function currentDetails(handle: WorkflowHandle): Promise<string> {
+  const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  return metadata.currentDetails ?? '';
+}
+
 async function expectWriting(runId: string): Promise<void> {
   const before = (await ledger(runId)).chunks;
   await waitUntil(async () => (await ledger(runId)).chunks > before + 1, 'chunks to commit again');
@@ -76,11 +84,16 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   // a custom guard over its hard threshold holds, and recovers
   await set('queue = 500');
   await expectHeld(started.runId, /held by queue-depth 500 > hard 100/);
+  // the run knows too: its progress query and the Web UI's current details say which partitions and why
+  await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'held' && /queue-depth 500 > hard 100/.test(c.reason ?? '')), 'progress to show the hold');
+  expect(await currentDetails(started.handle)).toMatch(/\| held \| held by queue-depth 500 > hard 100 \|/);
   await set('queue = 0');
   await expectWriting(started.runId);
+  await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.length === 0, 'progress to show the partitions writing again');
 
   // over its soft threshold it slows: the chunks say which guard governed and its value
   await set('queue = 50');
+  await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'slowed'), 'progress to show the slowdown');
   await waitUntil(async () => {
     const { rows } = await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1 AND governed_by = 'guard:queue-depth' AND guard_value = 50", [started.runId]);
     return rows[0].n >= 2;

@@ -23,6 +23,8 @@ import { reserveRows, refundRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';
+import { partitionConditionSignal } from '../workflows/messages';
+import { ConditionReporter } from './condition-reporter';
 import { describeWindow, msUntilOpen } from '../shared/window';
 import type { ActivityDeps } from './deps';
 import type { RunContext, RunContextCache } from './run-context';
@@ -60,8 +62,18 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
       rowsWritten: Number(row.rows_written),
       state: 'writing',
     };
+    const reporter = new ConditionReporter(
+      input.partitionId,
+      (condition) => activity.client.workflow.getHandle(ctx.run.workflow_id).signal(partitionConditionSignal, condition),
+      log,
+      // a reason left in the ledger means an earlier attempt may have told the run we were held
+      { stale: row.hold_reason !== null },
+    );
     // a ticker, so a long statement still heartbeats; the SDK throttles what it sends
-    const ticker = setInterval(() => heartbeat(beat), 1000);
+    const ticker = setInterval(() => {
+      heartbeat(beat);
+      reporter.flush();
+    }, 1000);
     try {
       heartbeat(beat);
       log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
@@ -69,6 +81,8 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
       let adaptiveSize: number | undefined;
       let heldSince: number | undefined;
       let lastChunkMs = 0;
+      // how hard this partition may push (see nextPace); soft guard readings lower it
+      let pace = FULL_PACE;
       let holdReason: string | null | undefined;
       const showHold = async (reason: string | null) => {
         // written only on change: clearing it must not cost a round trip per chunk
@@ -76,10 +90,12 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         await setHoldReason(pool, input.runId, input.partitionId, reason);
         holdReason = reason;
       };
-      const hold = async (state: ChunkHeartbeat['state'], reason: string | null, ms: number) => {
+      /** Waits `ms` in `state`, saying why in the heartbeat, the ledger and (for guards, the window and locks) the run. */
+      const hold = async (state: ChunkHeartbeat['state'], cause: string | null, reason: string | null, ms: number) => {
         beat = { ...beat, state };
         heartbeat(beat);
         await showHold(reason);
+        if (state === 'held' || state === 'slowed' || state === 'outside-window') reporter.set(state, cause, reason);
         if (ms > 0) await sleep(ms);
       };
       while (row.status === 'running') {
@@ -92,14 +108,14 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         }
         metrics.paused.set(control.paused ? 1 : 0);
         if (control.paused) {
-          await hold('paused', 'run paused by an operator', deps.pausePollMs ?? 1000);
+          await hold('paused', null, 'run paused by an operator', deps.pausePollMs ?? 1000);
           continue;
         }
         const limits = control.limits;
         const closedFor = limits.window ? msUntilOpen(limits.window, new Date()) : 0;
         if (closedFor > 0) {
           // outside the allowed hours: hold, re-reading the control row so pause, cancel and new limits still apply
-          await hold('outside-window', `outside the allowed hours ${describeWindow(limits.window!)}`, Math.min(closedFor, 30_000, deps.pausePollMs ?? 1000));
+          await hold('outside-window', 'window', `outside the allowed hours ${describeWindow(limits.window!)}`, Math.min(closedFor, 30_000, deps.pausePollMs ?? 1000));
           continue;
         }
 
@@ -117,15 +133,24 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
               await showHold(reason);
               return { ...reportOf(row), pauseRequest: { actor: `guard:${reading.guard}`, reason } };
             }
-            await hold('held', `held by ${describeReading(reading)}`, deps.pausePollMs ?? 1000);
+            await hold('held', `guard:${reading.guard}`, `held by ${describeReading(reading)}`, deps.pausePollMs ?? 1000);
             continue;
           }
           heldSince = undefined;
-          if (reading?.level === 'soft') {
-            // slow down: leave the database as much idle time as the last chunk used
-            decision = { governedBy: `guard:${reading.guard}`, guardValue: reading.value, waitMs: lastChunkMs };
-            await hold('slowed', `slowed by ${describeReading(reading)}`, lastChunkMs);
+          // graduated (AIMD): the first soft reading makes the run's partitions write one at a time,
+          // further ones halve the share of time spent writing; clear readings give it back slowly
+          pace = nextPace(pace, reading?.level === 'soft');
+          if (pace < FULL_PACE) {
+            const by = reading?.level === 'soft' ? reading : undefined;
+            const duty = Math.min(1, pace);
+            const waitMs = Math.round((1 / duty - 1) * lastChunkMs);
+            const how = `one writer at a time${duty < 1 ? `, writing ${Math.round(duty * 100)} % of the time` : ''}`;
+            const reason = `${by ? `slowed by ${describeReading(by)}` : 'slowed after a soft guard, speeding up again'} (${how})`;
+            decision = { governedBy: by ? `guard:${by.guard}` : 'guard:easing', guardValue: by?.value, waitMs, oneWriter: true };
+            await hold('slowed', 'guard', reason, waitMs);
           }
+        } else {
+          pace = FULL_PACE;
         }
 
         const chunkSize = adaptiveSize ?? limits.chunkSize;
@@ -134,21 +159,24 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           const wait = await reserveRows(pool, input.runId, chunkSize, limits.rowsPerSecond);
           if (wait > 0) {
             // a health guard outranks the budget in the record: it says why the database needed air
-            decision = decision.guardValue !== undefined ? { ...decision, waitMs: decision.waitMs + wait } : { governedBy: 'rowsPerSecond', waitMs: wait };
-            await hold('throttled', null, wait);
+            decision = decision.governedBy.startsWith('guard:') ? { ...decision, waitMs: decision.waitMs + wait } : { governedBy: 'rowsPerSecond', waitMs: wait };
+            await hold('throttled', null, pace < FULL_PACE ? (holdReason ?? null) : null, wait);
           }
         }
         beat = { ...beat, state: 'writing' };
-        await showHold(null);
+        if (pace === FULL_PACE) {
+          await showHold(null);
+          reporter.set('writing', null, null);
+        }
         const started = Date.now();
         const outcome = await runChunk(pool, ctx, input, chunkSize, decision);
         if (outcome.lockTimeout) {
           // never queue behind another session's lock (everyone after us would queue too): back off and look again
           if (limits.rowsPerSecond) await refundRows(pool, input.runId, chunkSize);
-          await hold('held', `waiting for a lock: ${outcome.lockTimeout}`, deps.pausePollMs ?? 1000);
+          await hold('held', 'lock', `waiting for a lock: ${outcome.lockTimeout}`, deps.pausePollMs ?? 1000);
           continue;
         }
-        lastChunkMs = Date.now() - started;
+        lastChunkMs = Date.now() - started - (outcome.turnMs ?? 0);
         if (limits.rowsPerSecond) await refundRows(pool, input.runId, chunkSize - outcome.rowsRead);
         if (limits.targetChunkSeconds) adaptiveSize = nextChunkSize(chunkSize, lastChunkMs, limits);
         metrics.record(outcome, lastChunkMs);
@@ -160,8 +188,24 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
       return reportOf(row);
     } finally {
       clearInterval(ticker);
+      await reporter.close();
     }
   };
+}
+
+const FULL_PACE = 2;
+const MIN_PACE = 1 / 8;
+
+/**
+ * A partition's pace after a guard reading. 2 is full speed; below 2 the run's partitions write
+ * one at a time (on a small database server, concurrent chunks take every core and live queries
+ * wait for CPU); below 1 it is also the share of time spent writing. A soft reading drops it to 1,
+ * then halves it (down to 1/8: a soft signal slows, only a hard one stops); a clear reading adds
+ * a tenth, so ten clear readings in a row restore full speed.
+ */
+export function nextPace(pace: number, soft: boolean): number {
+  if (soft) return pace > 1 ? 1 : Math.max(MIN_PACE, pace / 2);
+  return Math.min(FULL_PACE, Math.round((pace + 0.1) * 1000) / 1000);
 }
 
 interface ChunkOutcome {
@@ -169,12 +213,16 @@ interface ChunkOutcome {
   rowsRead: number;
   rowsWritten: number;
   rowsUnchanged: number;
+  /** Time spent waiting for the run's writer lock (one writer at a time) before the chunk began. */
+  turnMs?: number;
   /** The chunk gave up waiting for a lock after LOCK_TIMEOUT_MS and rolled back; the message says on what. */
   lockTimeout?: string;
 }
 
 /** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
 const LOCK_TIMEOUT_MS = 2000;
+/** How long a chunk waits for its turn when the run's partitions write one at a time. */
+const WRITER_WAIT_MS = 60_000;
 
 /** The backfill's metrics, through the SDK's meter: they come out of the worker's one Prometheus endpoint. */
 function chunkMetrics(activity: Context, ctx: RunContext) {
@@ -203,6 +251,8 @@ interface Decision {
   governedBy: string;
   guardValue?: number;
   waitMs: number;
+  /** Take the run's writer lock: one chunk of this run writes at a time, across all workers. */
+  oneWriter?: boolean;
 }
 
 /**
@@ -224,9 +274,18 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
   let cursor: string | null = null;
   let hi: string | null = null;
   let broken: Error | undefined;
-  const chunkStarted = Date.now();
+  let chunkStarted = Date.now();
+  let turnMs = 0;
   try {
     await client.query('BEGIN');
+    if (decision.oneWriter) {
+      // queue for the run's writer lock (FIFO, so partitions take turns); it goes with the transaction
+      await client.query(`SET LOCAL lock_timeout = ${WRITER_WAIT_MS}`);
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('backfill.writer'), hashtext($1))", [input.runId]);
+      // waiting for our turn is not the chunk's cost: the pace after it is measured on the work alone
+      turnMs = Date.now() - chunkStarted;
+      chunkStarted = Date.now();
+    }
     await client.query(`SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS}`);
     const locked = await lockPartition(client, input.runId, input.partitionId);
     if (locked.status !== 'running') {
@@ -264,7 +323,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
       counts: { rowsRead, rowsWritten, rowsUnchanged },
       chunkSize: limit,
       durationMs: Date.now() - chunkStarted,
-      waitMs: decision.waitMs,
+      waitMs: decision.waitMs + turnMs,
       governedBy: decision.governedBy,
       guardValue: decision.guardValue,
     });
@@ -274,7 +333,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
     await client.query('COMMIT');
     created.add(compiled.outputTable);
     createdTables.set(client, created);
-    return { row, rowsRead, rowsWritten, rowsUnchanged };
+    return { row, rowsRead, rowsWritten, rowsUnchanged, turnMs };
   } catch (err) {
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isPgError(err) && err.code === '55P03') {

@@ -1,6 +1,7 @@
 /**
  * Health guards: signals read before every chunk, each compared with a soft and a hard
- * threshold. Over soft, the partition slows (it sleeps as long as its last chunk took);
+ * threshold. Over soft, the partition slows (AIMD: each soft reading halves the share of time
+ * it spends writing, each clear one gives a tenth back);
  * over hard, it holds until the signal recovers; held longer than holdTimeoutSeconds, the
  * run pauses itself and waits for an operator. Committed progress is never lost.
  * Workflow-safe types and the pure decision; the SQL that reads each signal is in

@@ -71,6 +71,20 @@ export interface PartitionReport extends RowCounts {
   pauseRequest?: OperatorAction;
 }
 
+/**
+ * What is keeping a running partition from writing at full speed, as its worker last saw it:
+ * a health guard slowing or holding it, the allowed-hours window, or a lock it would queue
+ * behind. `state: 'writing'` clears it. Sent to the run on change only.
+ */
+export interface PartitionCondition {
+  partitionId: string;
+  state: 'writing' | 'slowed' | 'held' | 'outside-window';
+  /** e.g. "held by probeMs 312.40 > hard 200"; null while writing. */
+  reason: string | null;
+  /** When the worker entered this state (ISO-8601). */
+  since: string;
+}
+
 /** Who did something and why: recorded with every control action in backfill.run_events. */
 export interface OperatorAction {
   actor: string;
@@ -98,4 +112,6 @@ export interface RunProgress {
   heldBy?: OperatorAction;
   /** The most recent partition failure: partition id and message. */
   lastError?: string;
+  /** Running partitions that are slowed or held, and why (guards, window, locks). */
+  conditions: PartitionCondition[];
 }

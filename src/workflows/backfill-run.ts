@@ -33,12 +33,12 @@ import type { ControlEvent } from '../activities/run-control';
 import { partitionWorkflowId } from '../shared/ids';
 import { NON_RETRYABLE_FAILURES } from '../shared/failures';
 import { FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
-import type { Limits, OperatorAction, PartitionReport, RowCounts, RunProgress } from '../shared/types';
+import type { Limits, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress } from '../shared/types';
 import type { FrozenTransform } from '../spec/load';
 import type { Spec } from '../spec/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
 import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
-import { cancelSignal, HANDLER_DESCRIPTIONS, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
+import { cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
 import { renderProgressMarkdown } from './progress';
 import { BackfillPercent, BackfillRowsWritten, BackfillStatus } from './search-attributes';
 
@@ -76,6 +76,8 @@ export interface RunState {
   continuedAsNew: number;
   heldBy?: OperatorAction;
   lastError?: string;
+  /** Running partitions that are slowed or held, by partition id; absent in state carried from before it existed. */
+  conditions?: Record<string, PartitionCondition>;
 }
 
 export interface RunResult {
@@ -114,7 +116,9 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     status: 'pending',
     startedAt: new Date().toISOString(),
     continuedAsNew: 0,
+    conditions: {},
   };
+  const conditions = (s.conditions ??= {});
 
   const control = (kind: ControlEvent['kind'], action: OperatorAction | undefined, apply: () => void, detail?: Record<string, unknown>) => {
     apply();
@@ -132,6 +136,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       const at = s.inFlight.indexOf(report.partitionId);
       if (at === -1) return; // a duplicate report, or one for a partition this run did not start
       s.inFlight.splice(at, 1);
+      delete conditions[report.partitionId];
       if (report.status === 'succeeded' || report.status === 'failed' || report.status === 'cancelled') s.counts[report.status] += 1;
       s.finished.rowsRead += report.rowsRead;
       s.finished.rowsWritten += report.rowsWritten;
@@ -141,6 +146,17 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       setCurrentDetails(renderProgressMarkdown(progress(input, s)));
     },
     { description: HANDLER_DESCRIPTIONS.partitionFinished },
+  );
+  setHandler(
+    partitionConditionSignal,
+    (c: PartitionCondition) => {
+      // a late report from a partition that has finished (or a zombie attempt) must not resurrect it
+      if (!s.inFlight.includes(c.partitionId)) return;
+      if (c.state === 'writing') delete conditions[c.partitionId];
+      else conditions[c.partitionId] = c;
+      setCurrentDetails(renderProgressMarkdown(progress(input, s)));
+    },
+    { description: HANDLER_DESCRIPTIONS.partitionCondition },
   );
   setHandler(progressQuery, () => progress(input, s), { description: HANDLER_DESCRIPTIONS.progress });
   setHandler(
@@ -306,6 +322,7 @@ function progress(input: RunWorkflowInput, s: RunState): RunProgress {
     continuedAsNew: s.continuedAsNew,
     heldBy: s.heldBy,
     lastError: s.lastError,
+    conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
   };
 }
 

@@ -3,13 +3,15 @@
  * Temporal Web UI, so operators can pause, resume, cancel and read progress there too.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Limits, LimitsChange, OperatorAction, PartitionReport, RunProgress } from '../shared/types';
+import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RunProgress } from '../shared/types';
 
 export const pauseSignal = defineSignal<[OperatorAction?]>('pause');
 export const resumeSignal = defineSignal<[OperatorAction?]>('resume');
 export const cancelSignal = defineSignal<[OperatorAction?]>('cancel');
 /** Sent by each partition workflow to its run, by workflow id only, so it reaches the newest run after continue-as-new. */
 export const partitionFinishedSignal = defineSignal<[PartitionReport]>('partitionFinished');
+/** Sent by a partition's worker when the partition starts or stops being slowed or held, so progress and the Web UI say why. */
+export const partitionConditionSignal = defineSignal<[PartitionCondition]>('partitionCondition');
 export const progressQuery = defineQuery<RunProgress>('progress');
 /** Returns the limits in force once running partitions can see them (written to the ledger). */
 export const setLimitsUpdate = defineUpdate<Limits, [LimitsChange]>('setLimits');
@@ -19,7 +21,8 @@ export const HANDLER_DESCRIPTIONS = {
   resume: 'Resume a paused backfill. Args: {"actor": "...", "reason": "..."}',
   cancel: 'Cancel the backfill: running partitions stop at their next chunk boundary; committed chunks stay. Args: {"actor": "...", "reason": "..."}',
   partitionFinished: 'Internal: a partition workflow reports its outcome.',
-  progress: 'Partitions by status, rows of finished partitions, rate and ETA.',
+  partitionCondition: 'Internal: a running partition is slowed or held by a guard, the window or a lock, or writes again.',
+  progress: 'Partitions by status, rows of finished partitions, rate and ETA, and which partitions are slowed or held and why.',
   setLimits:
     'Change limits live: {"concurrency": 1-500, "chunkSize": 1-1000000, "rowsPerSecond": n or null, "actor": "...", "reason": "..."}. Takes effect within one chunk.',
 } as const;

@@ -2,7 +2,7 @@
  * Renders a run's progress as the Markdown table shown in the Web UI's Current Details.
  */
 import { FINISHED_RUN_STATUSES } from '../shared/statuses';
-import type { RunProgress } from '../shared/types';
+import type { PartitionCondition, RunProgress } from '../shared/types';
 import { describeWindow } from '../shared/window';
 
 export function renderProgressMarkdown(p: RunProgress): string {
@@ -11,6 +11,7 @@ export function renderProgressMarkdown(p: RunProgress): string {
   const eta = finished ? 'done' : p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
   const held = !finished && p.heldBy ? [`**${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy.actor}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
   const failure = p.lastError ? ['', `**Last error:** ${p.lastError}`] : [];
+  const conditions = finished || p.conditions.length === 0 ? [] : ['', ...renderConditions(p.conditions)];
   return [
     `### Backfill ${p.name} / ${p.runId}: ${state}`,
     '',
@@ -27,6 +28,20 @@ export function renderProgressMarkdown(p: RunProgress): string {
     '',
     `Limits: concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ', no rows/s cap'}` +
       `${p.limits.window ? `, writes only ${describeWindow(p.limits.window)}` : ''}.`,
+    ...conditions,
     ...failure,
   ].join('\n');
+}
+
+const STATE_LABEL: Record<PartitionCondition['state'], string> = { writing: 'writing', slowed: 'slowed', held: 'held', 'outside-window': 'waiting for the window' };
+
+/** Why partitions are slower than their limits allow: the answer to "why is my backfill slow?". */
+function renderConditions(conditions: PartitionCondition[]): string[] {
+  const shown = conditions.slice(0, 20);
+  return [
+    '| partition | state | why | since |',
+    '|---|---|---|---|',
+    ...shown.map((c) => `| ${c.partitionId} | ${STATE_LABEL[c.state]} | ${c.reason ?? ''} | ${c.since.slice(11, 19)} UTC |`),
+    ...(conditions.length > shown.length ? ['', `…and ${conditions.length - shown.length} more partitions slowed or held.`] : []),
+  ];
 }
