@@ -1,8 +1,14 @@
 /**
  * What every benchmark needs, in one invocation: PostgreSQL (DATABASE_URL, else the
- * embedded one) with the bench database and dataset, a headless Temporal dev server, an
- * in-process worker, and a way to run a spec to completion, timed.
+ * embedded one) with the bench database and dataset, a headless Temporal dev server,
+ * workers, and a way to run a spec to completion, timed.
+ *
+ * Workers: one in this process by default; BENCH_WORKERS=N starts N worker processes instead
+ * (`node dist/worker.js`, as operators deploy them; `npm run build` first), each running at
+ * most BENCH_WORKER_ACTIVITIES activities, so a run's partitions spread over processes — a
+ * TypeScript transform runs on one Node thread per worker process.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,8 +46,7 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   const server = await startDevServer({ cliPath: await ensureTemporalCli(say), port: await freePort(), uiPort: null });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
-  const { worker, close } = await createBackfillWorker({ temporal: { address: server.address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
-  const running = worker.run();
+  const workers = await startWorkers(server.address, url);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
@@ -58,13 +63,52 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
       return result;
     },
     async stop() {
-      worker.shutdown();
-      await running;
-      await close();
+      await workers.stop();
       await connection.close();
       await pool.end();
       await server.stop();
       await postgres.stop();
+    },
+  };
+}
+
+const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);
+
+async function startWorkers(address: string, url: string): Promise<{ stop(): Promise<void> }> {
+  if (WORKER_PROCESSES < 1) {
+    const { worker, close } = await createBackfillWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
+    const running = worker.run();
+    return {
+      async stop() {
+        worker.shutdown();
+        await running;
+        await close();
+      },
+    };
+  }
+  const children: ChildProcess[] = [];
+  for (let i = 0; i < WORKER_PROCESSES; i++) {
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: address,
+        BACKFILL_TASK_QUEUE: 'bench',
+        BENCH_DATABASE_URL: url,
+        LOG_LEVEL: 'warn',
+        BACKFILL_MAX_ACTIVITIES: process.env.BENCH_WORKER_ACTIVITIES || '2',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    children.push(child);
+  }
+  say(`${WORKER_PROCESSES} worker processes (dist/worker.js)`);
+  return {
+    async stop() {
+      await Promise.all(children.map((c) => new Promise<void>((resolve) => {
+        if (c.exitCode !== null) return resolve();
+        c.once('exit', () => resolve());
+        c.kill('SIGTERM');
+      })));
     },
   };
 }

@@ -109,3 +109,67 @@ test('a run that continues-as-new while partitions are running still ends exact,
   );
   expect(rows[0].n).toBe(0);
 });
+
+test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates, booleans, big numbers, bytea, arrays, awkward strings', async () => {
+  await env.db.pool.query(`
+    DROP TABLE IF EXISTS app.kinds, app.kinds_arr;
+    CREATE TABLE app.kinds (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, local_at timestamp, raw bytea);
+    CREATE TABLE app.kinds_arr (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, tags text[]);`);
+  const moduleFile = (name: string, extra: string) => {
+    const file = path.join(path.dirname(writeSpec('x: 1')), `${name}-${Date.now()}.ts`);
+    writeFileSync(
+      file,
+      `
+      interface Order { id: string; tenant: number }
+      export default {
+        columns: ['id', 'doc', 'label', 'at', 'ok', 'big', ${extra === 'tags' ? "'tags'" : "'local_at', 'raw'"}],
+        reads: ['id', 'tenant'],
+        version: 1,
+        transform(rows: Order[]) {
+          return rows.map((r) => ({
+            id: r.id,
+            // objects, arrays, a bare JSON string and JSON null (which json_populate_recordset reads as SQL NULL)
+            doc: r.tenant % 4 === 0 ? 'plain' : r.tenant % 4 === 1 ? null : { tenant: r.tenant, tags: ['a', 'b,c'], nested: { q: 'say "hi"' } },
+            // quotes, commas, braces and backslashes must survive array literals
+            label: 'a "b", {c} \\\\ d NULL ' + r.tenant,
+            at: new Date(Date.UTC(2024, 0, 1, 0, 0, 0, r.tenant)),
+            ok: r.tenant % 2 === 0,
+            big: BigInt(r.tenant) * 10n ** 20n + 1n,
+            ${extra === 'tags' ? "tags: ['x', r.tenant % 3 === 0 ? null : 'y \"z\"']," : "local_at: new Date(Date.UTC(2024, 5, 1, 12, 0, 0)), raw: '\\\\x0001' + (r.tenant % 256).toString(16).padStart(2, '0'),"}
+          }));
+        },
+      };
+      `.replace('BigInt(r.tenant) * 10n ** 20n + 1n', "(BigInt(r.tenant) * 10n ** 20n + 1n).toString()"),
+    );
+    return file;
+  };
+  const expectedSql = (extra: string) => `
+    SELECT o.id,
+           CASE o.tenant % 4 WHEN 0 THEN '"plain"'::jsonb WHEN 1 THEN NULL
+                ELSE jsonb_build_object('tenant', o.tenant, 'tags', jsonb_build_array('a', 'b,c'), 'nested', jsonb_build_object('q', 'say "hi"')) END AS doc,
+           'a "b", {c} \\ d NULL ' || o.tenant AS label,
+           timestamptz '2024-01-01 00:00:00+00' + o.tenant * interval '1 millisecond' AS at,
+           o.tenant % 2 = 0 AS ok,
+           o.tenant * 10::numeric ^ 20 + 1 AS big,
+           ${extra === 'tags' ? "ARRAY['x', CASE WHEN o.tenant % 3 = 0 THEN NULL ELSE 'y \"z\"' END] AS tags" : "timestamp '2024-06-01 12:00:00' AS local_at, '\\x0001'::bytea || set_byte('\\x00'::bytea, 0, o.tenant % 256) AS raw"}
+      FROM app.orders o WHERE ${"status <> 'void'"}`;
+  for (const [table, extra] of [['app.kinds', 'plain'], ['app.kinds_arr', 'tags']] as const) {
+    const spec = ordersSpec(env.db.envVar, {
+      name: `kinds-${extra}`,
+      transform: { name: `kinds-${extra}`, version: 1, module: moduleFile(`kinds-${extra}`, extra) },
+      target: { table, key: ['id'], mode: 'upsert' },
+    });
+    const { result } = await run(spec);
+    expect(result.status).toBe('succeeded');
+    const { rows } = await env.db.pool.query(
+      `WITH e AS (${expectedSql(extra)})
+       SELECT (SELECT count(*) FROM (TABLE e EXCEPT SELECT * FROM ${table}) x)::int AS missing,
+              (SELECT count(*) FROM (SELECT * FROM ${table} EXCEPT TABLE e) x)::int AS extra,
+              (SELECT count(*) FROM ${table})::int AS n`,
+    );
+    expect(rows[0]).toEqual({ missing: 0, extra: 0, n: result.rowsRead });
+    // and the values compare equal to what they came from: a second run writes nothing
+    const { result: again } = await run(spec);
+    expect(again).toMatchObject({ status: 'succeeded', rowsWritten: 0 });
+  }
+});

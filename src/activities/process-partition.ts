@@ -387,7 +387,15 @@ async function fillOutput(
   }
   if (!Array.isArray(out)) throw new TransformError(`transform ${ctx.run.transform_name} returned ${typeof out}, not an array of rows`);
   if (out.length === 0) return 0;
-  const fill = compiled.fillFromJson(JSON.stringify(out));
+  // one JSON document per chunk: JSON.stringify is native and cheap, and the parsing happens in
+  // PostgreSQL, in parallel across partitions (typed arrays built in JS cost this one thread more)
+  let json: string;
+  try {
+    json = JSON.stringify(out);
+  } catch (err) {
+    throw new TransformError(`transform ${ctx.run.transform_name} returned a value JSON cannot carry (${(err as Error).message}); return bigint and binary values as strings (bytea as '\\x…' hex)`);
+  }
+  const fill = compiled.fillFromJson(json);
   return (await client.query(fill.text, fill.values)).rowCount ?? 0;
 }
 
