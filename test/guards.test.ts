@@ -116,6 +116,20 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await set('probe_s = 0');
   await expectWriting(started.runId);
 
+  // a vacuum working on the target (made slow with a cost delay), with the autovacuum guard added live
+  await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, autovacuum: { hard: 0 } }, actor: 'test' });
+  const vacuumer = new pg.Client({ connectionString: env.db.url, application_name: 'slow-vacuum' });
+  await vacuumer.connect();
+  await vacuumer.query('SET vacuum_cost_delay = 100');
+  await vacuumer.query('SET vacuum_cost_limit = 1');
+  const vacuum = vacuumer.query('VACUUM app.orders_usd').catch((err: Error) => err);
+  // its SHARE UPDATE EXCLUSIVE lock does not block row writes: the lock guard must not claim it
+  await expectHeld(started.runId, /held by autovacuum 1 > hard 0/);
+  await env.db.pool.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'slow-vacuum'");
+  expect(String(await vacuum)).toMatch(/canceling statement/);
+  await vacuumer.end();
+  await expectWriting(started.runId);
+
   // held past holdTimeoutSeconds (shortened live): the run pauses itself and waits for an operator
   const limits = await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, holdTimeoutSeconds: 3 }, actor: 'test' });
   expect(limits.guards?.holdTimeoutSeconds).toBe(3);

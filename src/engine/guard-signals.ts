@@ -17,7 +17,16 @@ export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable:
   const target = quoteTable(targetTable);
 
   if (guards.replicationLagSeconds) {
-    add('replicationLagSeconds', await one('SELECT coalesce(max(extract(epoch FROM replay_lag)), 0) AS v FROM pg_stat_replication'), guards.replicationLagSeconds);
+    // replay_lag keeps its last measurement for a while after a replica has caught up: a replica
+    // that has replayed everything written so far lags by 0, whatever the stale value says
+    add(
+      'replicationLagSeconds',
+      await one(
+        `SELECT coalesce(max(CASE WHEN replay_lsn >= pg_current_wal_lsn() THEN 0 ELSE extract(epoch FROM replay_lag) END), 0) AS v
+           FROM pg_stat_replication`,
+      ),
+      guards.replicationLagSeconds,
+    );
   }
   if (guards.activeConnectionsRatio) {
     add(
@@ -27,14 +36,15 @@ export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable:
     );
   }
   if (guards.lockWaits) {
-    // other sessions waiting for a lock on the target, or holding one that blocks row writes:
-    // a chunk started now would queue behind them, or make them queue behind it
+    // other sessions waiting for a lock on the target, or holding one that blocks row writes (the
+    // modes that conflict with ROW EXCLUSIVE; a vacuum's SHARE UPDATE EXCLUSIVE does not, it has
+    // its own guard): a chunk started now would queue behind them, or make them queue behind it
     add(
       'lockWaits',
       await one(
         `SELECT count(DISTINCT l.pid) AS v FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE l.relation = $1::regclass AND l.pid <> pg_backend_pid() AND a.application_name <> 'backfill'
-            AND (NOT l.granted OR l.mode NOT IN ('AccessShareLock', 'RowShareLock', 'RowExclusiveLock'))`,
+            AND (NOT l.granted OR l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'))`,
         [target],
       ),
       guards.lockWaits,

@@ -22,7 +22,7 @@ export interface GuardsSpec {
   activeConnectionsRatio?: Threshold;
   /** Sessions waiting for a lock on the target table (other than this backfill). */
   lockWaits?: Threshold;
-  /** Autovacuum workers processing the target table (0 or 1). */
+  /** Vacuums running on the target table, autovacuum or manual (0 or 1). */
   autovacuum?: Threshold;
   /** Milliseconds a probe query takes, e.g. a primary-key read production relies on. */
   probeMs?: Threshold & { sql: string };
