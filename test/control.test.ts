@@ -11,6 +11,7 @@ import { waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
+import { partitionWorkflowId } from '../src/shared/ids';
 import type { SpecInput } from '../src/spec/schema';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
@@ -301,4 +302,37 @@ test('outside its allowed hours a run holds, says why in status, and continues w
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
   const change = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'limits-changed');
   expect(change).toMatchObject({ actor: 'gina', reason: 'approved daytime run', detail: { to: { concurrency: 2, chunkSize: 10_000 } } });
+});
+
+test('a partition workflow terminated by hand is found, recorded failed with the way out, and retry-failed finishes the run exact', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const spec = ordersSpec(env.db.envVar, {
+    name: 'ctl-terminated',
+    partition: { by: 'range', column: 'id', size: 200_000 },
+    limits: { chunkSize: 1000, concurrency: 4, rowsPerSecond: 30_000 },
+  });
+  const started = await env.start(spec, { reconcileIntervalMs: 1000 });
+  const running = async () =>
+    (await env.db.pool.query<{ partition_id: string }>("SELECT partition_id FROM backfill.partitions WHERE run_id = $1 AND status = 'running' AND chunks > 2 ORDER BY ordinal", [started.runId])).rows;
+  const deadline = Date.now() + 30_000;
+  while ((await running()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const [victim] = await running();
+  // an operator (or a retention policy) ends the partition's workflow: it never reports to its run
+  await env.client.workflow.getHandle(partitionWorkflowId('ctl-terminated', started.runId, victim.partition_id)).terminate('test: terminated by hand');
+
+  const first = await waitForResult(started.handle);
+  expect(first.status).toBe('failed');
+  expect(first.partitions.failed).toBe(1);
+  const { rows } = await env.db.pool.query('SELECT status, last_error FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [started.runId, victim.partition_id]);
+  expect(rows[0]).toEqual({
+    status: 'failed',
+    last_error: `partition workflow ${partitionWorkflowId('ctl-terminated', started.runId, victim.partition_id)} ended terminated without reporting (terminated by hand?); backfill retry-failed ${started.runId} re-runs it from its cursor`,
+  });
+
+  const retry = await retryFailed(env.client, env.db.pool, (await getRun(env.db.pool, started.runId))!, { actor: 'gil', reason: 'partition was terminated' }, env.worker.taskQueue);
+  const second = await waitForResult(retry.handle);
+  expect(second.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: second.rowsRead });
+  const { rows: completions } = await env.db.pool.query('SELECT DISTINCT completions FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  expect(completions).toEqual([{ completions: 1 }]);
 });

@@ -51,7 +51,7 @@ test('a fresh run with a pause, a resume and continue-as-new replays: parent exe
     await replay(history, wf.workflowId);
     if (process.env.RECORD_HISTORIES) {
       mkdirSync(HISTORIES, { recursive: true });
-      const name = wf.workflowId === started.workflowId ? `run-${wf.runId.slice(0, 8)}` : 'partition';
+      const name = `${wf.workflowId === started.workflowId ? 'run' : 'partition'}-${wf.runId.slice(0, 8)}`;
       // the CLI's JSON is the canonical export format (what `temporal workflow show -o json` gives operators)
       const json = execFileSync(process.env.TEMPORAL_CLI!, ['workflow', 'show', '--address', temporalAddress(), '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
       writeFileSync(path.join(HISTORIES, `${name}.json`), json);

@@ -8,10 +8,16 @@
  * - recordPartitionFailure marks a partition failed when its activity gave up (a
  *   no-op if the activity already recorded the failure with its key range).
  * - finalizeRun computes the run's outcome from the ledger and records it.
+ * - reconcilePartitions finds partition workflows that closed without reporting (terminated
+ *   or timed out by hand or by policy) and records them failed, so the run does not wait
+ *   forever; retry-failed re-runs them from their cursors.
  */
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
+import { partitionWorkflowId } from '../shared/ids';
 import { recordEvent } from '../ledger/events';
-import { cancelPending, finishPartition, nextUnfinished, runTotals, type RunTotals } from '../ledger/partitions';
+import { cancelPending, finishPartition, getPartition, nextUnfinished, runTotals, type RunTotals } from '../ledger/partitions';
 import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import type { RunStatus } from '../shared/statuses';
 import type { Limits, OperatorAction, PartitionReport, RowCounts } from '../shared/types';
@@ -90,6 +96,31 @@ export function runControlActivities(deps: ActivityDeps) {
 
     async nextPartitions(input: { database: string; runId: string; fromOrdinal: number; limit: number }): Promise<{ id: string; ordinal: number }[]> {
       return nextUnfinished(deps.pools.get(input.database), input.runId, input.fromOrdinal, input.limit);
+    },
+
+    async reconcilePartitions(input: { database: string; runId: string; name: string; partitionIds: string[] }): Promise<PartitionReport[]> {
+      const pool = deps.pools.get(input.database);
+      const client = Context.current().client;
+      const reports: PartitionReport[] = [];
+      for (const partitionId of input.partitionIds) {
+        const workflowId = partitionWorkflowId(input.name, input.runId, partitionId);
+        let status: string;
+        try {
+          status = (await client.workflow.getHandle(workflowId).describe()).status.name;
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) continue; // not started yet, or long gone: nothing to conclude
+          throw err;
+        }
+        if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') continue;
+        // a partition workflow that completed or failed reported before it closed; any other ending did not
+        const silent = status !== 'COMPLETED' && status !== 'FAILED';
+        const message = `partition workflow ${workflowId} ended ${status.toLowerCase()} without reporting (terminated by hand?); backfill retry-failed ${input.runId} re-runs it from its cursor`;
+        const row = silent ? await finishPartition(pool, input.runId, partitionId, 'failed', { message }) : await getPartition(pool, input.runId, partitionId);
+        if (silent) deps.logger.warn({ runId: input.runId, partitionId, workflowId, status }, 'partition workflow closed without reporting; recorded as failed');
+        // only a finished partition may leave the run's in-flight set
+        if (row && (row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled')) reports.push(reportOf(row));
+      }
+      return reports;
     },
 
     async recordPartitionFailure(input: { database: string; runId: string; partitionId: string; message: string }): Promise<PartitionReport> {

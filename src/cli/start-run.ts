@@ -66,6 +66,7 @@ export interface StartRunOptions {
   /** Test knobs, passed through to the workflow. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
+  reconcileIntervalMs?: number;
 }
 
 export interface StartedRun {
@@ -108,6 +109,7 @@ export async function startRun(options: StartRunOptions): Promise<StartedRun> {
       startedBy: options.actor ?? defaultActor(),
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
+      reconcileIntervalMs: options.reconcileIntervalMs,
     };
     const handle = await options.client.workflow.start('backfillRunWorkflow', {
       workflowId,

@@ -19,6 +19,8 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
+  sleep,
   proxyActivities,
   setHandler,
   startChild,
@@ -52,6 +54,8 @@ export interface RunWorkflowInput {
   /** Continue-as-new after this many history events even if the server has not suggested it yet. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
+  /** How often the run looks for partition workflows that closed without reporting (default 5 minutes). */
+  reconcileIntervalMs?: number;
   /** retry-failed: this execution is a new attempt of a finished run, re-running only its failed and cancelled partitions. */
   retry?: { attempt: number; actor: string; reason?: string };
   /** Carried across continue-as-new; absent on the first execution. */
@@ -90,11 +94,15 @@ export interface RunResult {
 }
 
 const PAGE = 100;
+const RECONCILE_EVERY_MS = 5 * 60_000;
 const DEFAULT_MAX_HISTORY_EVENTS = 10_000;
 
 export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunResult> {
   const { spec, runId } = input;
   const database = spec.database;
+  // executions recorded before reconciliation existed replay without its timers
+  const reconciling = patched('reconcile-in-flight');
+  let finishing = false;
   const acts = proxyActivities<Activities>({
     startToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
@@ -130,23 +138,21 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   setHandler(pauseSignal, (a) => { if (!s.paused && !s.cancelRequested) control('paused', a, () => ((s.paused = true), (s.heldBy = who(a)))); }, { description: HANDLER_DESCRIPTIONS.pause });
   setHandler(resumeSignal, (a) => { if (s.paused && !s.cancelRequested) control('resumed', a, () => ((s.paused = false), (s.heldBy = undefined))); }, { description: HANDLER_DESCRIPTIONS.resume });
   setHandler(cancelSignal, (a) => { if (!s.cancelRequested) control('cancel-requested', a, () => ((s.cancelRequested = true), (s.heldBy = who(a)))); }, { description: HANDLER_DESCRIPTIONS.cancel });
-  setHandler(
-    partitionFinishedSignal,
-    (report: PartitionReport) => {
-      const at = s.inFlight.indexOf(report.partitionId);
-      if (at === -1) return; // a duplicate report, or one for a partition this run did not start
-      s.inFlight.splice(at, 1);
-      delete conditions[report.partitionId];
-      if (report.status === 'succeeded' || report.status === 'failed' || report.status === 'cancelled') s.counts[report.status] += 1;
-      s.finished.rowsRead += report.rowsRead;
-      s.finished.rowsWritten += report.rowsWritten;
-      s.finished.rowsUnchanged += report.rowsUnchanged;
-      if (report.status === 'failed') s.lastError = report.error ?? `partition ${report.partitionId} failed`;
-      // details only: they are not in history; search attributes (commands) change in the main loop
-      setCurrentDetails(renderProgressMarkdown(progress(input, s)));
-    },
-    { description: HANDLER_DESCRIPTIONS.partitionFinished },
-  );
+  /** A partition's outcome, from its own signal or from reconciliation; a second report for the same partition is ignored. */
+  const applyReport = (report: PartitionReport) => {
+    const at = s.inFlight.indexOf(report.partitionId);
+    if (at === -1) return; // a duplicate report, or one for a partition this run did not start
+    s.inFlight.splice(at, 1);
+    delete conditions[report.partitionId];
+    if (report.status === 'succeeded' || report.status === 'failed' || report.status === 'cancelled') s.counts[report.status] += 1;
+    s.finished.rowsRead += report.rowsRead;
+    s.finished.rowsWritten += report.rowsWritten;
+    s.finished.rowsUnchanged += report.rowsUnchanged;
+    if (report.status === 'failed') s.lastError = report.error ?? `partition ${report.partitionId} failed`;
+    // details only: they are not in history; search attributes (commands) change in the main loop
+    setCurrentDetails(renderProgressMarkdown(progress(input, s)));
+  };
+  setHandler(partitionFinishedSignal, applyReport, { description: HANDLER_DESCRIPTIONS.partitionFinished });
   setHandler(
     partitionConditionSignal,
     (c: PartitionCondition) => {
@@ -225,6 +231,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
 
     publish(input, s);
+    if (reconciling) void reconcileLoop();
     for (;;) {
       await condition(() => dirty() || finishedAll() || canLaunch() || historyFull());
       if (dirty()) {
@@ -252,6 +259,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       publish(input, s);
     }
 
+    finishing = true;
     const final = await acts.finalizeRun({ database, runId });
     s.status = final.status;
     publish(input, s);
@@ -274,6 +282,25 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     s.syncedVersion = Math.max(s.syncedVersion, version);
     s.pendingEvents = s.pendingEvents.filter((e) => !events.includes(e));
     publish(input, s);
+  }
+
+  /**
+   * A partition workflow terminated (or timed out) by hand never reports, and the run would wait
+   * for it forever. Now and then, ask Temporal about partitions that have been in flight for a
+   * whole interval; those that closed without a report are recorded failed (retry-failed re-runs
+   * them from their cursors) and reported here like any other outcome.
+   */
+  async function reconcileLoop(): Promise<void> {
+    let previous: string[] = [];
+    for (;;) {
+      await sleep(input.reconcileIntervalMs ?? RECONCILE_EVERY_MS);
+      if (finishing) return;
+      // a start still in progress is not a lost partition: only those seen in flight last time too
+      const suspects = s.inFlight.filter((id) => previous.includes(id));
+      previous = s.inFlight.slice();
+      if (suspects.length === 0) continue;
+      for (const report of await acts.reconcilePartitions({ database, runId, name: spec.name, partitionIds: suspects })) applyReport(report);
+    }
   }
 
   async function launch(partitionId: string): Promise<void> {
