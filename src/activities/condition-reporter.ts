@@ -35,7 +35,7 @@ export class ConditionReporter {
     options: ConditionReporterOptions,
   ) {
     this.shown = options.stale ? undefined : { state: 'writing', cause: null };
-    this.minIntervalMs = options.minIntervalMs ?? 2000;
+    this.minIntervalMs = options.minIntervalMs ?? 5000;
     this.now = options.now ?? Date.now;
   }
 
