@@ -11,6 +11,7 @@ import { temporal } from '@temporalio/proto';
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { readSourceFacts } from '../db/source-facts';
+import { chunkAccessWarnings } from '../engine/chunk-access';
 import { inspectSpec } from '../engine/inspect';
 import { findActiveRun, getRun } from '../ledger/runs';
 import { planPartitions, PlanError } from '../planner/partitions';
@@ -27,6 +28,8 @@ import { UsageError } from './output';
 export interface CheckedSpec {
   loaded: LoadedSpec;
   partitions: PlannedPartition[];
+  /** Nothing wrong, but likely slow or surprising: shown by plan and start, never blocking. */
+  warnings: string[];
 }
 
 /** Everything `plan` shows and `start` relies on; throws SpecError (exit 2) on any problem. */
@@ -46,12 +49,14 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
       throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
     });
     if (!inspected.ok) throw new SpecError(specFile, inspected.problems);
+    let partitions: PlannedPartition[];
     try {
-      return { loaded, partitions: planPartitions(spec.partition, await readSourceFacts(db, spec)) };
+      partitions = planPartitions(spec.partition, await readSourceFacts(db, spec));
     } catch (err) {
       if (err instanceof PlanError) throw new SpecError(specFile, [{ path: err.field, message: err.message }]);
       throw err;
     }
+    return { loaded, partitions, warnings: await chunkAccessWarnings(db, spec, inspected.shape, partitions) };
   } finally {
     await own?.end();
   }
@@ -74,6 +79,7 @@ export interface StartedRun {
   workflowId: string;
   name: string;
   partitions: number;
+  warnings: string[];
   handle: WorkflowHandleWithFirstExecutionRunId;
 }
 
@@ -89,7 +95,7 @@ export function defaultActor(): string {
 export async function startRun(options: StartRunOptions): Promise<StartedRun> {
   const runId = options.runId ?? newRunId();
   if (!RUN_ID_PATTERN.test(runId)) throw new UsageError(`--run-id must match ${RUN_ID_PATTERN.source} (got "${runId}")`);
-  const { loaded, partitions } = await checkSpec(options.specFile);
+  const { loaded, partitions, warnings } = await checkSpec(options.specFile);
   const { spec } = loaded;
   const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
   try {
@@ -138,7 +144,7 @@ export async function startRun(options: StartRunOptions): Promise<StartedRun> {
       ].join('\n'),
     });
     await waitForRegistration(pool, handle, runId);
-    return { runId, workflowId, name: spec.name, partitions: partitions.length, handle };
+    return { runId, workflowId, name: spec.name, partitions: partitions.length, warnings, handle };
   } finally {
     await pool.end();
   }

@@ -1,20 +1,29 @@
 /**
  * The demo dataset: about 1.2 million orders with sparse ids, NULL amounts and
  * currencies, skewed days (recent days are much busier) and test orders the spec
- * filters out; FX rates; and the empty target. Created once; later demos reuse it.
+ * filters out; FX rates; and the empty target. Created once; later demos reuse it
+ * (a table comment records the version; an older one is rebuilt).
+ *
+ * Ids grow with created_at, as order ids do: a day's orders are one id range, so the
+ * demo's daily partitions chunk along the primary key. (Version 1 scattered ids over all
+ * days; each chunk then re-read its whole day — see `backfill plan`'s warning about it.)
  */
 import type pg from 'pg';
 
 export const DEMO_ROWS = 1_200_000;
+const VERSION = 'demo-v2';
 
 export async function ensureDemoData(pool: pg.Pool, say: (line: string) => void = () => undefined): Promise<{ created: boolean; rows: number }> {
-  const { rows: existing } = await pool.query<{ t: string | null }>("SELECT to_regclass('demo.orders')::text AS t");
-  if (existing[0].t) {
+  const { rows: existing } = await pool.query<{ t: string | null; c: string | null }>(
+    "SELECT to_regclass('demo.orders')::text AS t, obj_description(to_regclass('demo.orders'), 'pg_class') AS c",
+  );
+  if (existing[0].t && existing[0].c === VERSION) {
     const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM demo.orders');
     return { created: false, rows: Number(rows[0].n) };
   }
   say(`Creating the demo dataset (${DEMO_ROWS.toLocaleString('en-US')} orders)…`);
   await pool.query(`
+    DROP SCHEMA IF EXISTS demo CASCADE;
     CREATE SCHEMA demo;
     CREATE TABLE demo.fx_rates (currency text PRIMARY KEY, usd_rate numeric(12,6) NOT NULL);
     INSERT INTO demo.fx_rates VALUES ('USD', 1), ('EUR', 1.0832), ('GBP', 1.2650), ('JPY', 0.006712), ('CHF', 1.1275);
@@ -25,10 +34,11 @@ export async function ensureDemoData(pool: pg.Pool, say: (line: string) => void 
       amount_cents bigint,
       status text NOT NULL
     );
-    -- sparse ids (gaps of 1..7), 90 days skewed towards the end, ~2% NULL amounts, ~1% NULL currency, ~3% test orders
+    -- sparse ids (gaps of 1..7) growing with time, 90 days skewed towards the end (a day late in the
+    -- quarter has over 100x the orders of the first), ~2% NULL amounts, ~1% NULL currency, ~3% test orders
     INSERT INTO demo.orders
     SELECT n * 4 + (n * 7919) % 4,
-           timestamptz '2024-01-01' + (90 * sqrt(((n * 2654435761) % 1000003) / 1000003.0)) * interval '1 day',
+           timestamptz '2024-01-01' + (90 * sqrt(n / ${DEMO_ROWS}.0)) * interval '1 day',
            CASE WHEN n % 100 = 0 THEN NULL ELSE (ARRAY['USD','EUR','GBP','JPY','CHF','EUR','USD'])[1 + (n * 31) % 7] END,
            CASE WHEN n % 50 = 7 THEN NULL ELSE 100 + (n * 48271) % 500000 END,
            CASE WHEN n % 33 = 0 THEN 'test' ELSE 'paid' END
@@ -36,6 +46,7 @@ export async function ensureDemoData(pool: pg.Pool, say: (line: string) => void 
     CREATE INDEX ON demo.orders (created_at);
     CREATE TABLE demo.orders_usd (id bigint PRIMARY KEY, currency text, amount_usd numeric(14,2));
     ANALYZE demo.orders;
+    COMMENT ON TABLE demo.orders IS '${VERSION}';
   `);
   return { created: true, rows: DEMO_ROWS };
 }

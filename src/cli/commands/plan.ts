@@ -2,7 +2,7 @@ import { emit, type OutputOptions } from '../output';
 import { checkSpec } from '../start-run';
 
 export async function planCommand(specFile: string, opts: OutputOptions): Promise<void> {
-  const { loaded, partitions } = await checkSpec(specFile);
+  const { loaded, partitions, warnings } = await checkSpec(specFile);
   const { spec } = loaded;
   const plan = {
     name: spec.name,
@@ -11,6 +11,7 @@ export async function planCommand(specFile: string, opts: OutputOptions): Promis
     target: spec.target,
     limits: spec.limits,
     partitions: partitions.map((p) => ({ id: p.id, bounds: p.bounds })),
+    warnings,
   };
   emit(opts, plan, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
@@ -21,6 +22,7 @@ export async function planCommand(specFile: string, opts: OutputOptions): Promis
       `  target ${p.target.table} (${p.target.mode} by ${p.target.key.join(', ')}); chunks of ${p.limits.chunkSize}, ${p.limits.concurrency} partitions at a time`,
       `  ${p.partitions.length} partitions:`,
       ...shown,
+      ...p.warnings.map((w) => `warning: ${w}`),
     ].join('\n');
   });
 }

@@ -16,7 +16,8 @@ export async function startCommand(specFile: string, opts: OutputOptions & { run
   try {
     const started = await startRun({ specFile, client, taskQueue: config.taskQueue, runId: opts.runId, actor: opts.actor });
     const ui = webUiUrl(config.address, config.namespace, started.workflowId);
-    const info = { runId: started.runId, name: started.name, workflowId: started.workflowId, partitions: started.partitions, webUi: ui };
+    const info = { runId: started.runId, name: started.name, workflowId: started.workflowId, partitions: started.partitions, webUi: ui, warnings: started.warnings };
+    if (opts.output !== 'json') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
     if (!opts.wait) {
       emit(opts, info, (i) => `Started ${i.name}/${i.runId}: ${i.partitions} partitions\n  workflow: ${i.workflowId}\n  Web UI:   ${i.webUi}\n  follow:   backfill status ${i.runId}`);
       return;

@@ -1,0 +1,31 @@
+/**
+ * `plan` and `start` warn when chunks would be expensive to find: no index returns a
+ * partition's rows in key order, so every chunk would read and sort its whole partition.
+ * The warning names the fix, and goes away once the fix is in place.
+ */
+import { checkSpec } from '../src/cli/start-run';
+import { ordersSpec, writeSpec } from './helpers/orders';
+import { useTestEnvironment } from './helpers/environment';
+
+const env = useTestEnvironment('access', { rows: 100_000, worker: false });
+
+const warningsOf = async (overrides: Parameters<typeof ordersSpec>[1]) => (await checkSpec(writeSpec(ordersSpec(env.db.envVar, overrides)))).warnings;
+
+test('partitions that no index returns in key order are warned about, with the fix', async () => {
+  // range partitions on the key itself: each chunk is an index range scan
+  expect(await warningsOf({ partition: { by: 'range', column: 'id', size: 50_000 } })).toEqual([]);
+
+  // a tenant's orders are scattered over the id space and the tenant index does not return them in id order
+  const list = { partition: { by: 'list' as const, column: 'tenant' }, limits: { chunkSize: 1000, concurrency: 2 } };
+  const [warning] = await warningsOf(list);
+  expect(warning).toMatch(
+    /^partition: chunks are found by scanning the id index and filtering on tenant, so every chunk reads past other partitions' rows \(about (1[0-9]|[2-9]\d),\d{3} rows read per chunk of 1000, estimated for tenant:\S+\); create an index on app\.orders \(tenant, id\), which returns each partition's rows in id order$/,
+  );
+  await env.db.pool.query('CREATE INDEX orders_tenant_id ON app.orders (tenant, id); ANALYZE app.orders');
+  expect(await warningsOf(list)).toEqual([]);
+
+  // days of orders whose ids do not grow with time
+  expect(await warningsOf({ partition: { by: 'time', column: 'created_at', size: '1 day' }, limits: { chunkSize: 500, concurrency: 2 } })).toEqual([
+    expect.stringMatching(/^partition: .* \(about [\d,]+ rows read per chunk of 500, estimated for day:\S+\); partition by range on id if id grows with created_at, or raise limits\.chunkSize towards the partition size$/),
+  ]);
+});
