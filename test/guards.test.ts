@@ -4,12 +4,14 @@
  * says why in the ledger and status, and lets go when the signal recovers; a hold that lasts
  * past holdTimeoutSeconds pauses the run for an operator. The result is exact at the end.
  */
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { WorkflowHandle } from '@temporalio/client';
 import { progressQuery } from '../src/workflows/messages';
 import { sendControl, setLimits } from '../src/cli/control';
 import { waitForResult } from '../src/cli/start-run';
 import { renderStatus, statusReport } from '../src/cli/status';
+import { watchRun } from '../src/cli/watch';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import { nextChunkSize } from '../src/activities/process-partition';
@@ -79,6 +81,10 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
     },
   });
   const started = await env.start(spec);
+  // `backfill watch` (without a TTY) follows along: it must say when and why partitions wait
+  let watched = '';
+  const watchStream = new PassThrough().on('data', (d: Buffer) => (watched += d.toString()));
+  const watching = watchRun(env.db.pool, started.runId, { stream: watchStream as unknown as NodeJS.WriteStream, intervalMs: 200 });
   await waitUntil(async () => (await ledger(started.runId)).chunks > 2, 'first chunks');
 
   // a custom guard over its hard threshold holds, and recovers
@@ -146,6 +152,10 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  expect(await watching).toBe('succeeded');
+  for (const line of [/: held by queue-depth 500 > hard 100$/, /: slowed by queue-depth 50 > soft 10 \(/, /: held by lockWaits 1 > hard 0$/, /: held by autovacuum 1 > hard 0$/, /: writing again$/, /: run paused by an operator$/]) {
+    expect(watched.split('\n').some((l) => l.startsWith('partition ') && line.test(l))).toBe(true);
+  }
   // every committed chunk is logged, with contiguous key ranges per partition
   const { rows } = await env.db.pool.query(
     `SELECT count(*)::int AS chunks, sum(rows_read)::int AS rows,

@@ -1,9 +1,10 @@
 /**
  * Live progress of a run in the terminal, read from the ledger once a second: a bar over
  * partitions with rows read/written, rows/s and ETA, one line per partition in flight
- * (rows so far, cursor), and a line for each partition that fails, as it fails. Without
- * a TTY (CI, logs) it prints a plain line every few seconds instead. Resolves with the
- * run's final ledger status.
+ * (rows so far, cursor, and why it is slowed or held), and a line for each partition that
+ * fails, as it fails. Without a TTY (CI, logs) it prints a plain line every few seconds
+ * instead, and a line whenever a partition starts or stops being slowed or held. Resolves
+ * with the run's final ledger status.
  */
 import cliProgress from 'cli-progress';
 import type pg from 'pg';
@@ -22,6 +23,8 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
   let lastPrint = 0;
   let samples: { t: number; rows: number }[] = [];
   const reportedFailures = new Set<string>();
+  // what each running partition was last said to be waiting for, by kind (a guard's value moving is not news)
+  const shownReasons = new Map<string, string>();
   let run = await getRun(pool, runId);
   if (!run) throw new Error(`run ${runId} is not in the ledger`);
   const runBar = bars?.create(run.partitions_total, 0, { read: 0, written: 0, rate: 0, state: run.status });
@@ -43,9 +46,17 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
       if (bars) bars.log(line);
       else stream.write(line);
     }
+    const running = await listPartitions(pool, runId, { status: ['running'], limit: bars ? 20 : 1000 });
+    if (!bars) {
+      for (const p of running) {
+        const kind = p.hold_reason?.replace(/[\d.,]+/g, '#') ?? '';
+        if ((shownReasons.get(p.partition_id) ?? '') === kind) continue;
+        stream.write(`partition ${p.partition_id}: ${p.hold_reason ?? 'writing again'}\n`);
+        shownReasons.set(p.partition_id, kind);
+      }
+    }
     if (bars && runBar) {
       runBar.update(done, { read: t.rowsRead, written: t.rowsWritten, rate, state });
-      const running = await listPartitions(pool, runId, { status: ['running'], limit: 20 });
       const seen = new Set(running.map((p) => p.partition_id));
       for (const [id, bar] of partitionBars) {
         if (!seen.has(id)) {
@@ -54,10 +65,10 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
         }
       }
       for (const p of running) {
-        const payload = { id: p.partition_id, rows: p.rows_read, chunks: p.chunks, cursor: p.cursor ?? '—' };
+        const payload = { id: p.partition_id, rows: p.rows_read, chunks: p.chunks, cursor: p.cursor ?? '—', why: p.hold_reason ? ` — ${p.hold_reason}` : '' };
         const bar = partitionBars.get(p.partition_id);
         if (bar) bar.update(0, payload);
-        else partitionBars.set(p.partition_id, bars.create(1, 0, payload, { format: '  ↳ {id}: {rows} rows in {chunks} chunks, cursor {cursor}' }));
+        else partitionBars.set(p.partition_id, bars.create(1, 0, payload, { format: '  ↳ {id}: {rows} rows in {chunks} chunks, cursor {cursor}{why}' }));
       }
     } else if (now - lastPrint >= 5000 || !ACTIVE_RUN_STATUSES.includes(run.status)) {
       lastPrint = now;
