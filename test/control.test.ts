@@ -237,13 +237,17 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   await env.db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
   const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-retry',
-    partition: { by: 'range', column: 'id', size: 100_000 },
+    // days, in chunks small enough that the failed day resumes from a (created_at, id) cursor mid-way
+    partition: { by: 'time', column: 'created_at', size: '1 day' },
+    limits: { chunkSize: 1000, concurrency: 4 },
     transform: { name: 'orders-usd-strict', version: 1, sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round(") },
   });
   const started = await env.start(spec);
   const first = await waitForResult(started.handle);
   expect(first.status).toBe('failed');
   expect(first.partitions.failed).toBe(1);
+  const failed = (await env.db.pool.query("SELECT cursor, error_range FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'", [started.runId])).rows[0];
+  expect(failed.error_range).toMatch(/^\(created_at, id\) in \(\["[^"]+", ?"\d+"\], \["[^"]+", ?"\d+"\]\]$/);
 
   const { rows: succeededBefore } = await env.db.pool.query(
     "SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded' ORDER BY ordinal",

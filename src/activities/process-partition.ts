@@ -273,6 +273,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
   const client = await pool.connect();
   let cursor: string | null = null;
   let hi: string | null = null;
+  let bounds: PartitionRow['bounds'] | undefined;
   let broken: Error | undefined;
   let chunkStarted = Date.now();
   let turnMs = 0;
@@ -294,7 +295,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
       return { row: locked, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 };
     }
     cursor = locked.cursor;
-    const bounds = locked.bounds;
+    bounds = locked.bounds;
     // replace mode computes the whole partition at once: a rollup must see all of its rows
     const limit = replace ? 2_147_483_647 : chunkSize;
     const b = compiled.chunkBounds(bounds, replace ? null : cursor, limit);
@@ -341,7 +342,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
       return { row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, lockTimeout: describePgError(err) };
     }
     if (isDataError(err) || err instanceof TransformError) {
-      const range = `${run.spec.source.key} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
+      const range = bounds ? compiled.describeRange(bounds, cursor, hi) : `${run.spec.source.key} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
       const message = `partition ${input.partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
       await finishPartition(pool, input.runId, input.partitionId, 'failed', { message, range });
       throw ApplicationFailure.nonRetryable(message, FailureType.DataError);

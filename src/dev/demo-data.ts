@@ -4,9 +4,7 @@
  * filters out; FX rates; and the empty target. Created once; later demos reuse it
  * (a table comment records the version; an older one is rebuilt).
  *
- * Ids grow with created_at, as order ids do: a day's orders are one id range, so the
- * demo's daily partitions chunk along the primary key. (Version 1 scattered ids over all
- * days; each chunk then re-read its whole day — see `backfill plan`'s warning about it.)
+ * Ids grow with created_at, as order ids do (version 1 scattered them over all days).
  */
 import type pg from 'pg';
 

@@ -178,6 +178,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     partitionColumnType: partitionColumnType!,
     outputColumns,
     targetKeyType: target.columns.get(spec.target.key[0]),
+    chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== spec.source.key) ? 'column-key' : 'key',
     targetPartitionColumnType,
   };
   // the real statements, planned but not run: type mismatches between output and target surface here

@@ -12,6 +12,13 @@ export interface RunShape {
   outputColumns: string[];
   /** format_type() of the first target.key column; when it is orderable, writes bound the target scan by the chunk's key range. */
   targetKeyType?: string;
+  /**
+   * How chunks walk a partition: by source.key alone, or by (partition column, key) — set for
+   * time partitions and range partitions on another column, whose keys need not follow the
+   * partition column: walking the column's own index finds each chunk without re-reading the
+   * partition. Absent (key) in runs registered before it existed.
+   */
+  chunkOrder?: 'key' | 'column-key';
   /** format_type() of target.partitionColumn (replace mode only). */
   targetPartitionColumnType?: string;
 }

@@ -2,7 +2,9 @@
  * Builds every SQL statement a chunk runs, from the spec and the run's shape. Pure and
  * deterministic, so it is unit-tested and the same on every worker.
  *
- * A chunk is the keyset range (cursor, hi] of source.key inside one partition. The
+ * A chunk is the keyset range (cursor, hi] of source.key inside one partition — or of
+ * (partition column, key) when the run's shape says so (see RunShape.chunkOrder); such a
+ * cursor is a JSON array of the two values as text. The
  * transform never sees bounds: it reads the relation `chunk`, which the engine defines
  * as a CTE over exactly those rows. Its output goes to a per-session temp table typed
  * like the target, and the write compares like with like, so a row whose stored value
@@ -33,6 +35,8 @@ export interface CompiledRun {
   fillFromJson(rowsJson: string): Statement;
   /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
   write(bounds: PartitionBounds): Statement[];
+  /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
+  describeRange(bounds: PartitionBounds, cursor: string | null, hi: string | null): string;
 }
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
@@ -46,6 +50,10 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
   const where = spec.source.where ? ` AND (${spec.source.where})` : '';
 
+  /** Chunks of this partition walk (partition column, key): a NULL partition has no column order to walk. */
+  const walksColumn = (bounds: PartitionBounds) => shape.chunkOrder === 'column-key' && bounds.kind !== 'null';
+  const pcol = quoteIdent(spec.partition.column);
+
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's') {
     const values: unknown[] = [];
@@ -54,6 +62,17 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       return `$${values.length}::${type}`;
     };
     const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
+    if (walksColumn(bounds)) {
+      // the plain column bound lets the planner range-scan the column's index; the row comparison is exact
+      const edge = (at: string, cmp: '>' | '<=') => {
+        const [c, k] = parseColumnCursor(at);
+        const pc = param(c, shape.partitionColumnType);
+        return `${alias}.${pcol} ${cmp === '>' ? '>=' : '<='} ${pc} AND (${alias}.${pcol}, ${alias}.${key}) ${cmp} (${pc}, ${param(k, keyType)})`;
+      };
+      if (cursor !== null) parts.push(edge(cursor, '>'));
+      if (hi !== null) parts.push(edge(hi, '<='));
+      return { sql: parts.join(' AND ') + where, values, param };
+    }
     // two shapes instead of `$1 IS NULL OR key > $1`, which would defeat the index range scan
     if (cursor !== null) parts.push(`${alias}.${key} > ${param(cursor, keyType)}`);
     if (hi !== null) parts.push(`${alias}.${key} <= ${param(hi, keyType)}`);
@@ -72,6 +91,15 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     chunkBounds(bounds, cursor, limit) {
       const p = chunkPredicate(bounds, cursor, null);
       const lim = p.param(limit, 'integer');
+      if (walksColumn(bounds)) {
+        const keys = `SELECT s.${pcol} AS c, s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${pcol}, s.${key} LIMIT ${lim}`;
+        return {
+          text:
+            `WITH w AS MATERIALIZED (${keys}) ` +
+            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT json_build_array(w.c::text, w.k::text)::text FROM w ORDER BY w.c DESC, w.k DESC LIMIT 1) AS hi`,
+          values: p.values,
+        };
+      }
       const keys = `SELECT s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${key} LIMIT ${lim}`;
       return {
         text: hasMinMax(keyType)
@@ -97,7 +125,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     readChunk(bounds, cursor, hi, columns) {
       const p = chunkPredicate(bounds, cursor, hi);
       const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
-      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY s.${key}`, values: p.values };
+      const order = walksColumn(bounds) ? `s.${pcol}, s.${key}` : `s.${key}`;
+      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
     },
 
     fillFromJson(rowsJson) {
@@ -105,6 +134,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         text: `INSERT INTO ${out} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM json_populate_recordset(NULL::${out}, $1::json)`,
         values: [rowsJson],
       };
+    },
+
+    describeRange(bounds, cursor, hi) {
+      const what = walksColumn(bounds) ? `(${spec.partition.column}, ${spec.source.key})` : spec.source.key;
+      return `${what} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
     },
 
     write(bounds) {
@@ -150,6 +184,15 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       }
     },
   };
+}
+
+/** A (partition column, key) cursor: a JSON array of both values as PostgreSQL text. */
+export function parseColumnCursor(cursor: string): [string, string] {
+  const parsed: unknown = JSON.parse(cursor);
+  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed.some((v) => typeof v !== 'string')) {
+    throw new Error(`not a (column, key) cursor: ${cursor}`);
+  }
+  return parsed as [string, string];
 }
 
 function partitionPredicate(

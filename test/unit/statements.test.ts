@@ -27,6 +27,25 @@ describe('compileRun', () => {
     expect(fill.values).toEqual([day.lo, day.hi, '10', '20']);
   });
 
+  test('time partitions registered with column-key order walk (created_at, id): a JSON cursor, the column bound for the index', () => {
+    const walking = compileRun(spec, { ...shape, chunkOrder: 'column-key' });
+    const cursor = JSON.stringify(['2024-01-01 03:00:00+00', '10']);
+    const hi = JSON.stringify(['2024-01-01 04:30:00.5+00', '7']);
+    const fill = walking.fillFromSql(day, cursor, hi);
+    expect(fill.text).toContain(
+      's."created_at" >= $3::timestamp with time zone AND (s."created_at", s."id") > ($3::timestamp with time zone, $4::bigint) AND ' +
+        's."created_at" <= $5::timestamp with time zone AND (s."created_at", s."id") <= ($5::timestamp with time zone, $6::bigint)',
+    );
+    expect(fill.values).toEqual([day.lo, day.hi, '2024-01-01 03:00:00+00', '10', '2024-01-01 04:30:00.5+00', '7']);
+    expect(walking.chunkBounds(day, cursor, 100).text).toMatch(/ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(w\.c::text, w\.k::text\)::text FROM w ORDER BY w\.c DESC, w\.k DESC LIMIT 1\) AS hi$/);
+    expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, +inf]`);
+    // the NULL partition has no column order: it walks the key
+    const nulls = { kind: 'null' as const, column: 'created_at' };
+    expect(walking.fillFromSql(nulls, '10', '20').text).toContain('s."created_at" IS NULL AND s."id" > $1::bigint AND s."id" <= $2::bigint');
+    expect(walking.describeRange(nulls, '10', '20')).toBe('id in (10, 20]');
+    expect(() => walking.fillFromSql(day, '10', null)).toThrow('not a (column, key) cursor: 10');
+  });
+
   test('the first chunk has no lower key bound (no `$1 IS NULL OR` that would defeat the index)', () => {
     const bounds = compiled.chunkBounds(day, null, 100);
     expect(bounds.text).not.toContain('"id" >');
