@@ -342,7 +342,7 @@ async function runChunk(pool: pg.Pool, ctx: RunContext, input: ProcessPartitionI
       return { row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, lockTimeout: describePgError(err) };
     }
     if (isDataError(err) || err instanceof TransformError) {
-      const range = bounds ? compiled.describeRange(bounds, cursor, hi) : `${run.spec.source.key} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
+      const range = compiled.describeRange(bounds, cursor, hi);
       const message = `partition ${input.partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
       await finishPartition(pool, input.runId, input.partitionId, 'failed', { message, range });
       throw ApplicationFailure.nonRetryable(message, FailureType.DataError);

@@ -36,7 +36,7 @@ export interface CompiledRun {
   /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
   write(bounds: PartitionBounds): Statement[];
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
-  describeRange(bounds: PartitionBounds, cursor: string | null, hi: string | null): string;
+  describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
@@ -137,7 +137,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     describeRange(bounds, cursor, hi) {
-      const what = walksColumn(bounds) ? `(${spec.partition.column}, ${spec.source.key})` : spec.source.key;
+      const what = bounds && walksColumn(bounds) ? `(${spec.partition.column}, ${spec.source.key})` : spec.source.key;
       return `${what} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
     },
 
@@ -187,7 +187,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 }
 
 /** A (partition column, key) cursor: a JSON array of both values as PostgreSQL text. */
-export function parseColumnCursor(cursor: string): [string, string] {
+function parseColumnCursor(cursor: string): [string, string] {
   const parsed: unknown = JSON.parse(cursor);
   if (!Array.isArray(parsed) || parsed.length !== 2 || parsed.some((v) => typeof v !== 'string')) {
     throw new Error(`not a (column, key) cursor: ${cursor}`);
