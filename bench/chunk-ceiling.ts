@@ -5,8 +5,8 @@
  * Run after `npm run bench`: BENCH_DATABASE_URL=postgres://…/backfill_bench npx tsx bench/chunk-ceiling.ts
  */
 import pg from 'pg';
-import { compileRun } from '../src/engine/statements';
-import type { Spec } from '../src/spec/schema';
+import { compileRun } from '../src/sql/statements';
+import type { Spec } from '../src/specs/schema';
 const url = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/backfill_bench';
 const spec: Spec = { name: 'p', reason: 'r', database: 'X', source: { table: 'bench.orders', key: 'id' }, partition: { by: 'range', column: 'id', size: 3000000 },
   transform: { name: 'p', version: 1, sql: `SELECT c.id, c.tenant, c.created_at, c.channel, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd FROM chunk c LEFT JOIN bench.fx f USING (currency)` },

@@ -12,16 +12,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
 import { stringify } from 'yaml';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { startRun, waitForResult } from '../src/operations';
 import type { RunResult } from '../src/workflows/backfill-run';
 import { createPool } from '../src/db/pool';
 import { ensureDatabase, startPostgres } from '../src/dev/postgres';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
-import { createBackfillWorker, installRuntimeLogger } from '../src/worker';
+import { connectClient } from '../src/temporal/connect';
+import { startWorker } from '../src/worker';
 import { createDataset, ROWS } from './dataset';
 
 export const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -37,15 +37,14 @@ export interface BenchEnvironment {
 
 export async function startBenchEnvironment(): Promise<BenchEnvironment> {
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
-  installRuntimeLogger('warn');
+  process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
   const postgres = await startPostgres({ dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'), port: 54329, say });
   const url = await ensureDatabase(postgres.url, 'backfill_bench');
   process.env.BENCH_DATABASE_URL = url;
   const pool = createPool(url, { max: 4 });
   await createDataset(pool);
   const server = await startDevServer({ cliPath: await ensureTemporalCli(say), port: await freePort(), uiPort: null });
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection });
+  const { client, close: closeClient } = await connectClient({ address: server.address, namespace: 'default' });
   const workers = await startWorkers(server.address, url);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
@@ -57,14 +56,14 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     async backfill(name, spec) {
       const file = path.join(specDir, `${name}.yaml`);
       writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...spec }));
-      const started = await startRun({ specFile: file, client, taskQueue: 'bench', actor: 'bench' });
+      const started = await startRun({ client, taskQueue: 'bench' }, { specFile: file, actor: 'bench' });
       const result = await waitForResult(started.handle);
       if (result.status !== 'succeeded') throw new Error(`bench run ${started.runId} ended ${result.status}`);
       return result;
     },
     async stop() {
       await workers.stop();
-      await connection.close();
+      await closeClient();
       await pool.end();
       await server.stop();
       await postgres.stop();
@@ -76,15 +75,7 @@ const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);
 
 async function startWorkers(address: string, url: string): Promise<{ stop(): Promise<void> }> {
   if (WORKER_PROCESSES < 1) {
-    const { worker, close } = await createBackfillWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
-    const running = worker.run();
-    return {
-      async stop() {
-        worker.shutdown();
-        await running;
-        await close();
-      },
-    };
+    return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
   }
   const children: ChildProcess[] = [];
   for (let i = 0; i < WORKER_PROCESSES; i++) {

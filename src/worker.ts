@@ -1,16 +1,19 @@
 /**
- * The worker operators deploy: polls the backfill task queue, runs both workflows and
- * all activities. Any number may run; throughput grows with workers up to the spec's
- * limits. Needs TEMPORAL_ADDRESS and the environment variables the specs' `database`
- * fields name. SIGINT/SIGTERM drain it: running chunks commit, then partitions resume
+ * The worker operators deploy, and the only way any path starts one: `backfill worker`,
+ * `node dist/worker.js`, the Dockerfile and docker-compose, the demo and the tests. It polls
+ * the backfill task queue, runs both workflows and all activities; any number may run.
+ * Needs TEMPORAL_ADDRESS and the environment variables the specs' `database` fields name.
+ * LOG_LEVEL governs our logs and the SDK's; BACKFILL_METRICS_ADDRESS opens one Prometheus
+ * endpoint. SIGINT/SIGTERM drain it: running chunks commit, then partitions resume
  * elsewhere from their checkpoints.
  */
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
-import { temporalConfig, type TemporalConfig } from './config';
 import { PoolRegistry } from './db/pool-registry';
 import { createLogger } from './logger';
+import { temporalConfig, type TemporalConfig } from './temporal/config';
+import { connectWorker } from './temporal/connect';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -20,6 +23,8 @@ export interface BackfillWorkerOptions {
   /** Pre-built workflow bundle (tests build it once per file). */
   workflowBundle?: WorkerOptions['workflowBundle'];
   maxConcurrentActivities?: number;
+  /** How often a partition looks at its run's control row while it waits (tests shorten it). */
+  pausePollMs?: number;
 }
 
 export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
@@ -27,13 +32,13 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const logger = options.logger ?? createLogger('backfill-worker');
   const maxActivities = options.maxConcurrentActivities ?? Number(process.env.BACKFILL_MAX_ACTIVITIES || 20);
   const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2 });
-  const connection = options.connection ?? (await NativeConnection.connect({ address: config.address }));
+  const connection = options.connection ?? (await connectWorker(config));
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities({ pools, logger }),
+    activities: createActivities({ pools, logger, pausePollMs: options.pausePollMs }),
     // each activity slot may hold one database connection: this bounds the load one worker puts on PostgreSQL
     maxConcurrentActivityTaskExecutions: maxActivities,
   });
@@ -46,37 +51,60 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   };
 }
 
+let runtimeInstalled = false;
+
 /**
  * Installs the process-wide Temporal runtime, once: the SDK's own logs follow LOG_LEVEL like
  * ours, and with BACKFILL_METRICS_ADDRESS (e.g. 0.0.0.0:9464) one Prometheus endpoint serves
  * the SDK's worker metrics and the backfill's own (rows, chunks, chunk duration, paused).
  */
-export function installRuntimeLogger(level = process.env.LOG_LEVEL || 'info', metricsAddress = process.env.BACKFILL_METRICS_ADDRESS): void {
+export function installRuntime(env: NodeJS.ProcessEnv = process.env): void {
+  if (runtimeInstalled) return;
   const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
+  const metricsAddress = env.BACKFILL_METRICS_ADDRESS;
   Runtime.install({
-    logger: new DefaultLogger(levels[level] ?? 'INFO'),
+    logger: new DefaultLogger(levels[env.LOG_LEVEL || 'info'] ?? 'INFO'),
     ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } } : {}),
   });
+  runtimeInstalled = true;
 }
 
-async function main(): Promise<void> {
-  installRuntimeLogger();
+export interface RunningWorker {
+  worker: Worker;
+  /** Resolves when the worker has stopped polling and drained. */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker in this process, with the runtime (logs, metrics) installed as `backfill worker` does. */
+export async function startWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
+  installRuntime();
+  const { worker, close } = await createBackfillWorker(options);
+  const done = worker.run().finally(close);
+  return {
+    worker,
+    done,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}
+
+/** `backfill worker` and `node dist/worker.js`: run until SIGINT/SIGTERM (the SDK drains on them). */
+export async function runWorker(): Promise<void> {
   const config = temporalConfig();
   const logger = createLogger('backfill-worker');
-  const { worker, close } = await createBackfillWorker({ logger });
+  const running = await startWorker({ logger });
   logger.info(
     { address: config.address, namespace: config.namespace, taskQueue: config.taskQueue, metrics: process.env.BACKFILL_METRICS_ADDRESS ?? null },
     'worker started',
   );
-  try {
-    await worker.run();
-  } finally {
-    await close();
-  }
+  await running.done;
 }
 
 if (require.main === module) {
-  main().catch((err) => {
+  runWorker().catch((err) => {
     process.stderr.write(`backfill worker failed: ${err instanceof Error ? err.stack : String(err)}\n`);
     process.exit(1);
   });

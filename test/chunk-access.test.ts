@@ -3,7 +3,7 @@
  * partition's rows in key order, so every chunk would read and sort its whole partition.
  * The warning names the fix, and goes away once the fix is in place.
  */
-import { checkSpec } from '../src/cli/start-run';
+import { checkSpec } from '../src/operations';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 

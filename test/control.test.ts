@@ -5,14 +5,15 @@
  * partition, with the key range and message in the ledger and in `backfill status`.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { retryFailed, sendControl, setLimits, waitForControl } from '../src/cli/control';
-import { UsageError } from '../src/cli/output';
-import { waitForResult } from '../src/cli/start-run';
-import { renderStatus, statusReport } from '../src/cli/status';
+import { controlRun, retryFailed, setRunLimits } from '../src/operations';
+import { UsageError } from '../src/operations';
+import { waitForResult } from '../src/operations';
+import { statusReport } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import { partitionWorkflowId } from '../src/shared/ids';
-import type { SpecInput } from '../src/spec/schema';
+import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 
@@ -61,8 +62,7 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
 
   const run = (await getRun(env.db.pool, started.runId))!;
   const pausedAt = Date.now();
-  await sendControl(env.client, run, 'pause', { actor: 'alice', reason: 'replica lag' });
-  expect(await waitForControl(env.db.pool, started.runId, 'pause')).toBe(true);
+  expect(await controlRun({ client: env.client, pool: env.db.pool }, run, 'pause', { actor: 'alice', reason: 'replica lag' })).toEqual({ applied: true });
 
   // writes stop once the chunks in flight commit: wait for 3 quiet seconds, measuring how long that took
   let mark = await writeMark();
@@ -80,7 +80,7 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
   expect(await writeMark()).toBe(mark);
   expect((await getRun(env.db.pool, started.runId))!.status).toBe('paused');
 
-  await sendControl(env.client, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
@@ -105,7 +105,7 @@ test('a second start of the same spec is refused naming the running run; cancel 
   );
 
   await waitUntil(async () => (await rowsRead(first.runId)) > 10_000);
-  await sendControl(env.client, (await getRun(env.db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
   const result = await waitForResult(first.handle);
   expect(result.status).toBe('cancelled');
   expect(result.partitions.cancelled).toBeGreaterThan(0);
@@ -116,7 +116,7 @@ test('a second start of the same spec is refused naming the running run; cancel 
   expect(rows[0].n).toBeLessThan(result.rowsRead + 1);
   const kinds = (await listEvents(env.db.pool, first.runId)).map((e) => e.kind);
   expect(kinds).toContain('cancel-requested');
-  await expect(sendControl(env.client, (await getRun(env.db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
+  await expect(controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
     `run ctl-cancel/${first.runId} already finished (cancelled); there is nothing to pause`,
   );
 });
@@ -196,12 +196,12 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   expect(await maxOver(1500, () => runningPartitions(started.runId))).toBe(1);
 
   let run = (await getRun(env.db.pool, started.runId))!;
-  const limits = await setLimits(env.client, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
+  const limits = await setRunLimits({ client: env.client }, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
   expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 });
   expect((await getRun(env.db.pool, started.runId))!.limits).toEqual(limits);
   expect(await maxOver(3000, () => runningPartitions(started.runId))).toBe(3);
 
-  await setLimits(env.client, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
+  await setRunLimits({ client: env.client }, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
   await sleep(500); // the chunk in flight when the change landed may still be the old size
   const before = await chunkTotals(started.runId);
   await sleep(1500);
@@ -209,7 +209,7 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   expect(after.chunks).toBeGreaterThan(before.chunks);
   expect((after.rows - before.rows) / (after.chunks - before.chunks)).toBeLessThanOrEqual(500);
 
-  await expect(setLimits(env.client, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
+  await expect(setRunLimits({ client: env.client }, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
     `cannot change the limits of ctl-limits/${started.runId}: concurrency must be an integer from 1 to 500 (got 0)`,
   );
   // the workflow's own validator refuses what a client that skips the check sends
@@ -218,7 +218,7 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   await expect(rejected).rejects.toMatchObject({ cause: { message: 'chunkSize must be an integer from 1 to 1000000 (got -5)' } });
 
   run = (await getRun(env.db.pool, started.runId))!;
-  if (run.status === 'running') await sendControl(env.client, run, 'cancel', { actor: 'test', reason: 'enough' });
+  if (run.status === 'running') await controlRun({ client: env.client, pool: env.db.pool }, run, 'cancel', { actor: 'test', reason: 'enough' });
   await waitForResult(started.handle);
   const history = await started.handle.fetchHistory();
   const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
@@ -257,7 +257,7 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
 
   await env.db.pool.query('UPDATE app.orders SET currency = $2 WHERE id = $1', [bad.id, bad.currency]);
   let run = (await getRun(env.db.pool, started.runId))!;
-  const retry = await retryFailed(env.client, env.db.pool, run, { actor: 'frank', reason: 'fixed order currency' }, env.worker.taskQueue);
+  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, { actor: 'frank', reason: 'fixed order currency' });
   expect(retry).toMatchObject({ attempt: 2, partitions: 1 });
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
@@ -281,7 +281,7 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
     ['retry', 'frank', 'fixed order currency'],
     ['finished', 'backfill', null],
   ]);
-  await expect(retryFailed(env.client, env.db.pool, run, { actor: 'x' }, env.worker.taskQueue)).rejects.toThrow(
+  await expect(retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, { actor: 'x' })).rejects.toThrow(
     `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,
   );
 });
@@ -300,7 +300,7 @@ test('outside its allowed hours a run holds, says why in status, and continues w
   const text = renderStatus(await statusReport(env.db.pool, (await getRun(env.db.pool, started.runId))!));
   expect(text).toMatch(new RegExp(`holding: +outside the allowed hours \\(${window.start}–${window.end} UTC\\); continues by itself at `));
 
-  await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { window: null, actor: 'gina', reason: 'approved daytime run' });
+  await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { window: null, actor: 'gina', reason: 'approved daytime run' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
@@ -333,7 +333,7 @@ test('a partition workflow terminated by hand is found, recorded failed with the
     last_error: `partition workflow ${partitionWorkflowId('ctl-terminated', started.runId, victim.partition_id)} ended terminated without reporting (terminated by hand?); backfill retry-failed ${started.runId} re-runs it from its cursor`,
   });
 
-  const retry = await retryFailed(env.client, env.db.pool, (await getRun(env.db.pool, started.runId))!, { actor: 'gil', reason: 'partition was terminated' }, env.worker.taskQueue);
+  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, (await getRun(env.db.pool, started.runId))!, { actor: 'gil', reason: 'partition was terminated' });
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: second.rowsRead });

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, WHERE, writeSpec } from './helpers/orders';
 import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
@@ -74,7 +74,7 @@ test('a worker killed with SIGKILL mid-partition, twice, leaves a run that resum
     limits: { chunkSize: 2000, concurrency: 3, rowsPerSecond: 25_000 },
   });
   let worker = startWorkerProcess();
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue, actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
+  const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
 
   await waitForMidPartition(started.runId, 40_000);
   await kill(worker);

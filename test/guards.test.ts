@@ -8,10 +8,11 @@ import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { WorkflowHandle } from '@temporalio/client';
 import { progressQuery } from '../src/workflows/messages';
-import { sendControl, setLimits } from '../src/cli/control';
-import { waitForResult } from '../src/cli/start-run';
-import { renderStatus, statusReport } from '../src/cli/status';
-import { watchRun } from '../src/cli/watch';
+import { controlRun, setRunLimits } from '../src/operations';
+import { waitForResult } from '../src/operations';
+import { statusReport } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
+import { watchRun } from '../src/cli/render/watch';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import { nextChunkSize } from '../src/activities/process-partition';
@@ -123,7 +124,7 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await expectWriting(started.runId);
 
   // a vacuum working on the target (made slow with a cost delay), with the autovacuum guard added live
-  await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, autovacuum: { hard: 0 } }, actor: 'test' });
+  await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, autovacuum: { hard: 0 } }, actor: 'test' });
   const vacuumer = new pg.Client({ connectionString: env.db.url, application_name: 'slow-vacuum' });
   await vacuumer.connect();
   await vacuumer.query('SET vacuum_cost_delay = 100');
@@ -137,9 +138,9 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await expectWriting(started.runId);
 
   // held past holdTimeoutSeconds (shortened live): the run pauses itself and waits for an operator
-  const limits = await setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, holdTimeoutSeconds: 3 }, actor: 'test' });
+  const limits = await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, holdTimeoutSeconds: 3 }, actor: 'test' });
   expect(limits.guards?.holdTimeoutSeconds).toBe(3);
-  await expect(setLimits(env.client, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' })).rejects.toThrow(
+  await expect(setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' })).rejects.toThrow(
     /: guards\.lockWaits\.soft Too small: expected number to be >=0$/,
   );
   await set('queue = 1000');
@@ -147,7 +148,7 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   const pause = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'paused');
   expect(pause).toMatchObject({ actor: 'guard:queue-depth', reason: expect.stringMatching(/^held \d+s by queue-depth 1000 > hard 100$/) });
   await set('queue = 0');
-  await sendControl(env.client, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'hana', reason: 'queue drained' });
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'hana', reason: 'queue drained' });
 
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');

@@ -6,8 +6,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { waitForResult } from '../src/cli/start-run';
-import type { SpecInput } from '../src/spec/schema';
+import { waitForResult } from '../src/operations';
+import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, writeSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 

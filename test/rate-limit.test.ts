@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
 import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
@@ -51,7 +51,7 @@ test('three worker processes share one rows/second budget within ±10%', async (
     partition: { by: 'range', column: 'id', size: 50_000 },
     limits: { chunkSize: 1000, concurrency: 6, rowsPerSecond: budget },
   });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue, actor: 'test' });
+  const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
   // measure over a steady window, after the first second's burst
   while ((await rowsRead(started.runId)).rows < budget * 1.5) await sleep(100);
   const a = await rowsRead(started.runId);

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
-import { waitForResult } from '../src/cli/start-run';
+import { waitForResult } from '../src/operations';
 import { ordersSpec } from './helpers/orders';
 import { temporalAddress, workflowBundle } from './helpers/temporal';
 import { useTestEnvironment } from './helpers/environment';

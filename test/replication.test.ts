@@ -4,12 +4,13 @@
  * holds within one chunk, says why (ledger, status, progress), and continues by itself once
  * the replica has caught up, ending exact.
  */
-import { waitForResult } from '../src/cli/start-run';
-import { renderStatus, statusReport } from '../src/cli/status';
+import { waitForResult } from '../src/operations';
+import { statusReport } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
 import { createPool } from '../src/db/pool';
 import { getRun } from '../src/ledger/runs';
 import { progressQuery } from '../src/workflows/messages';
-import { startRun } from '../src/cli/start-run';
+import { startRun } from '../src/operations';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
@@ -57,7 +58,7 @@ test('a replica whose replay falls behind holds the run, which continues by itse
     partition: { by: 'range', column: 'id', size: 100_000 },
     limits: { chunkSize: 1000, concurrency: 2, rowsPerSecond: 8000, guards: { replicationLagSeconds: { hard: 1 } } },
   });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue: worker.taskQueue, actor: 'test' });
+  const started = await startRun({ client, taskQueue: worker.taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
   await waitUntil(async () => (await chunks(started.runId)) > 3, 'first chunks');
 
   await servers.pauseReplay();

@@ -3,7 +3,7 @@
  * fix, exits as bad input, and writes nothing (no ledger schema, no workflow started).
  */
 import { exitCodeFor } from '../src/cli/output';
-import { startRun } from '../src/cli/start-run';
+import { startRun } from '../src/operations';
 import { ordersSpec, TRANSFORM_SQL, writeSpec } from './helpers/orders';
 import { stringify } from 'yaml';
 import { useTestEnvironment } from './helpers/environment';
@@ -17,7 +17,7 @@ const env = useTestEnvironment('specs', { rows: 1000, worker: false });
 async function startError(spec: unknown): Promise<{ message: string; file: string; exitCode: number }> {
   const file = writeSpec(spec);
   try {
-    await startRun({ specFile: file, client: env.client, taskQueue: 'never-polled' });
+    await startRun({ client: env.client, taskQueue: 'never-polled' }, { specFile: file });
   } catch (err) {
     return { message: (err as Error).message.split(file).join('F'), file, exitCode: exitCodeFor(err) };
   }
@@ -30,11 +30,11 @@ function spec(overrides: Record<string, unknown>) {
 
 const cases: [string, () => unknown, string][] = [
   ['a missing field', () => { const s: Record<string, unknown> = spec({}); delete s.reason; return s; },
-    'invalid spec F:1:1: reason is required (a string); see DESIGN.md "Spec"'],
+    'invalid spec F:1:1: reason is required (a string); see "The spec" in the README'],
   ['a wrong type', () => spec({ partition: { by: 'range', column: 'id', size: '1 day' } }),
     `invalid spec F:11:9: partition.size must be a positive integer for 'range' (a width in key units) (got "1 day"); use by: time for intervals`],
   ['an unknown field (a typo)', () => spec({ limits: { chunksize: 10 } }),
-    'invalid spec F:26:14: limits has unknown field chunksize; check the spelling against the spec reference'],
+    'invalid spec F:26:14: limits has unknown field chunksize; check the spelling against "The spec" in the README (or: backfill schema)'],
   ['an identifier carrying SQL', () => spec({ source: { table: 'app.orders; DROP TABLE app.orders', key: 'id' } }),
     'invalid spec F:5:10: source.table must be a plain table name like public.orders (letters, digits, _), not SQL (got "app.orders; DROP TABLE app.orders")'],
   ['a URL instead of a variable name', () => spec({ database: 'postgres://u:p@db/prod' }),

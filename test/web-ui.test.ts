@@ -10,7 +10,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { waitForResult } from '../src/cli/start-run';
+import { waitForResult } from '../src/operations';
 import { ordersSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 

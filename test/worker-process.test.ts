@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startRun, waitForResult } from '../src/cli/start-run';
+import { startRun, waitForResult } from '../src/operations';
 import { freePort } from '../src/dev/temporal-server';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, ordersSpec, writeSpec } from './helpers/orders';
@@ -45,7 +45,7 @@ test('the worker serves backfill and SDK metrics on one Prometheus endpoint and 
   worker.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
 
   const spec = ordersSpec(db.envVar, { name: 'proc', partition: { by: 'range', column: 'id', size: 30_000 }, limits: { chunkSize: 4000, concurrency: 2 } });
-  const started = await startRun({ specFile: writeSpec(spec), client, taskQueue, actor: 'test' });
+  const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
 

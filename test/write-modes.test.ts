@@ -2,9 +2,9 @@
  * End to end on the real dev server and PostgreSQL: every write mode with every kind of
  * partition produces exactly what one SQL statement produces, row by row both ways.
  */
-import { waitForResult } from '../src/cli/start-run';
+import { waitForResult } from '../src/operations';
 import { diffAgainstExpected, ordersSpec } from './helpers/orders';
-import type { SpecInput } from '../src/spec/schema';
+import type { SpecInput } from '../src/specs/schema';
 import { useTestEnvironment } from './helpers/environment';
 
 

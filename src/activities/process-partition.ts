@@ -17,7 +17,7 @@ import pg from 'pg';
 const pgTypes = pg.types;
 import { describePgError, isDataError, isPgError } from '../db/errors';
 import { checkpoint, finishPartition, getPartition, lockPartition, recordChunk, setHoldReason, startAttempt, type PartitionRow } from '../ledger/partitions';
-import { readGuards } from '../engine/guard-signals';
+import { readGuards } from '../sql/guard-signals';
 import { describeReading, governing } from '../shared/guards';
 import { reserveRows, refundRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';

@@ -9,17 +9,16 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
-import { readSourceFacts } from '../db/source-facts';
-import { inspectSpec } from '../engine/inspect';
+import { checkAndPlan } from '../sql/check-and-plan';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, getRun, insertRun, transitionRun } from '../ledger/runs';
-import { planPartitions, PlanError } from '../planner/partitions';
 import { FailureType } from '../shared/failures';
-import { formatProblem } from '../spec/errors';
-import type { FrozenTransform } from '../spec/load';
-import type { Spec } from '../spec/schema';
+import { alreadyActiveMessage, transformLabel } from '../shared/labels';
+import { formatProblem } from '../specs/errors';
+import type { FrozenTransform } from '../specs/load';
+import type { Spec } from '../specs/schema';
 import type { ActivityDeps } from './deps';
 
 export interface RegisterRunInput {
@@ -64,18 +63,12 @@ export function registerRunActivity(deps: ActivityDeps) {
     const active = await findActiveRun(pool, spec.name);
     if (active) throw runAlreadyActive(spec.name, active.run_id, active.status);
 
-    const inspected = await inspectSpec(pool, spec, input.transform);
-    if (!inspected.ok) {
+    const checked = await checkAndPlan(pool, spec, input.transform);
+    if (!checked.ok) {
       const file = input.specFile ?? `spec ${spec.name}`;
-      throw ApplicationFailure.nonRetryable(inspected.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
+      throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
     }
-    let partitions;
-    try {
-      partitions = planPartitions(spec.partition, await readSourceFacts(pool, spec));
-    } catch (err) {
-      if (err instanceof PlanError) throw ApplicationFailure.nonRetryable(`${err.field} ${err.message}`, FailureType.SpecInvalid);
-      throw err;
-    }
+    const { partitions, shape } = checked;
 
     try {
       await withTransaction(pool, async (client) => {
@@ -90,7 +83,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           transform: input.transform,
           databaseVar: spec.database,
           limits: spec.limits,
-          shape: inspected.shape,
+          shape,
           partitionsTotal: partitions.length,
           startedBy: input.startedBy,
         });
@@ -106,7 +99,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           detail: {
             partitions: partitions.length,
             specHash: input.specHash,
-            transform: `${input.transform.name}@${input.transform.version}`,
+            transform: transformLabel({ name: input.transform.name, version: input.transform.version }),
             codeHash: input.transform.codeHash,
           },
         });
@@ -127,7 +120,7 @@ export function registerRunActivity(deps: ActivityDeps) {
 
 function runAlreadyActive(name: string, runId: string, status: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(
-    `backfill ${name} already has an active run ${runId} (${status}); wait for it, or cancel it with: backfill cancel ${runId} --reason "…"`,
+    alreadyActiveMessage(name, { runId, status }),
     FailureType.RunAlreadyActive,
   );
 }

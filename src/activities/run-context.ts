@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { compileRun, type CompiledRun } from '../engine/statements';
+import { compileRun, type CompiledRun } from '../sql/statements';
 import { getRun, type RunRow } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import type { TransformModule } from '../transforms/define';

@@ -3,17 +3,12 @@
  * `-o json`. Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
  * (usage, spec, unknown run), 130 interrupted.
  */
-import { SpecError } from '../spec/errors';
+import { UsageError } from '../operations/errors';
+import { SpecError } from '../specs/errors';
+
+export { UsageError };
 
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2, Interrupted: 130 } as const;
-
-/** Bad input from the operator: a flag, a spec, a run id, a state that does not allow the action. */
-export class UsageError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UsageError';
-  }
-}
 
 export type OutputFormat = 'text' | 'json';
 

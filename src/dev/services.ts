@@ -4,7 +4,7 @@
  * and PostgreSQL (DATABASE_URL, or an embedded server on :54329 with data in .data/).
  */
 import path from 'node:path';
-import { temporalConfig } from '../config';
+import { temporalConfig } from '../temporal/config';
 import { dataDir } from './paths';
 import { startPostgres } from './postgres';
 import { ensureTemporalCli } from './temporal-cli';

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { pollUntil } from '../util/poll-until';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export interface DevServerOptions {
@@ -78,23 +79,25 @@ export async function isServerUp(address: string, namespace = 'default'): Promis
 }
 
 async function waitForServer(address: string, namespace: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+  const up = await pollUntil(
+    async () => {
       try {
-        await connection.workflowService.describeNamespace({ namespace });
-        return;
-      } finally {
-        await connection.close();
+        const connection = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      } catch (err) {
+        last = err;
+        return undefined;
       }
-    } catch (err) {
-      last = err;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-  throw new Error(`Temporal at ${address} did not answer within ${timeoutMs / 1000}s: ${(last as Error)?.message}`);
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+  if (!up) throw new Error(`Temporal at ${address} did not answer within ${timeoutMs / 1000}s: ${(last as Error)?.message}`);
 }
 
 export function freePort(): Promise<number> {

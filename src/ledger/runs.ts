@@ -6,8 +6,9 @@
 import type pg from 'pg';
 import { ACTIVE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
-import type { Spec } from '../spec/schema';
-import type { RunShape } from '../engine/shape';
+import type { FrozenTransform } from '../specs/load';
+import type { Spec } from '../specs/schema';
+import type { RunShape } from '../sql/shape';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -48,12 +49,23 @@ export interface NewRun {
   spec: Spec;
   specFile?: string;
   specHash: string;
-  transform: { name: string; version: number; kind: 'sql' | 'module'; codeHash: string; modulePath?: string };
+  transform: FrozenTransform;
   databaseVar: string;
   limits: Limits;
   shape: RunShape;
   partitionsTotal: number;
   startedBy: string;
+}
+
+/** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
+export function frozenTransformOf(run: RunRow): FrozenTransform {
+  return {
+    name: run.transform_name,
+    version: run.transform_version,
+    kind: run.transform_kind,
+    codeHash: run.transform_hash,
+    ...(run.module_path ? { modulePath: run.module_path } : {}),
+  };
 }
 
 /** Inserts the run; returns false if a run with this id already exists (a retried registration). */
@@ -71,6 +83,12 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
     ],
   );
   return res.rowCount === 1;
+}
+
+/** False until the first run registered in this database created the ledger. */
+export async function ledgerExists(db: Queryable): Promise<boolean> {
+  const { rows } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.runs')::text AS t");
+  return rows[0].t !== null;
 }
 
 export async function getRun(db: Queryable, runId: string): Promise<RunRow | undefined> {

@@ -7,7 +7,7 @@
  */
 import { partitionId } from '../shared/ids';
 import type { PartitionBounds, PlannedPartition } from '../shared/types';
-import { parseInterval, type PartitionSpec, type TimeUnit } from '../spec/schema';
+import { parseInterval, type PartitionSpec, type TimeUnit } from '../specs/schema';
 
 /** What the planner needs to know about the source, gathered by one query per spec. */
 export type SourceFacts =

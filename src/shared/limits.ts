@@ -5,7 +5,7 @@
  */
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
-import { guardsSchema } from '../spec/schema';
+import { guardsSchema } from '../specs/schema';
 
 export const LIMIT_BOUNDS = {
   concurrency: { min: 1, max: 500 },

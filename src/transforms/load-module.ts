@@ -3,7 +3,7 @@
  * fly, so operators deploy the spec's module file as is) and checks its shape.
  */
 import { readFileSync } from 'node:fs';
-import { sha256 } from '../spec/load';
+import { sha256 } from '../specs/load';
 import type { TransformModule } from './define';
 
 export interface LoadedTransform {

@@ -4,7 +4,7 @@
  * down in afterAll. `start` starts a run of a spec the way `backfill start` does.
  */
 import type { Client } from '@temporalio/client';
-import { startRun, type StartRunOptions, type StartedRun } from '../../src/cli/start-run';
+import { startRun, type StartRunOptions, type StartedRun } from '../../src/operations';
 import { createTestDatabase, type TestDatabase } from './db';
 import { createOrders, writeSpec } from './orders';
 import { startTestWorker, testClient, uniqueQueue, type TestWorker } from './temporal';
@@ -20,7 +20,7 @@ export function useTestEnvironment(label: string, options: { rows: number; worke
   let closeClient: (() => Promise<void>) | undefined;
   const env = {
     start(spec: unknown, extra: Partial<StartRunOptions> = {}) {
-      return startRun({ specFile: writeSpec(spec), client: env.client, taskQueue: env.worker.taskQueue, actor: 'test', ...extra });
+      return startRun({ client: env.client, taskQueue: env.worker.taskQueue }, { specFile: writeSpec(spec), actor: 'test', ...extra });
     },
   } as TestEnvironment;
   beforeAll(async () => {

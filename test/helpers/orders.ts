@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import { stringify } from 'yaml';
-import type { SpecInput } from '../../src/spec/schema';
+import type { SpecInput } from '../../src/specs/schema';
 
 export const TRANSFORM_SQL =
   'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd\n' +

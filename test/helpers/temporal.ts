@@ -2,11 +2,12 @@
  * An in-process worker and a client against the test dev server. The workflow bundle is
  * built once per test file (bundling takes seconds).
  */
-import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap, type Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap, type Worker } from '@temporalio/worker';
 import pino from 'pino';
-import { createActivities } from '../../src/activities';
 import { PoolRegistry } from '../../src/db/pool-registry';
+import { connectClient } from '../../src/temporal/connect';
+import { createBackfillWorker } from '../../src/worker';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -25,8 +26,7 @@ export function temporalAddress(): string {
 }
 
 export async function testClient(): Promise<{ client: Client; close: () => Promise<void> }> {
-  const connection = await Connection.connect({ address: temporalAddress() });
-  return { client: new Client({ connection, namespace: 'default' }), close: () => connection.close() };
+  return connectClient({ address: temporalAddress(), namespace: 'default' });
 }
 
 export interface TestWorker {
@@ -35,17 +35,16 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
+/** An in-process worker built exactly as `backfill worker` builds one, on its own task queue. */
 export async function startTestWorker(taskQueue: string, options: { maxConcurrentActivities?: number } = {}): Promise<TestWorker> {
-  const { Worker } = await import('@temporalio/worker');
-  const connection = await NativeConnection.connect({ address: temporalAddress() });
-  const pools = new PoolRegistry({ max: (options.maxConcurrentActivities ?? 20) + 2 });
-  const worker = await Worker.create({
-    connection,
-    namespace: 'default',
-    taskQueue,
+  const maxConcurrentActivities = options.maxConcurrentActivities ?? 20;
+  const { worker, close } = await createBackfillWorker({
+    temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
     workflowBundle: await workflowBundle(),
-    activities: createActivities({ pools, logger: pino({ level: 'warn' }), pausePollMs: 200 }),
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 20,
+    pools: new PoolRegistry({ max: maxConcurrentActivities + 2 }),
+    logger: pino({ level: 'warn' }),
+    maxConcurrentActivities,
+    pausePollMs: 200,
   });
   const running = worker.run();
   return {
@@ -54,8 +53,7 @@ export async function startTestWorker(taskQueue: string, options: { maxConcurren
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
-      await pools.close();
-      await connection.close();
+      await close();
     },
   };
 }

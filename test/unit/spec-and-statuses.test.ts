@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { specJsonSchema } from '../../src/spec/json-schema';
-import { parseSpecText } from '../../src/spec/load';
-import { SpecError } from '../../src/spec/errors';
+import { specJsonSchema } from '../../src/specs/json-schema';
+import { parseSpecText } from '../../src/specs/load';
+import { SpecError } from '../../src/specs/errors';
 import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/shared/statuses';
 import { partitionWorkflowId, runWorkflowId } from '../../src/shared/ids';
 

@@ -1,5 +1,5 @@
-import { compileRun, readsChunk } from '../../src/engine/statements';
-import type { Spec } from '../../src/spec/schema';
+import { compileRun, readsChunk } from '../../src/sql/statements';
+import type { Spec } from '../../src/specs/schema';
 
 const spec: Spec = {
   name: 'orders',

@@ -1,6 +1,6 @@
 import { msUntilOpen, windowProblem } from '../../src/shared/window';
 import { limitsChangeProblem } from '../../src/shared/limits';
-import { parseSpecText } from '../../src/spec/load';
+import { parseSpecText } from '../../src/specs/load';
 
 const at = (iso: string) => new Date(iso);
 

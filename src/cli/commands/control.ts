@@ -1,48 +1,51 @@
-import { temporalClient } from '../../client';
-import { defaultActor } from '../start-run';
-import { renderStatus, statusReport } from '../status';
-import { watchRun } from '../watch';
-import { retryFailed, sendControl, setLimits, waitForControl, type ControlAction } from '../control';
-import { temporalConfig } from '../../config';
-import { findRun, openLedgerPool } from '../ledger-access';
-import { emit, UsageError, type OutputOptions } from '../output';
+/**
+ * `backfill pause | resume | cancel | set-limits | retry-failed | watch`: parse the flags,
+ * call the operation, render the outcome.
+ */
+import { defaultActor } from '../../operations/actor';
+import { controlRun, setRunLimits, type ControlAction } from '../../operations/control';
+import { retryFailed } from '../../operations/retry-failed';
+import { statusReport } from '../../operations/status';
+import { runLabel } from '../../shared/labels';
+import { LIMIT_BOUNDS } from '../../shared/limits';
+import type { LimitsChange } from '../../shared/types';
 import type { AllowedWindow } from '../../shared/window';
-import { describeLimits } from '../status';
+import { temporalConfig } from '../../temporal/config';
+import { emit, UsageError, type OutputOptions } from '../output';
+import { describeLimits, renderStatus } from '../render/status';
+import { watchRun } from '../render/watch';
+import { withLedger, withLedgerAndTemporal, type LedgerSession } from '../session';
 
-export async function controlCommand(
-  action: ControlAction,
-  ref: string,
-  opts: OutputOptions & { database: string; actor?: string; reason?: string },
-): Promise<void> {
-  const pool = openLedgerPool(opts.database);
-  const { client, close } = await temporalClient();
-  try {
-    const run = await findRun(pool, ref, opts.database);
-    await sendControl(client, run, action, { actor: opts.actor ?? defaultActor(), reason: opts.reason });
-    const applied = await waitForControl(pool, run.run_id, action);
+type ActorOptions = OutputOptions & { database: string; actor?: string; reason?: string };
+
+export async function controlCommand(action: ControlAction, ref: string, opts: ActorOptions): Promise<void> {
+  await withLedgerAndTemporal(opts.database, async ({ client, pool, findRun }) => {
+    const run = await findRun(ref);
+    const { applied } = await controlRun({ client, pool }, run, action, { actor: opts.actor ?? defaultActor(), reason: opts.reason });
     const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
     emit(opts, { runId: run.run_id, action, applied }, () =>
       applied
-        ? `Run ${run.name}/${run.run_id} ${past}.`
+        ? `Run ${runLabel(run.name, run.run_id)} ${past}.`
         : `Signal sent to ${run.workflow_id}, but the ledger does not show it yet; is a worker running? Check: backfill status ${run.run_id}`,
     );
-  } finally {
-    await close();
-    await pool.end();
-  }
+  });
 }
 
-export async function setLimitsCommand(
-  ref: string,
-  opts: OutputOptions & { database: string; actor?: string; reason?: string; concurrency?: string; chunkSize?: string; rowsPerSecond?: string; window?: string },
-): Promise<void> {
+export interface SetLimitsFlags extends ActorOptions {
+  concurrency?: string;
+  chunkSize?: string;
+  rowsPerSecond?: string;
+  window?: string;
+}
+
+export function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
   const number = (flag: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     const n = Number(value);
     if (!Number.isFinite(n)) throw new UsageError(`${flag} must be a number (got "${value}")`);
     return n;
   };
-  const change = {
+  return {
     actor: opts.actor ?? defaultActor(),
     reason: opts.reason,
     concurrency: number('--concurrency', opts.concurrency),
@@ -50,49 +53,38 @@ export async function setLimitsCommand(
     rowsPerSecond: opts.rowsPerSecond === 'off' ? null : number('--rows-per-second', opts.rowsPerSecond),
     window: opts.window === undefined ? undefined : parseWindowFlag(opts.window),
   };
-  const pool = openLedgerPool(opts.database);
-  const { client, close } = await temporalClient();
-  try {
-    const run = await findRun(pool, ref, opts.database);
-    const limits = await setLimits(client, run, change);
-    emit(opts, { runId: run.run_id, limits }, (r) => `Limits of ${run.name}/${r.runId}: ${describeLimits(r.limits)}.`);
-  } finally {
-    await close();
-    await pool.end();
-  }
+}
+
+export async function setLimitsCommand(ref: string, opts: SetLimitsFlags): Promise<void> {
+  const change = limitsChangeFromFlags(opts);
+  await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
+    const run = await findRun(ref);
+    const limits = await setRunLimits({ client }, run, change);
+    emit(opts, { runId: run.run_id, limits }, (r) => `Limits of ${runLabel(run.name, r.runId)}: ${describeLimits(r.limits)}.`);
+  });
+}
+
+/** Follows the run to its end, prints its status report; exit 1 unless it succeeded. */
+export async function followToEnd(session: LedgerSession, runId: string, opts: OutputOptions): Promise<void> {
+  const status = await watchRun(session.pool, runId);
+  emit(opts, await statusReport(session.pool, await session.findRun(runId)), renderStatus);
+  if (status !== 'succeeded') process.exitCode = 1;
 }
 
 export async function watchCommand(ref: string, opts: OutputOptions & { database: string }): Promise<void> {
-  const pool = openLedgerPool(opts.database);
-  try {
-    const run = await findRun(pool, ref, opts.database);
-    const status = await watchRun(pool, run.run_id);
-    emit(opts, await statusReport(pool, (await findRun(pool, ref, opts.database))), renderStatus);
-    if (status !== 'succeeded') process.exitCode = 1;
-  } finally {
-    await pool.end();
-  }
+  await withLedger(opts.database, async (session) => followToEnd(session, (await session.findRun(ref)).run_id, opts));
 }
 
-export async function retryFailedCommand(ref: string, opts: OutputOptions & { database: string; actor?: string; reason?: string; wait?: boolean }): Promise<void> {
-  const pool = openLedgerPool(opts.database);
-  const { client, close } = await temporalClient();
-  try {
-    const run = await findRun(pool, ref, opts.database);
-    const retry = await retryFailed(client, pool, run, { actor: opts.actor ?? defaultActor(), reason: opts.reason }, temporalConfig().taskQueue);
-    if (!opts.wait) {
-      emit(opts, { runId: run.run_id, attempt: retry.attempt, partitions: retry.partitions }, (r) =>
-        `Retrying ${r.partitions} partitions of ${run.name}/${r.runId} (attempt ${r.attempt}); follow with: backfill watch ${r.runId}`,
-      );
-      return;
-    }
-    const status = await watchRun(pool, run.run_id);
-    emit(opts, await statusReport(pool, await findRun(pool, ref, opts.database)), renderStatus);
-    if (status !== 'succeeded') process.exitCode = 1;
-  } finally {
-    await close();
-    await pool.end();
-  }
+export async function retryFailedCommand(ref: string, opts: ActorOptions & { wait?: boolean }): Promise<void> {
+  await withLedgerAndTemporal(opts.database, async (session) => {
+    const run = await session.findRun(ref);
+    const who = { actor: opts.actor ?? defaultActor(), reason: opts.reason };
+    const retry = await retryFailed({ client: session.client, pool: session.pool, taskQueue: temporalConfig().taskQueue }, run, who);
+    if (opts.wait) return followToEnd(session, run.run_id, opts);
+    emit(opts, { runId: run.run_id, attempt: retry.attempt, partitions: retry.partitions }, (r) =>
+      `Retrying ${r.partitions} partitions of ${runLabel(run.name, r.runId)} (attempt ${r.attempt}); follow with: backfill watch ${r.runId}`,
+    );
+  });
 }
 
 /** `--window "22:00-06:00 Europe/Berlin"` (time zone optional, default UTC), or `off`. */
@@ -102,3 +94,9 @@ export function parseWindowFlag(value: string): AllowedWindow | null {
   if (!m) throw new UsageError(`--window must look like "22:00-06:00 Europe/Berlin" (time zone optional, default UTC) or off (got "${value}")`);
   return { start: m[1], end: m[2], timeZone: m[3] ?? 'UTC' };
 }
+
+/** Help text for set-limits flags, from the same bounds the spec schema and the workflow enforce. */
+export const LIMIT_FLAG_HELP = {
+  concurrency: `partitions in flight (${LIMIT_BOUNDS.concurrency.min}-${LIMIT_BOUNDS.concurrency.max})`,
+  chunkSize: `rows per chunk (${LIMIT_BOUNDS.chunkSize.min}-${LIMIT_BOUNDS.chunkSize.max})`,
+};

@@ -1,5 +1,7 @@
+/** `backfill plan`: the checks and partitions of a spec; writes nothing. */
+import { checkSpec } from '../../operations/check-spec';
+import { shortHash, transformLabel } from '../../shared/labels';
 import { emit, type OutputOptions } from '../output';
-import { checkSpec } from '../start-run';
 
 export async function planCommand(specFile: string, opts: OutputOptions): Promise<void> {
   const { loaded, partitions, warnings } = await checkSpec(specFile);
@@ -18,7 +20,7 @@ export async function planCommand(specFile: string, opts: OutputOptions): Promis
     if (p.partitions.length > 10) shown.push(`  … and ${p.partitions.length - 10} more`);
     return [
       `Spec ${specFile} is valid: ${p.name}`,
-      `  transform ${p.transform.name}@${p.transform.version} (${p.transform.kind}, code ${p.transform.codeHash.slice(0, 12)}), spec hash ${p.specHash.slice(0, 12)}`,
+      `  transform ${transformLabel(p.transform)}, spec hash ${shortHash(p.specHash)}`,
       `  target ${p.target.table} (${p.target.mode} by ${p.target.key.join(', ')}); chunks of ${p.limits.chunkSize}, ${p.limits.concurrency} partitions at a time`,
       `  ${p.partitions.length} partitions:`,
       ...shown,

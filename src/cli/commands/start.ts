@@ -1,20 +1,19 @@
-import { temporalClient } from '../../client';
-import { temporalConfig, webUiUrl } from '../../config';
-import { openLedgerPool } from '../ledger-access';
+/** `backfill start`: check, plan and start a run; with --wait, follow it to its end. */
+import { startRun } from '../../operations/start-run';
+import { loadSpecFile } from '../../specs/load';
+import { temporalConfig, webUiUrl } from '../../temporal/config';
+import { connectClient } from '../../temporal/connect';
 import { emit, type OutputOptions } from '../output';
-import { startRun } from '../start-run';
-import { renderStatus, statusReport } from '../status';
-import { watchRun } from '../watch';
-import { getRun } from '../../ledger/runs';
-import { loadSpecFile } from '../../spec/load';
+import { withLedger } from '../session';
+import { followToEnd } from './control';
 
 export async function startCommand(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string }): Promise<void> {
   const config = temporalConfig();
   // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
   const { spec } = loadSpecFile(specFile);
-  const { client, close } = await temporalClient();
+  const { client, close } = await connectClient(config);
   try {
-    const started = await startRun({ specFile, client, taskQueue: config.taskQueue, runId: opts.runId, actor: opts.actor });
+    const started = await startRun({ client, taskQueue: config.taskQueue }, { specFile, runId: opts.runId, actor: opts.actor });
     const ui = webUiUrl(config.address, config.namespace, started.workflowId);
     const info = { runId: started.runId, name: started.name, workflowId: started.workflowId, partitions: started.partitions, webUi: ui, warnings: started.warnings };
     if (opts.output !== 'json') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -23,15 +22,7 @@ export async function startCommand(specFile: string, opts: OutputOptions & { run
       return;
     }
     if (opts.output !== 'json') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
-    const pool = openLedgerPool(spec.database);
-    try {
-      const status = await watchRun(pool, started.runId);
-      const report = await statusReport(pool, (await getRun(pool, started.runId))!);
-      emit(opts, report, renderStatus);
-      if (status !== 'succeeded') process.exitCode = 1;
-    } finally {
-      await pool.end();
-    }
+    await withLedger(spec.database, (session) => followToEnd(session, started.runId, opts));
   } finally {
     await close();
   }

@@ -7,7 +7,7 @@
  * Reads the planner's estimate (EXPLAIN, nothing runs) for the largest planned partition.
  */
 import type pg from 'pg';
-import type { Spec } from '../spec/schema';
+import type { Spec } from '../specs/schema';
 import type { PlannedPartition } from '../shared/types';
 import type { RunShape } from './shape';
 import { quoteTable } from '../db/sql';

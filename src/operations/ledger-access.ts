@@ -1,12 +1,12 @@
 /**
- * How operator commands reach a run's ledger: the database named by `--database`
- * (an environment variable name, DATABASE_URL by default), and the run by its id or
- * workflow id. Unknown runs are usage errors that say where we looked.
+ * How operations reach a run's ledger: the database named by an environment variable
+ * (`--database`, DATABASE_URL by default), and a run by its id or workflow id. Unknown
+ * runs are usage errors that say where we looked.
  */
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { getRun, type RunRow } from '../ledger/runs';
-import { UsageError } from './output';
+import { getRun, ledgerExists, type RunRow } from '../ledger/runs';
+import { UsageError } from './errors';
 
 export function openLedgerPool(databaseVar = 'DATABASE_URL'): pg.Pool {
   try {
@@ -16,11 +16,7 @@ export function openLedgerPool(databaseVar = 'DATABASE_URL'): pg.Pool {
   }
 }
 
-export async function ledgerExists(pool: pg.Pool): Promise<boolean> {
-  const { rows } = await pool.query<{ t: string | null }>("SELECT to_regclass('backfill.runs')::text AS t");
-  return rows[0].t !== null;
-}
-
+/** `ref` is a run id or a run workflow id (`backfill/<name>/<runId>`). */
 export async function findRun(pool: pg.Pool, ref: string, databaseVar: string): Promise<RunRow> {
   if (!(await ledgerExists(pool))) {
     throw new UsageError(`unknown run ${ref}: the database in ${databaseVar} has no backfill ledger; pass --database with the variable your spec names`);

@@ -1,5 +1,5 @@
 /**
- * The spec contract (DESIGN.md "Spec"): a zod schema, the single source of truth for
+ * The spec contract (README "The spec"): a zod schema, the single source of truth for
  * what a spec may say. Field names here are stable; new fields may be added.
  * Identifiers are checked to be plain SQL identifiers so that nothing but the `where`
  * filter and the transform's SELECT can carry SQL, and those two are checked against

@@ -4,8 +4,8 @@
  */
 import type pg from 'pg';
 import type { SourceFacts } from '../planner/partitions';
-import type { Spec } from '../spec/schema';
-import { quoteIdent, quoteTable } from './sql';
+import type { Spec } from '../specs/schema';
+import { quoteIdent, quoteTable } from '../db/sql';
 
 export async function readSourceFacts(db: pg.Pool | pg.PoolClient, spec: Spec): Promise<SourceFacts> {
   const src = quoteTable(spec.source.table);

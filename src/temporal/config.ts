@@ -1,6 +1,7 @@
 /**
- * Process configuration from the environment (DESIGN.md "Names"), read at the edges
- * only: the worker entry and the CLI.
+ * Where Temporal is, from the environment (README "Configuration"): TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, BACKFILL_TASK_QUEUE, TEMPORAL_UI_URL. Read at the edges only (the
+ * worker entry, the CLI, the demo); everything below them receives a config object.
  */
 export interface TemporalConfig {
   address: string;

@@ -109,9 +109,9 @@ function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: 
   const given = valueAt(raw, segments);
   let message = issue.message;
   if (issue.code === 'invalid_type' && given === undefined) {
-    message = `is required (${issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`}); see DESIGN.md "Spec"`;
+    message = `is required (${issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`}); see "The spec" in the README`;
   } else if (issue.code === 'unrecognized_keys') {
-    message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; check the spelling against the spec reference`;
+    message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; check the spelling against "The spec" in the README (or: backfill schema)`;
   } else if (given !== undefined && typeof given !== 'object' && !message.includes('(got ')) {
     message = insertGot(message, given);
   }

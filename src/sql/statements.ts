@@ -13,7 +13,7 @@
 import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
 import type { PartitionBounds } from '../shared/types';
-import type { Spec } from '../spec/schema';
+import type { Spec } from '../specs/schema';
 import type { RunShape } from './shape';
 
 export interface Statement {

@@ -1,0 +1,54 @@
+/**
+ * Text for a run's status report (`backfill status`, and the end of `start --wait`,
+ * `watch` and the demo), and the pieces other renderers share: limits in words and
+ * tables without colour when the output is not a terminal.
+ */
+import Table from 'cli-table3';
+import type { StatusReport } from '../../operations/status';
+import { runLabel } from '../../shared/labels';
+import type { Limits } from '../../shared/types';
+import { describeWindow } from '../../shared/window';
+
+export function renderStatus(r: StatusReport): string {
+  const lines = [
+    `Run ${runLabel(r.name, r.runId)}: ${r.status.toUpperCase()}${r.paused && r.status === 'paused' ? ' (paused by an operator)' : ''}`,
+    `  reason:    ${r.reason}`,
+    `  started:   ${r.createdAt} by ${r.startedBy}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}`,
+    `  transform: ${r.transform}`,
+    `  workflow:  ${r.workflowId}`,
+  ];
+  lines.push(`  limits:    ${describeLimits(r.limits)}`);
+  if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
+  if (r.lastError) lines.push(`  error:     ${r.lastError}`);
+  const t = r.totals;
+  const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
+  table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);
+  lines.push(table.toString());
+  if (r.holding.length > 0) {
+    lines.push('Holding:');
+    for (const h of r.holding) lines.push(`  ${h.partitionId}: ${h.reason}`);
+  }
+  if (r.failures.length > 0) {
+    lines.push('Failed partitions:');
+    for (const f of r.failures) lines.push(`  ${f.partitionId} (${f.attempts} attempt${f.attempts === 1 ? '' : 's'}): ${f.error ?? 'no message'}`);
+  }
+  if (r.events.length > 0) {
+    lines.push('Recent events:');
+    for (const e of r.events) lines.push(`  ${e.at}  ${e.kind.padEnd(16)} ${e.actor ?? ''}${e.reason ? ` — ${e.reason}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+/** No ANSI colours when the output is not a terminal (logs, CI, pipes). */
+export function plainStyle(): { head: string[]; border: string[] } | undefined {
+  return process.stdout.isTTY ? undefined : { head: [], border: [] };
+}
+
+export function describeLimits(l: Limits): string {
+  return [
+    `concurrency ${l.concurrency}`,
+    `chunk size ${l.chunkSize}`,
+    l.rowsPerSecond ? `${l.rowsPerSecond} rows/s` : 'no rows/s cap',
+    l.window ? `allowed ${describeWindow(l.window)}` : 'all hours',
+  ].join(', ');
+}

@@ -1,0 +1,67 @@
+/**
+ * The demo's moving parts on embedded defaults: Temporal and PostgreSQL (started if
+ * absent), the demo dataset, and a worker started exactly as `backfill worker` starts
+ * one. `backfill demo` (src/cli/commands/demo.ts) runs the backfill on top of this and
+ * renders it; `stop()` takes everything down again, in reverse order.
+ */
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { createPool } from '../db/pool';
+import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
+import { connectClient } from '../temporal/connect';
+import { startWorker } from '../worker';
+import { ensureDemoData } from './demo-data';
+import { projectRoot } from './paths';
+import { ensureDatabase } from './postgres';
+import { startLocalServices } from './services';
+
+export interface Demo {
+  config: TemporalConfig;
+  client: Client;
+  /** The demo database (also exported as DEMO_DATABASE_URL, which the demo spec names). */
+  pool: pg.Pool;
+  databaseUrl: string;
+  specFile: string;
+  /** False when the dataset was already there (a second demo writes 0 rows). */
+  freshData: boolean;
+  uiUrl(workflowId?: string): string;
+  stop(): Promise<void>;
+}
+
+export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
+  const services = await startLocalServices(say);
+  const stops: (() => Promise<unknown>)[] = [services.stop];
+  try {
+    const config = { ...temporalConfig(), address: services.temporalAddress };
+    const databaseUrl = await ensureDatabase(services.postgresUrl, 'backfill_demo');
+    process.env.DEMO_DATABASE_URL = databaseUrl;
+    const pool = createPool(databaseUrl, { max: 4, applicationName: 'backfill-demo' });
+    stops.push(() => pool.end());
+    const data = await ensureDemoData(pool, say);
+    say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
+
+    process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+    const worker = await startWorker({ temporal: config });
+    stops.push(worker.stop);
+    const { client, close } = await connectClient(config);
+    stops.push(close);
+    return {
+      config,
+      client,
+      pool,
+      databaseUrl,
+      specFile: path.join(projectRoot(), 'examples', 'orders-usd.yaml'),
+      freshData: data.created,
+      uiUrl: (workflowId) => webUiUrl(config.address, config.namespace, workflowId, { ...process.env, TEMPORAL_UI_URL: services.uiUrl }),
+      stop: () => stopAll(stops),
+    };
+  } catch (err) {
+    await stopAll(stops);
+    throw err;
+  }
+}
+
+async function stopAll(stops: (() => Promise<unknown>)[]): Promise<void> {
+  for (const stop of stops.reverse()) await stop().catch(() => undefined);
+}

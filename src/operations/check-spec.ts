@@ -1,0 +1,44 @@
+/**
+ * `plan` and the first half of `start`: load a spec file, check it against its database
+ * and plan its partitions. Writes nothing (every check runs in a rolled-back transaction,
+ * with EXPLAIN instead of execution). Any problem is a SpecError: exit 2, file and field named.
+ */
+import type pg from 'pg';
+import { createPool, databaseUrlFrom } from '../db/pool';
+import { chunkAccessWarnings } from '../sql/chunk-access';
+import { checkAndPlan } from '../sql/check-and-plan';
+import type { RunShape } from '../sql/shape';
+import type { PlannedPartition } from '../shared/types';
+import { SpecError } from '../specs/errors';
+import { loadSpecFile, type LoadedSpec } from '../specs/load';
+
+export interface CheckedSpec {
+  loaded: LoadedSpec;
+  shape: RunShape;
+  partitions: PlannedPartition[];
+  /** Nothing wrong, but likely slow or surprising: shown by plan and start, never blocking. */
+  warnings: string[];
+}
+
+export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<CheckedSpec> {
+  const loaded = loadSpecFile(specFile);
+  const { spec } = loaded;
+  let url: string;
+  try {
+    url = databaseUrlFrom(spec.database);
+  } catch (err) {
+    throw new SpecError(specFile, [{ path: 'database', message: (err as Error).message.replace(/^environment variable \S+ \(named by the spec's database field\) /, `names ${spec.database}, which `) }]);
+  }
+  const own = pool ? undefined : createPool(url, { max: 2, applicationName: 'backfill-cli' });
+  const db = pool ?? own!;
+  try {
+    const checked = await checkAndPlan(db, spec, loaded.transform).catch((err: Error) => {
+      throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
+    });
+    if (!checked.ok) throw new SpecError(specFile, checked.problems);
+    const warnings = await chunkAccessWarnings(db, spec, checked.shape, checked.partitions);
+    return { loaded, shape: checked.shape, partitions: checked.partitions, warnings };
+  } finally {
+    await own?.end();
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Operating a running run: pause, resume, cancel (signals) and set-limits (an update).
+ * Each is refused as a UsageError when the run's state does not allow it; the workflow
+ * records every action, with its actor and reason, in backfill.run_events. Each returns
+ * once the ledger shows the change, i.e. once running partitions can see it.
+ */
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type pg from 'pg';
+import { readRunControl, type RunRow } from '../ledger/runs';
+import { runLabel } from '../shared/labels';
+import { limitsChangeProblem } from '../shared/limits';
+import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
+import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
+import { pollUntil } from '../util/poll-until';
+import { cancelSignal, pauseSignal, resumeSignal, setLimitsUpdate } from '../workflows/messages';
+import { UsageError } from './errors';
+
+export type ControlAction = 'pause' | 'resume' | 'cancel';
+
+export interface Operated {
+  client: Client;
+  pool: pg.Pool;
+}
+
+/**
+ * Sends pause, resume or cancel. Resolves `applied: true` once the ledger reflects it;
+ * false when it did not within `timeoutMs` (the signal is in the run's history anyway:
+ * usually no worker is running).
+ */
+export async function controlRun(
+  { client, pool }: Operated,
+  run: RunRow,
+  action: ControlAction,
+  who: OperatorAction,
+  timeoutMs = 30_000,
+): Promise<{ applied: boolean }> {
+  const ref = runLabel(run.name, run.run_id);
+  if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to ${action}`);
+  if (action === 'resume' && !run.paused) throw new UsageError(`run ${ref} is not paused (${run.status}); nothing to resume`);
+  if (action === 'pause' && run.paused) throw new UsageError(`run ${ref} is already paused; resume it with: backfill resume ${run.run_id}`);
+  if (action === 'cancel' && run.cancel_requested) throw new UsageError(`run ${ref} is already being cancelled`);
+  const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
+  await client.workflow.getHandle(run.workflow_id).signal(signal, who);
+  const applied = await pollUntil(
+    async () => {
+      const control = await readRunControl(pool, run.run_id);
+      const seen = action === 'pause' ? control.paused : action === 'resume' ? !control.paused : control.cancelRequested;
+      return seen ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+  return { applied: applied === true };
+}
+
+/**
+ * Changes a running run's limits through the workflow's setLimits update. The change is
+ * checked here and again by the workflow's validator; a rejected change leaves nothing in
+ * history. Resolves with the limits in force once running partitions can see them.
+ */
+export async function setRunLimits({ client }: Pick<Operated, 'client'>, run: RunRow, change: LimitsChange): Promise<Limits> {
+  const ref = runLabel(run.name, run.run_id);
+  const problem = limitsChangeProblem(change);
+  if (problem) throw new UsageError(`cannot change the limits of ${ref}: ${problem}`);
+  if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); its limits can no longer change`);
+  try {
+    return await client.workflow.getHandle(run.workflow_id).executeUpdate(setLimitsUpdate, { args: [change] });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot change the limits of ${ref}: ${err.cause?.message ?? err.message}`);
+    throw err;
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Following a run from its ledger, once per interval, until it ends: each snapshot holds
+ * the run row, its totals, the partitions that failed and those in flight, and the read
+ * rate over the last ten seconds. Renderers (`watch`, `start --wait`, the demo) decide
+ * what to show; this decides what is true. Resolves with the run's final status.
+ */
+import type pg from 'pg';
+import { listPartitions, runTotals, type PartitionRow, type RunTotals } from '../ledger/partitions';
+import { getRun, type RunRow } from '../ledger/runs';
+import { ACTIVE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
+
+export interface RunSnapshot {
+  run: RunRow;
+  totals: RunTotals;
+  /** Partitions that have finished, in any status. */
+  done: number;
+  failed: PartitionRow[];
+  running: PartitionRow[];
+  /** Source rows read per second over the last ten seconds. */
+  rowsPerSecond: number;
+  /** False once the run has ended: this is the last snapshot. */
+  active: boolean;
+}
+
+export interface FollowOptions {
+  intervalMs?: number;
+  /** At most this many running partitions per snapshot. */
+  runningLimit?: number;
+}
+
+export async function followRun(
+  pool: pg.Pool,
+  runId: string,
+  onSnapshot: (snapshot: RunSnapshot) => void,
+  options: FollowOptions = {},
+): Promise<RunStatus> {
+  const interval = options.intervalMs ?? 1000;
+  let samples: { t: number; rows: number }[] = [];
+  for (;;) {
+    const run = await getRun(pool, runId);
+    if (!run) throw new Error(`run ${runId} is not in the ledger`);
+    const totals = await runTotals(pool, runId);
+    const now = Date.now();
+    samples = [...samples.filter((s) => now - s.t <= 10_000), { t: now, rows: totals.rowsRead }];
+    const first = samples[0];
+    const active = ACTIVE_RUN_STATUSES.includes(run.status);
+    onSnapshot({
+      run,
+      totals,
+      done: totals.byStatus.succeeded + totals.byStatus.failed + totals.byStatus.cancelled,
+      failed: await listPartitions(pool, runId, { status: ['failed'] }),
+      running: await listPartitions(pool, runId, { status: ['running'], limit: options.runningLimit ?? 1000 }),
+      rowsPerSecond: now > first.t ? Math.round(((totals.rowsRead - first.rows) * 1000) / (now - first.t)) : 0,
+      active,
+    });
+    if (!active) return run.status;
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Starting a run: check and plan the spec, refuse a second active run of the same spec,
+ * then start the run workflow and return once the run is in the ledger. Nothing is
+ * written before every check has passed. Used by `backfill start`, the demo, the tests
+ * and the benchmarks alike.
+ */
+import path from 'node:path';
+import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type pg from 'pg';
+import { createPool, databaseUrlFrom } from '../db/pool';
+import { findActiveRun, getRun, ledgerExists } from '../ledger/runs';
+import { FailureType } from '../shared/failures';
+import { RUN_ID_PATTERN, runWorkflowId } from '../shared/ids';
+import { alreadyActiveMessage, shortHash, transformLabel } from '../shared/labels';
+import type { PlannedPartition } from '../shared/types';
+import type { LoadedSpec } from '../specs/load';
+import { ensureSearchAttributes } from '../temporal/search-attributes';
+import { pollUntil } from '../util/poll-until';
+import type { RunWorkflowInput } from '../workflows/backfill-run';
+import { defaultActor } from './actor';
+import { checkSpec } from './check-spec';
+import { UsageError } from './errors';
+import { startRunWorkflow } from './run-workflow';
+
+export interface StartRunOptions {
+  specFile: string;
+  runId?: string;
+  actor?: string;
+  /** Test knobs, passed through to the workflow. */
+  maxHistoryEvents?: number;
+  partitionHeartbeatTimeoutMs?: number;
+  reconcileIntervalMs?: number;
+}
+
+export interface StartedRun {
+  runId: string;
+  workflowId: string;
+  name: string;
+  partitions: number;
+  warnings: string[];
+  handle: WorkflowHandleWithFirstExecutionRunId;
+}
+
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 13).toLowerCase();
+  return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
+}
+
+export async function startRun(temporal: { client: Client; taskQueue: string }, options: StartRunOptions): Promise<StartedRun> {
+  const runId = options.runId ?? newRunId();
+  if (!RUN_ID_PATTERN.test(runId)) throw new UsageError(`--run-id must match ${RUN_ID_PATTERN.source} (got "${runId}")`);
+  const { loaded, partitions, warnings } = await checkSpec(options.specFile);
+  const { spec } = loaded;
+  const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
+  try {
+    if (await ledgerExists(pool)) {
+      if (await getRun(pool, runId)) throw new UsageError(`run id ${runId} is already used in this ledger; pick another --run-id or omit it`);
+      const active = await findActiveRun(pool, spec.name);
+      if (active) throw new UsageError(alreadyActiveMessage(spec.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }));
+    }
+    await ensureSearchAttributes(temporal.client);
+    const input: RunWorkflowInput = {
+      runId,
+      spec,
+      specFile: path.resolve(options.specFile),
+      specHash: loaded.specHash,
+      transform: loaded.transform,
+      startedBy: options.actor ?? defaultActor(),
+      maxHistoryEvents: options.maxHistoryEvents,
+      partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
+      reconcileIntervalMs: options.reconcileIntervalMs,
+    };
+    const handle = await startRunWorkflow(temporal.client, temporal.taskQueue, input, {
+      status: 'pending',
+      // name, reason, scope
+      summary: `${spec.name}: ${spec.reason} — ${spec.source.table}${spec.source.where ? ` where ${spec.source.where}` : ''}, ${partitions.length} partitions`,
+      details: runDetails(loaded, runId, partitions),
+    });
+    await waitForRegistration(pool, handle, runId);
+    return { runId, workflowId: runWorkflowId(spec.name, runId), name: spec.name, partitions: partitions.length, warnings, handle };
+  } finally {
+    await pool.end();
+  }
+}
+
+function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, partitions: PlannedPartition[]): string {
+  return [
+    `**${spec.name}** run \`${runId}\` — ${spec.reason}`,
+    '',
+    `- source \`${spec.source.table}\`${spec.source.where ? ` where \`${spec.source.where}\`` : ''}, key \`${spec.source.key}\``,
+    `- ${partitions.length} partitions by ${spec.partition.by} on \`${spec.partition.column}\``,
+    `- transform \`${transformLabel(transform)}\``,
+    `- target \`${spec.target.table}\` (${spec.target.mode}, key ${spec.target.key.join(', ')})`,
+    `- spec hash \`${shortHash(specHash)}\``,
+    '',
+    '```json',
+    JSON.stringify(spec, null, 2).slice(0, 15_000),
+    '```',
+  ].join('\n');
+}
+
+/** Returns once the run is in the ledger; turns a refused registration (lost race, bad spec) into the operator's error. */
+async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId: string): Promise<void> {
+  const outcome = await pollUntil(
+    async () => {
+      if ((await ledgerExists(pool)) && (await getRun(pool, runId))) return 'registered';
+      const { status } = await handle.describe();
+      return status.name === 'RUNNING' ? undefined : 'closed';
+    },
+    { timeoutMs: 60_000, intervalMs: 50 },
+  );
+  if (outcome === 'registered') return;
+  if (outcome === undefined) throw new Error(`run ${runId} did not register within 60s; is a worker running on the task queue? (backfill worker)`);
+  try {
+    await handle.result();
+  } catch (err) {
+    const cause = (err instanceof WorkflowFailedError ? (err.cause?.cause ?? err.cause) : undefined) as { type?: string; message: string } | undefined;
+    if (cause && (cause.type === FailureType.RunAlreadyActive || cause.type === FailureType.SpecInvalid)) throw new UsageError(cause.message);
+    throw err;
+  }
+}

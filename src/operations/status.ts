@@ -1,0 +1,88 @@
+/**
+ * A run's state from the ledger alone, so it works after Temporal's retention has dropped
+ * the history: partitions by status, rows, failures with their key ranges, why running
+ * partitions wait, and the last control events. `backfill status` and `list` render these.
+ */
+import type pg from 'pg';
+import { listEvents, type RunEventRow } from '../ledger/events';
+import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
+import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
+import type { Limits } from '../shared/types';
+import { frozenTransformOf, getRun, ledgerExists, listRuns, type RunRow } from '../ledger/runs';
+import { transformLabel } from '../shared/labels';
+import { msUntilOpen } from '../shared/window';
+
+export interface StatusReport {
+  limits: Limits;
+  /** Set while the run is outside its allowed hours: when they open. */
+  windowOpensAt: string | null;
+  runId: string;
+  name: string;
+  workflowId: string;
+  status: string;
+  paused: boolean;
+  reason: string;
+  startedBy: string;
+  transform: string;
+  specHash: string;
+  createdAt: string;
+  finishedAt: string | null;
+  lastError: string | null;
+  totals: RunTotals;
+  failures: { partitionId: string; status: string; error: string | null; range: string | null; attempts: number }[];
+  /** Running partitions that are not writing right now, and why (guard, window, pause). */
+  holding: { partitionId: string; reason: string }[];
+  events: { at: string; kind: string; actor: string | null; reason: string | null }[];
+}
+
+/** The report of run `runId`, which must be in this ledger. */
+export async function statusReportFor(pool: pg.Pool, runId: string): Promise<StatusReport> {
+  const run = await getRun(pool, runId);
+  if (!run) throw new Error(`run ${runId} is not in the ledger`);
+  return statusReport(pool, run);
+}
+
+export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusReport> {
+  const [totals, failures, events, running] = await Promise.all([
+    runTotals(pool, run.run_id),
+    listPartitions(pool, run.run_id, { status: ['failed'], limit: 20 }),
+    listEvents(pool, run.run_id, 10),
+    listPartitions(pool, run.run_id, { status: ['running'], limit: 100 }),
+  ]);
+  const closedFor = run.limits.window && ACTIVE_RUN_STATUSES.includes(run.status) ? msUntilOpen(run.limits.window, new Date()) : 0;
+  return {
+    limits: run.limits,
+    windowOpensAt: closedFor > 0 ? new Date(Date.now() + closedFor).toISOString() : null,
+    runId: run.run_id,
+    name: run.name,
+    workflowId: run.workflow_id,
+    status: run.status,
+    paused: run.paused,
+    reason: run.reason,
+    startedBy: run.started_by,
+    transform: transformLabel(frozenTransformOf(run)),
+    specHash: run.spec_hash,
+    createdAt: run.created_at.toISOString(),
+    finishedAt: run.finished_at?.toISOString() ?? null,
+    lastError: run.last_error,
+    totals,
+    holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
+    failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.last_error, range: p.error_range, attempts: p.attempts })),
+    events: events.map((e: RunEventRow) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
+  };
+}
+
+export interface RunSummary {
+  runId: string;
+  name: string;
+  status: string;
+  startedBy: string;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** Runs in the ledger, newest first; none when the ledger does not exist yet. */
+export async function listRunSummaries(pool: pg.Pool, filter: { status?: string; name?: string } = {}): Promise<RunSummary[]> {
+  const runs = (await ledgerExists(pool)) ? await listRuns(pool, filter) : [];
+  return runs.map((r) => ({ runId: r.run_id, name: r.name, status: r.status, startedBy: r.started_by, createdAt: r.created_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null }));
+}

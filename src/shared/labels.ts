@@ -1,0 +1,45 @@
+/**
+ * How runs and transforms are named in every message, log line, ledger event and UI text,
+ * so an operator can grep for one spelling. Workflow-safe.
+ */
+
+/** `orders-usd-fix/20261130-0245-447f` */
+export function runLabel(name: string, runId: string): string {
+  return `${name}/${runId}`;
+}
+
+export interface TransformIdentity {
+  name: string;
+  version: number;
+  kind?: 'sql' | 'module';
+  codeHash?: string;
+}
+
+/** `orders-usd@2`, or with the kind and code: `orders-usd@2 (sql, code 1a2b3c4d5e6f)` */
+export function transformLabel(t: TransformIdentity): string {
+  const ref = `${t.name}@${t.version}`;
+  if (!t.kind || !t.codeHash) return ref;
+  return `${ref} (${t.kind}, code ${shortHash(t.codeHash)})`;
+}
+
+export function shortHash(hash: string): string {
+  return hash.slice(0, 12);
+}
+
+export interface ActiveRunFacts {
+  runId: string;
+  status: string;
+  startedBy?: string;
+  createdAt?: Date | string;
+}
+
+/** The one answer to "start (or retry) while another run of this spec is active". */
+export function alreadyActiveMessage(name: string, active: ActiveRunFacts): string {
+  const since = active.startedBy && active.createdAt
+    ? `, started by ${active.startedBy} at ${typeof active.createdAt === 'string' ? active.createdAt : active.createdAt.toISOString()}`
+    : '';
+  return (
+    `backfill ${name} already has an active run ${active.runId} (${active.status}${since}); ` +
+    `wait for it, or cancel it with: backfill cancel ${active.runId} --reason "…"`
+  );
+}
