@@ -15,7 +15,7 @@ import { renderStatus } from '../src/cli/render/status';
 import { watchRun } from '../src/cli/render/watch';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
-import { nextChunkSize } from '../src/activities/process-partition';
+import { nextChunkSize } from '../src/governor';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec } from './helpers/orders';
 

@@ -9,9 +9,9 @@
  * dropped: this is a view for operators, the ledger's hold_reason stays the record.
  */
 import type { Logger } from 'pino';
-import type { PartitionCondition } from '../shared/types';
+import type { PartitionCondition, PartitionState } from '../shared/types';
 
-type State = PartitionCondition['state'];
+type State = PartitionState;
 
 export interface ConditionReporterOptions {
   /** The run may show a condition an earlier attempt reported (the ledger held a reason): report even 'writing'. */

@@ -19,6 +19,7 @@ import { alreadyActiveMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
+import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 
 export interface RegisterRunInput {
@@ -32,17 +33,11 @@ export interface RegisterRunInput {
   pageSize: number;
 }
 
-export interface RegisterRunResult {
-  partitionsTotal: number;
-  /** The first page of the plan, so the run can start partitions without another round trip. */
-  firstPage: { id: string; ordinal: number }[];
-}
-
 export function registerRunActivity(deps: ActivityDeps) {
-  return async function registerRun(input: RegisterRunInput): Promise<RegisterRunResult> {
+  return async function registerRun(input: RegisterRunInput): Promise<RunOpening> {
     const pool = deps.pools.get(input.spec.database);
     const partitionsTotal = await register(input);
-    return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize) };
+    return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize), succeeded: 0, controlVersion: 0 };
   };
 
   async function register(input: RegisterRunInput): Promise<number> {

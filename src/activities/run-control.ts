@@ -17,18 +17,12 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
 import { partitionWorkflowId } from '../shared/ids';
 import { recordEvent } from '../ledger/events';
-import { cancelPending, finishPartition, getPartition, nextUnfinished, runTotals, type RunTotals } from '../ledger/partitions';
+import { cancelPending, finishPartition, getPartition, nextUnfinished, partitionReport, runTotals, succeededRowCounts, type RunTotals } from '../ledger/partitions';
 import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
-import type { RunStatus } from '../shared/statuses';
-import type { Limits, OperatorAction, PartitionReport, RowCounts } from '../shared/types';
+import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
+import type { ControlEvent, RunOpening } from '../workflows/run-state';
+import type { Limits, PartitionReport } from '../shared/types';
 import type { ActivityDeps } from './deps';
-import { reportOf } from './process-partition';
-
-export interface ControlEvent extends OperatorAction {
-  key: string;
-  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed';
-  detail?: Record<string, unknown>;
-}
 
 export interface SyncRunControlInput {
   database: string;
@@ -62,7 +56,7 @@ export function runControlActivities(deps: ActivityDeps) {
      * Starts a new attempt of a finished run (retry-failed): failed and cancelled partitions go
      * back to pending with their cursors; succeeded ones are not touched. Idempotent per attempt.
      */
-    async startRunAttempt(input: { database: string; runId: string; attempt: number; actor: string; reason?: string; pageSize: number }) {
+    async startRunAttempt(input: { database: string; runId: string; attempt: number; actor: string; reason?: string; pageSize: number }): Promise<RunOpening> {
       const pool = deps.pools.get(input.database);
       const retry = await withTransaction(pool, async (client) => {
         const started = await startRetry(client, input.runId, input.attempt);
@@ -78,19 +72,13 @@ export function runControlActivities(deps: ActivityDeps) {
         return started;
       });
       const totals = await runTotals(pool, input.runId);
-      // the workflow counts finished partitions' rows; the requeued ones report theirs when they finish
-      const { rows } = await pool.query<RowCounts>(
-        `SELECT coalesce(sum(rows_read), 0)::float8 AS "rowsRead", coalesce(sum(rows_written), 0)::float8 AS "rowsWritten",
-                coalesce(sum(rows_unchanged), 0)::float8 AS "rowsUnchanged"
-           FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'`,
-        [input.runId],
-      );
       return {
-        controlVersion: retry.controlVersion,
         partitionsTotal: totals.total,
-        succeeded: totals.byStatus.succeeded,
-        finished: rows[0],
         firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
+        succeeded: totals.byStatus.succeeded,
+        // the workflow counts finished partitions' rows; the requeued ones report theirs when they finish
+        finished: await succeededRowCounts(pool, input.runId),
+        controlVersion: retry.controlVersion,
       };
     },
 
@@ -118,14 +106,14 @@ export function runControlActivities(deps: ActivityDeps) {
         const row = silent ? await finishPartition(pool, input.runId, partitionId, 'failed', { message }) : await getPartition(pool, input.runId, partitionId);
         if (silent) deps.logger.warn({ runId: input.runId, partitionId, workflowId, status }, 'partition workflow closed without reporting; recorded as failed');
         // only a finished partition may leave the run's in-flight set
-        if (row && (row.status === 'succeeded' || row.status === 'failed' || row.status === 'cancelled')) reports.push(reportOf(row));
+        if (row && FINISHED_PARTITION_STATUSES.includes(row.status)) reports.push(partitionReport(row));
       }
       return reports;
     },
 
     async recordPartitionFailure(input: { database: string; runId: string; partitionId: string; message: string }): Promise<PartitionReport> {
       const row = await finishPartition(deps.pools.get(input.database), input.runId, input.partitionId, 'failed', { message: input.message });
-      return reportOf(row);
+      return partitionReport(row);
     },
 
     async finalizeRun(input: { database: string; runId: string }): Promise<FinalizeRunResult> {

@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { withTransaction } from '../db/pool';
+import { PARTITION_TRANSITIONS, RUN_TRANSITIONS } from '../shared/statuses';
 import { MIGRATIONS } from './migrations';
 
 const MIGRATION_LOCK = 'backfill.ledger.migrations';
@@ -28,8 +29,24 @@ export async function migrateLedger(pool: pg.Pool): Promise<number[]> {
       await client.query('INSERT INTO backfill.schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       now.push(m.version);
     }
+    await syncStatusTransitions(client);
     return now;
   });
   migrated.add(pool);
   return applied;
+}
+
+/** The database's copy of the transition tables (see migration 0005), made equal to the code's. */
+async function syncStatusTransitions(client: pg.PoolClient): Promise<void> {
+  const arrows = [
+    ...Object.entries(RUN_TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => ['run', from, to])),
+    ...Object.entries(PARTITION_TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => ['partition', from, to])),
+  ];
+  await client.query(
+    `WITH wanted AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS w(entity, from_status, to_status)),
+          gone AS (DELETE FROM backfill.status_transitions t
+                    WHERE NOT EXISTS (SELECT 1 FROM wanted w WHERE (w.entity, w.from_status, w.to_status) = (t.entity, t.from_status, t.to_status)))
+     INSERT INTO backfill.status_transitions SELECT * FROM wanted ON CONFLICT DO NOTHING`,
+    [arrows.map((a) => a[0]), arrows.map((a) => a[1]), arrows.map((a) => a[2])],
+  );
 }

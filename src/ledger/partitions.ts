@@ -6,8 +6,8 @@
  * chunk can never be applied or counted twice.
  */
 import type pg from 'pg';
-import type { PartitionStatus } from '../shared/statuses';
-import type { PartitionBounds, PlannedPartition, RowCounts } from '../shared/types';
+import { allowedFrom, FINISHED_PARTITION_STATUSES, PARTITION_TRANSITIONS, type PartitionStatus } from '../shared/statuses';
+import type { PartitionBounds, PartitionReport, PlannedPartition, RowCounts } from '../shared/types';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -51,9 +51,9 @@ export async function nextUnfinished(
 ): Promise<{ id: string; ordinal: number }[]> {
   const { rows } = await db.query<{ partition_id: string; ordinal: number }>(
     `SELECT partition_id, ordinal FROM backfill.partitions
-      WHERE run_id = $1 AND ordinal >= $2 AND status IN ('pending', 'running')
+      WHERE run_id = $1 AND ordinal >= $2 AND NOT status = ANY($4)
       ORDER BY ordinal LIMIT $3`,
-    [runId, fromOrdinal, limit],
+    [runId, fromOrdinal, limit, FINISHED_PARTITION_STATUSES],
   );
   return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
 }
@@ -82,9 +82,9 @@ export async function startAttempt(db: Queryable, runId: string, partitionId: st
     `UPDATE backfill.partitions
         SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now(),
             last_error = NULL, error_range = NULL
-      WHERE run_id = $1 AND partition_id = $2 AND status IN ('pending', 'running', 'failed', 'cancelled')
+      WHERE run_id = $1 AND partition_id = $2 AND status = ANY($3)
       RETURNING *`,
-    [runId, partitionId],
+    [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running')],
   );
   if (rows[0]) return rows[0];
   const existing = await getPartition(db, runId, partitionId);
@@ -112,8 +112,10 @@ export async function checkpoint(
 }
 
 /**
- * Records a partition's end. `completions` counts transitions into succeeded, so the
- * audit can prove each partition succeeded exactly once; a repeated call changes nothing.
+ * Records a partition's end, from the statuses PARTITION_TRANSITIONS allows into it (a
+ * pending partition can fail or be cancelled, never succeed). `completions` counts
+ * transitions into succeeded, so the audit can prove each partition succeeded exactly
+ * once; a repeated call changes nothing and returns the row as it is.
  */
 export async function finishPartition(
   db: Queryable,
@@ -127,9 +129,9 @@ export async function finishPartition(
         SET status = $3, finished_at = now(), updated_at = now(),
             completions = completions + CASE WHEN $3 = 'succeeded' THEN 1 ELSE 0 END,
             last_error = coalesce($4, last_error), error_range = coalesce($5, error_range)
-      WHERE run_id = $1 AND partition_id = $2 AND status IN ('pending', 'running')
+      WHERE run_id = $1 AND partition_id = $2 AND status = ANY($6)
       RETURNING *`,
-    [runId, partitionId, status, error?.message ?? null, error?.range ?? null],
+    [runId, partitionId, status, error?.message ?? null, error?.range ?? null, allowedFrom(PARTITION_TRANSITIONS, status)],
   );
   return rows[0] ?? (await getPartition(db, runId, partitionId))!;
 }
@@ -165,6 +167,17 @@ export async function runTotals(db: Queryable, runId: string): Promise<RunTotals
     totals.rowsUnchanged += Number(r.ru);
   }
   return totals;
+}
+
+/** Rows read, written and unchanged by the run's succeeded partitions. */
+export async function succeededRowCounts(db: Queryable, runId: string): Promise<RowCounts> {
+  const { rows } = await db.query<RowCounts>(
+    `SELECT coalesce(sum(rows_read), 0)::float8 AS "rowsRead", coalesce(sum(rows_written), 0)::float8 AS "rowsWritten",
+            coalesce(sum(rows_unchanged), 0)::float8 AS "rowsUnchanged"
+       FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'`,
+    [runId],
+  );
+  return rows[0];
 }
 
 export async function listPartitions(
@@ -209,4 +222,17 @@ export async function setHoldReason(db: Queryable, runId: string, partitionId: s
     'UPDATE backfill.partitions SET hold_reason = $3 WHERE run_id = $1 AND partition_id = $2 AND hold_reason IS DISTINCT FROM $3',
     [runId, partitionId, reason],
   );
+}
+
+/** A partition's outcome as workflows carry it: ids and counts, never row data. */
+export function partitionReport(row: PartitionRow): PartitionReport {
+  return {
+    partitionId: row.partition_id,
+    status: row.status,
+    rowsRead: Number(row.rows_read),
+    rowsWritten: Number(row.rows_written),
+    rowsUnchanged: Number(row.rows_unchanged),
+    chunks: row.chunks,
+    error: row.last_error ?? undefined,
+  };
 }

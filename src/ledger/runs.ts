@@ -4,7 +4,7 @@
  * running activities read before every chunk. Status changes follow RUN_TRANSITIONS.
  */
 import type pg from 'pg';
-import { ACTIVE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
+import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
@@ -118,10 +118,8 @@ export async function listRuns(db: Queryable, filter: { name?: string; status?: 
  * the same move is a no-op, so retried activities may call it freely. Returns the status after.
  */
 export async function transitionRun(db: Queryable, runId: string, to: RunStatus, lastError?: string): Promise<RunStatus> {
-  const from = Object.entries(RUN_TRANSITIONS)
-    .filter(([, targets]) => targets.includes(to))
-    .map(([status]) => status);
-  const terminal = to === 'succeeded' || to === 'failed' || to === 'cancelled';
+  const from = allowedFrom(RUN_TRANSITIONS, to);
+  const terminal = FINISHED_RUN_STATUSES.includes(to);
   const { rows } = await db.query<{ status: RunStatus }>(
     `UPDATE backfill.runs SET status = $2, updated_at = now(),
         started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,
@@ -189,7 +187,7 @@ export async function startRetry(client: pg.PoolClient, runId: string, attempt: 
   const run = rows[0];
   if (!run) throw new Error(`run ${runId} is not in the ledger`);
   if (run.attempt >= attempt) return { attempt: run.attempt, controlVersion: Number(run.control_version), partitionsRequeued: 0 };
-  if (run.status !== 'failed' && run.status !== 'cancelled') {
+  if (!allowedFrom(RUN_TRANSITIONS, 'running').includes(run.status) || !FINISHED_RUN_STATUSES.includes(run.status)) {
     throw new Error(`run ${runId} is ${run.status}; only a failed or cancelled run can be retried`);
   }
   await client.query(
@@ -199,8 +197,8 @@ export async function startRetry(client: pg.PoolClient, runId: string, attempt: 
   );
   const requeued = await client.query(
     `UPDATE backfill.partitions SET status = 'pending', run_attempt = $2, finished_at = NULL, updated_at = now()
-      WHERE run_id = $1 AND status IN ('failed', 'cancelled')`,
-    [runId, attempt],
+      WHERE run_id = $1 AND status = ANY($3)`,
+    [runId, attempt, allowedFrom(PARTITION_TRANSITIONS, 'pending')],
   );
   return { attempt, controlVersion: Number(run.control_version), partitionsRequeued: requeued.rowCount ?? 0 };
 }

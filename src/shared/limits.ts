@@ -1,16 +1,62 @@
 /**
- * Validation of live limit changes, shared by the run workflow's update validator and
- * the CLI, so an operator gets the same reason from both. Workflow-safe.
- * The bounds match the spec schema's.
+ * The one definition of a run's limits: their bounds, the zod schema the spec's `limits`
+ * field is checked with, and the validation of live changes (the run workflow's setLimits
+ * validator and the CLI), so the spec, `set-limits`, its help and the Web UI's handler
+ * description all say the same thing. Workflow-safe (zod is plain JavaScript).
  */
+import { z } from 'zod';
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
-import { guardsSchema } from '../specs/schema';
 
 export const LIMIT_BOUNDS = {
   concurrency: { min: 1, max: 500 },
   chunkSize: { min: 1, max: 1_000_000 },
 } as const;
+
+export const DEFAULT_LIMITS = { chunkSize: 5000, concurrency: 4 } as const;
+
+const bounded = (name: keyof typeof LIMIT_BOUNDS) => z.number().int().min(LIMIT_BOUNDS[name].min).max(LIMIT_BOUNDS[name].max);
+
+
+export const windowSchema = z
+  .strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') })
+  .superRefine((w, ctx) => {
+    const problem = windowProblem(w);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
+  });
+
+const threshold = {
+  soft: z.number().nonnegative().optional(),
+  hard: z.number().nonnegative().optional(),
+};
+const hasThreshold = (t: { soft?: number; hard?: number }) => t.soft !== undefined || t.hard !== undefined;
+const thresholdSchema = z.strictObject(threshold).refine(hasThreshold, { message: 'needs soft, hard or both' });
+
+export const guardsSchema = z.strictObject({
+  replicationLagSeconds: thresholdSchema.optional(),
+  activeConnectionsRatio: thresholdSchema.optional(),
+  lockWaits: thresholdSchema.optional(),
+  autovacuum: thresholdSchema.optional(),
+  probeMs: z.strictObject({ sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }).optional(),
+  custom: z
+    .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }), sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }))
+    .optional(),
+  holdTimeoutSeconds: z.number().positive().default(600),
+});
+
+export const limitsSchema = z.strictObject({
+  chunkSize: bounded('chunkSize').default(DEFAULT_LIMITS.chunkSize),
+  concurrency: bounded('concurrency').default(DEFAULT_LIMITS.concurrency),
+  rowsPerSecond: z.number().positive().optional(),
+  /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
+  window: windowSchema.optional(),
+  /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */
+  targetChunkSeconds: z.number().positive().optional(),
+  minChunkSize: z.number().int().min(1).optional(),
+  maxChunkSize: bounded('chunkSize').optional(),
+  /** Health guards, read before every chunk. */
+  guards: guardsSchema.optional(),
+});
 
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {

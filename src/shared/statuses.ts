@@ -61,8 +61,9 @@ export const PartitionStatus = {
 export type PartitionStatus = (typeof PartitionStatus)[keyof typeof PartitionStatus];
 
 export const PARTITION_TRANSITIONS: Readonly<Record<PartitionStatus, readonly PartitionStatus[]>> = {
-  // a worker picks it up, or the run is cancelled before it starts
-  pending: ['running', 'cancelled'],
+  // a worker picks it up; the run is cancelled before it starts; or it fails before its first
+  // chunk (the worker refuses a changed transform, or its workflow was terminated before it ran)
+  pending: ['running', 'cancelled', 'failed'],
   // a restarted worker re-enters running from its own checkpoint (running -> running)
   running: ['running', 'succeeded', 'failed', 'cancelled'],
   succeeded: [],
@@ -71,9 +72,17 @@ export const PARTITION_TRANSITIONS: Readonly<Record<PartitionStatus, readonly Pa
   cancelled: ['pending', 'running'],
 };
 
+/** A partition in one of these statuses has ended: it leaves the run's in-flight set and counts as done. */
+export const FINISHED_PARTITION_STATUSES: readonly PartitionStatus[] = [PartitionStatus.Succeeded, PartitionStatus.Failed, PartitionStatus.Cancelled];
+
 /** A run in one of these statuses has ended; failed and cancelled ones may still be retried. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled];
 
 export function canTransition<S extends string>(table: Readonly<Record<S, readonly S[]>>, from: S, to: S): boolean {
   return table[from].includes(to);
+}
+
+/** The statuses from which `to` may be entered: what a ledger UPDATE into `to` may match. */
+export function allowedFrom<S extends string>(table: Readonly<Record<S, readonly S[]>>, to: S): S[] {
+  return (Object.keys(table) as S[]).filter((from) => table[from].includes(to));
 }

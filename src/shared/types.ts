@@ -74,13 +74,44 @@ export interface PartitionReport extends RowCounts {
 }
 
 /**
+ * What a running partition is doing right now, as its worker sees it. One union for the
+ * heartbeat, the ledger's hold reason, the run's progress and the Web UI.
+ */
+export const PartitionState = {
+  /** Writing chunks as fast as its limits allow. */
+  Writing: 'writing',
+  /** Its run is paused by an operator (or by a guard's hold timeout). */
+  Paused: 'paused',
+  /** Waiting for the run's shared rows/s budget: normal pacing, not a condition. */
+  Throttled: 'throttled',
+  /** Outside the allowed hours; continues by itself when the window opens. */
+  OutsideWindow: 'outside-window',
+  /** A hard guard reading, or a lock it would queue behind, keeps it from writing. */
+  Held: 'held',
+  /** A soft guard reading: it writes one at a time with its run, and less of the time. */
+  Slowed: 'slowed',
+} as const;
+export type PartitionState = (typeof PartitionState)[keyof typeof PartitionState];
+
+/**
+ * The states a partition tells its run about (signals are history events, so only these):
+ * the run knows about its own pause, and waiting for the rows/s budget is normal pacing.
+ */
+export const REPORTED_PARTITION_STATES: readonly PartitionState[] = [
+  PartitionState.Writing,
+  PartitionState.Slowed,
+  PartitionState.Held,
+  PartitionState.OutsideWindow,
+];
+
+/**
  * What is keeping a running partition from writing at full speed, as its worker last saw it:
  * a health guard slowing or holding it, the allowed-hours window, or a lock it would queue
  * behind. `state: 'writing'` clears it. Sent to the run on change only.
  */
 export interface PartitionCondition {
   partitionId: string;
-  state: 'writing' | 'slowed' | 'held' | 'outside-window';
+  state: PartitionState;
   /** e.g. "held by probeMs 312.40 > hard 200"; null while writing. */
   reason: string | null;
   /** When the worker entered this state (ISO-8601). */

@@ -6,7 +6,7 @@
  * the database before a run starts.
  */
 import { z } from 'zod';
-import { windowProblem } from '../shared/window';
+import { DEFAULT_LIMITS, limitsSchema } from '../shared/limits';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -67,45 +67,7 @@ export const transformSchema = z
     message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
   });
 
-export const windowSchema = z
-  .strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') })
-  .superRefine((w, ctx) => {
-    const problem = windowProblem(w);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
-  });
-
-const threshold = {
-  soft: z.number().nonnegative().optional(),
-  hard: z.number().nonnegative().optional(),
-};
-const hasThreshold = (t: { soft?: number; hard?: number }) => t.soft !== undefined || t.hard !== undefined;
-const thresholdSchema = z.strictObject(threshold).refine(hasThreshold, { message: 'needs soft, hard or both' });
-
-export const guardsSchema = z.strictObject({
-  replicationLagSeconds: thresholdSchema.optional(),
-  activeConnectionsRatio: thresholdSchema.optional(),
-  lockWaits: thresholdSchema.optional(),
-  autovacuum: thresholdSchema.optional(),
-  probeMs: z.strictObject({ sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }).optional(),
-  custom: z
-    .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }), sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }))
-    .optional(),
-  holdTimeoutSeconds: z.number().positive().default(600),
-});
-
-export const limitsSchema = z.strictObject({
-  chunkSize: z.number().int().min(1).max(1_000_000).default(5000),
-  concurrency: z.number().int().min(1).max(500).default(4),
-  rowsPerSecond: z.number().positive().optional(),
-  /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
-  window: windowSchema.optional(),
-  /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */
-  targetChunkSeconds: z.number().positive().optional(),
-  minChunkSize: z.number().int().min(1).optional(),
-  maxChunkSize: z.number().int().min(1).max(1_000_000).optional(),
-  /** Health guards, read before every chunk. */
-  guards: guardsSchema.optional(),
-});
+export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits';
 
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
@@ -134,7 +96,7 @@ export const specSchema = z
         message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
         path: ['partitionColumn'],
       }),
-    limits: limitsSchema.default({ chunkSize: 5000, concurrency: 4 }),
+    limits: limitsSchema.default(DEFAULT_LIMITS),
   });
 
 export type Spec = z.infer<typeof specSchema>;

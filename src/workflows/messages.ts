@@ -3,6 +3,7 @@
  * Temporal Web UI, so operators can pause, resume, cancel and read progress there too.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { LIMIT_BOUNDS } from '../shared/limits';
 import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RunProgress } from '../shared/types';
 
 export const pauseSignal = defineSignal<[OperatorAction?]>('pause');
@@ -24,5 +25,6 @@ export const HANDLER_DESCRIPTIONS = {
   partitionCondition: 'Internal: a running partition is slowed or held by a guard, the window or a lock, or writes again.',
   progress: 'Partitions by status, rows of finished partitions, rate and ETA, and which partitions are slowed or held and why.',
   setLimits:
-    'Change limits live: {"concurrency": 1-500, "chunkSize": 1-1000000, "rowsPerSecond": n or null, "actor": "...", "reason": "..."}. Takes effect within one chunk.',
+    `Change limits live: {"concurrency": ${LIMIT_BOUNDS.concurrency.min}-${LIMIT_BOUNDS.concurrency.max}, "chunkSize": ${LIMIT_BOUNDS.chunkSize.min}-${LIMIT_BOUNDS.chunkSize.max}, ` +
+    '"rowsPerSecond": n or null, "window": {"start": "22:00", "end": "06:00", "timeZone": "UTC"} or null, "actor": "...", "reason": "..."}. Takes effect within one chunk.',
 } as const;

@@ -2,7 +2,7 @@
  * Renders a run's progress as the Markdown table shown in the Web UI's Current Details.
  */
 import { FINISHED_RUN_STATUSES } from '../shared/statuses';
-import type { PartitionCondition, RunProgress } from '../shared/types';
+import type { PartitionCondition, PartitionState, RunProgress } from '../shared/types';
 import { describeWindow } from '../shared/window';
 
 export function renderProgressMarkdown(p: RunProgress): string {
@@ -33,7 +33,14 @@ export function renderProgressMarkdown(p: RunProgress): string {
   ].join('\n');
 }
 
-const STATE_LABEL: Record<PartitionCondition['state'], string> = { writing: 'writing', slowed: 'slowed', held: 'held', 'outside-window': 'waiting for the window' };
+const STATE_LABEL: Record<PartitionState, string> = {
+  writing: 'writing',
+  paused: 'paused',
+  throttled: 'waiting for the rows/s budget',
+  slowed: 'slowed',
+  held: 'held',
+  'outside-window': 'waiting for the window',
+};
 
 /** Why partitions are slower than their limits allow: the answer to "why is my backfill slow?". */
 function renderConditions(conditions: PartitionCondition[]): string[] {

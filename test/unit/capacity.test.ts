@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { ConditionReporter } from '../../src/activities/condition-reporter';
-import { nextPace } from '../../src/activities/process-partition';
+import { nextPace } from '../../src/governor';
 import type { PartitionCondition } from '../../src/shared/types';
 
 describe('soft guard response (AIMD on the pace)', () => {

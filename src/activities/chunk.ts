@@ -1,0 +1,173 @@
+/**
+ * One chunk of a partition, in one transaction: lock the partition's ledger row, read the
+ * cursor from it, find the chunk's key range, compute the transform's output, write only
+ * rows whose values differ, advance the cursor and log the chunk — then commit. A retried
+ * or zombie attempt serializes on the row lock and continues from the committed cursor, so
+ * a chunk is never applied or counted twice.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import pg from 'pg';
+import { describePgError, isDataError, isPgError } from '../db/errors';
+import { checkpoint, finishPartition, getPartition, lockPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
+import { awaitWriterTurn } from '../ledger/writer-lock';
+import type { ChunkRecordDecision } from '../governor';
+import { FailureType } from '../shared/failures';
+import { transformLabel } from '../shared/labels';
+import { limitLockWaits } from '../sql/session';
+import type { RunContext } from './run-context';
+
+export interface ChunkRequest {
+  runId: string;
+  partitionId: string;
+  chunkSize: number;
+  /** Take the run's writer lock first: one chunk of this run writes at a time, across workers. */
+  oneWriter: boolean;
+  record: ChunkRecordDecision;
+}
+
+export interface ChunkOutcome {
+  row: PartitionRow;
+  rowsRead: number;
+  rowsWritten: number;
+  rowsUnchanged: number;
+  /** Time spent waiting for the run's writer lock before the chunk began. */
+  turnMs: number;
+  /** The chunk gave up waiting for a lock after LOCK_TIMEOUT_MS and rolled back; says on what. */
+  lockTimeout?: string;
+}
+
+/** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
+const LOCK_TIMEOUT_MS = 2000;
+/** How long a chunk waits for its turn when the run's partitions write one at a time. */
+const WRITER_WAIT_MS = 60_000;
+
+/** Tables created in a session, remembered only after the creating transaction commits. */
+const createdTables = new WeakMap<pg.PoolClient, Set<string>>();
+
+export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkRequest): Promise<ChunkOutcome> {
+  const { compiled, run } = ctx;
+  const { runId, partitionId } = request;
+  const replace = run.spec.target.mode === 'replace';
+  const client = await pool.connect();
+  let cursor: string | null = null;
+  let hi: string | null = null;
+  let bounds: PartitionRow['bounds'] | undefined;
+  let broken: Error | undefined;
+  let chunkStarted = Date.now();
+  let turnMs = 0;
+  const nothing = (row: PartitionRow) => ({ row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, turnMs });
+  try {
+    await client.query('BEGIN');
+    if (request.oneWriter) {
+      await awaitWriterTurn(client, runId, WRITER_WAIT_MS);
+      // waiting for our turn is not the chunk's cost: the pace after it is measured on the work alone
+      turnMs = Date.now() - chunkStarted;
+      chunkStarted = Date.now();
+    }
+    await limitLockWaits(client, LOCK_TIMEOUT_MS);
+    const locked = await lockPartition(client, runId, partitionId);
+    if (locked.status !== 'running') {
+      // another attempt finished it while we waited for the lock
+      await client.query('COMMIT');
+      return nothing(locked);
+    }
+    cursor = locked.cursor;
+    bounds = locked.bounds;
+    // replace mode computes the whole partition at once: a rollup must see all of its rows
+    const limit = replace ? 2_147_483_647 : request.chunkSize;
+    const b = compiled.chunkBounds(bounds, replace ? null : cursor, limit);
+    const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+    const rowsRead = rows[0].n;
+    hi = rows[0].hi;
+    if (rowsRead === 0 && !replace) {
+      const row = await finishPartition(client, runId, partitionId, 'succeeded');
+      await client.query('COMMIT');
+      return nothing(row);
+    }
+
+    const created = createdTables.get(client) ?? new Set<string>();
+    if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
+    const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
+    let rowsWritten = 0;
+    for (const statement of compiled.write(bounds)) {
+      rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
+    }
+    const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten) };
+    const checkpointed = await checkpoint(client, runId, partitionId, hi ?? cursor, counts);
+    await recordChunk(client, runId, partitionId, {
+      seq: locked.chunks + 1,
+      keyFrom: replace ? null : cursor,
+      keyTo: hi,
+      counts,
+      chunkSize: limit,
+      durationMs: Date.now() - chunkStarted,
+      waitMs: request.record.waitMs + turnMs,
+      governedBy: request.record.governedBy,
+      guardValue: request.record.guardValue,
+    });
+    // a short chunk is the last one: finishing in the same transaction saves an empty round
+    const done = replace || rowsRead < request.chunkSize;
+    const row = done ? await finishPartition(client, runId, partitionId, 'succeeded') : checkpointed;
+    await client.query('COMMIT');
+    created.add(compiled.outputTable);
+    createdTables.set(client, created);
+    return { row, ...counts, turnMs };
+  } catch (err) {
+    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+    if (isPgError(err) && err.code === '55P03') {
+      return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: describePgError(err) };
+    }
+    if (isDataError(err) || err instanceof TransformError) {
+      const range = compiled.describeRange(bounds, cursor, hi);
+      const message = `partition ${partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
+      await finishPartition(pool, runId, partitionId, 'failed', { message, range });
+      throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+class TransformError extends Error {}
+
+/**
+ * Rows handed to a TypeScript transform keep their exact values: timestamps and dates stay
+ * PostgreSQL text (a JS Date would drop microseconds, so every row would differ from its
+ * stored value and be rewritten on every run); bigint and numeric stay strings as usual.
+ */
+const TEXT_OIDS = new Set([1082, 1114, 1184, 1083, 1266]);
+const EXACT_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    TEXT_OIDS.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** Fills the session's output table with the chunk's transformed rows; returns how many. */
+async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds'], cursor: string | null, hi: string | null): Promise<number> {
+  const { compiled, module } = ctx;
+  if (!module) {
+    const fill = compiled.fillFromSql(bounds, cursor, hi);
+    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  }
+  const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
+  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
+  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
+  let out: Record<string, unknown>[];
+  try {
+    out = await module.transform(rows);
+  } catch (err) {
+    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(out)) throw new TransformError(`transform ${label} returned ${typeof out}, not an array of rows`);
+  if (out.length === 0) return 0;
+  // one JSON document per chunk: JSON.stringify is native and cheap, and the parsing happens in
+  // PostgreSQL, in parallel across partitions (typed arrays built in JS cost this one thread more)
+  let json: string;
+  try {
+    json = JSON.stringify(out);
+  } catch (err) {
+    throw new TransformError(`transform ${label} returned a value JSON cannot carry (${(err as Error).message}); return bigint and binary values as strings (bytea as '\\x…' hex)`);
+  }
+  const fill = compiled.fillFromJson(json);
+  return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+}

@@ -1,0 +1,215 @@
+/**
+ * The run workflow's state and every change to it, as plain functions: operator actions
+ * (pause, resume, cancel, new limits), partition reports and conditions, launches, ledger
+ * syncs, and the progress view. No Temporal API here, and the time and ids come in as
+ * arguments, so each function is replay-safe and unit-tested over tables of cases.
+ * The state is carried across continue-as-new: its fields only ever grow, optional.
+ */
+import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
+import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
+import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress } from '../shared/types';
+
+/** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
+export interface ControlEvent extends OperatorAction {
+  key: string;
+  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed';
+  detail?: Record<string, unknown>;
+}
+
+export interface RunState {
+  partitionsTotal: number;
+  nextOrdinal: number;
+  inFlight: string[];
+  counts: { succeeded: number; failed: number; cancelled: number };
+  finished: RowCounts;
+  paused: boolean;
+  cancelRequested: boolean;
+  cancelledByTemporal: boolean;
+  limits: Limits;
+  /** Grows with every operator decision; the ledger accepts only a newer version. */
+  controlVersion: number;
+  /** The newest version the ledger holds. */
+  syncedVersion: number;
+  pendingEvents: ControlEvent[];
+  status: RunStatus;
+  startedAt: string;
+  continuedAsNew: number;
+  heldBy?: OperatorAction;
+  lastError?: string;
+  /** Running partitions that are slowed or held, by partition id; absent in state carried from before it existed. */
+  conditions?: Record<string, PartitionCondition>;
+}
+
+/** What registerRun (a first attempt) and startRunAttempt (retry-failed) both return. */
+export interface RunOpening {
+  partitionsTotal: number;
+  /** The first page of the plan still to run, so partitions start without another round trip. */
+  firstPage: { id: string; ordinal: number }[];
+  /** Partitions that succeeded in earlier attempts, and their rows (0 on a first attempt). */
+  succeeded?: number;
+  finished?: RowCounts;
+  /** The ledger's control version (0 on a first attempt). */
+  controlVersion?: number;
+}
+
+export function initialRunState(limits: Limits, startedAt: string): RunState {
+  return {
+    partitionsTotal: 0,
+    nextOrdinal: 0,
+    inFlight: [],
+    counts: { succeeded: 0, failed: 0, cancelled: 0 },
+    finished: { rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 },
+    paused: false,
+    cancelRequested: false,
+    cancelledByTemporal: false,
+    limits,
+    controlVersion: 0,
+    syncedVersion: 0,
+    pendingEvents: [],
+    status: 'pending',
+    startedAt,
+    continuedAsNew: 0,
+    conditions: {},
+  };
+}
+
+/** The run is registered (or its retry attempt started): it runs. */
+export function opened(s: RunState, opening: RunOpening, retry: boolean): RunState {
+  const next: RunState = { ...s, partitionsTotal: opening.partitionsTotal, status: 'running' };
+  if (!retry) return next;
+  const ledgerVersion = opening.controlVersion ?? 0;
+  return {
+    ...next,
+    counts: { ...s.counts, succeeded: opening.succeeded ?? 0 },
+    finished: opening.finished ?? s.finished,
+    // the ledger's control version only grows: continue from it, or our writes would be refused
+    // as stale; decisions taken while the attempt was starting stay ahead of it
+    controlVersion: ledgerVersion + s.controlVersion,
+    syncedVersion: ledgerVersion,
+  };
+}
+
+function decided(s: RunState, kind: ControlEvent['kind'], who: OperatorAction | undefined, key: string, change: Partial<RunState>, detail?: Record<string, unknown>): RunState {
+  const event: ControlEvent = { key: `${kind}-${key}`, kind, actor: who?.actor ?? 'unknown', reason: who?.reason, ...(detail ? { detail } : {}) };
+  return { ...s, ...change, controlVersion: s.controlVersion + 1, pendingEvents: [...s.pendingEvents, event] };
+}
+
+const actor = (a: OperatorAction | undefined): OperatorAction => ({ actor: a?.actor ?? 'unknown', reason: a?.reason });
+
+/** Pausing a paused or cancelling run changes nothing. */
+export function pause(s: RunState, who: OperatorAction | undefined, key: string): RunState {
+  if (s.paused || s.cancelRequested) return s;
+  return decided(s, 'paused', who, key, { paused: true, heldBy: actor(who) });
+}
+
+export function resume(s: RunState, who: OperatorAction | undefined, key: string): RunState {
+  if (!s.paused || s.cancelRequested) return s;
+  return decided(s, 'resumed', who, key, { paused: false, heldBy: undefined });
+}
+
+/** A cancel by signal, or (byTemporal) a Temporal cancellation of the workflow turned into the same orderly stop. */
+export function requestCancel(s: RunState, who: OperatorAction | undefined, key: string, byTemporal = false): RunState {
+  if (s.cancelRequested) return s;
+  return decided(s, 'cancel-requested', who, key, { cancelRequested: true, heldBy: actor(who), ...(byTemporal ? { cancelledByTemporal: true } : {}) });
+}
+
+/** Why a live limits change is refused (the update's validator), or undefined. */
+export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsChange): string | undefined {
+  const problem = limitsChangeProblem(change);
+  if (problem) return problem;
+  if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status)) return `run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`;
+  return undefined;
+}
+
+export function changeLimits(s: RunState, change: LimitsChange, key: string): RunState {
+  const to = applyLimitsChange(s.limits, change);
+  return decided(s, 'limits-changed', change, key, { limits: to }, { from: s.limits, to });
+}
+
+/** The ledger now holds `version` and the events sent with it; `status` is the run's status there. */
+export function synced(s: RunState, version: number, sent: ControlEvent[], status: RunStatus): RunState {
+  const keys = new Set(sent.map((e) => e.key));
+  return { ...s, status, syncedVersion: Math.max(s.syncedVersion, version), pendingEvents: s.pendingEvents.filter((e) => !keys.has(e.key)) };
+}
+
+export function isDirty(s: RunState): boolean {
+  return s.controlVersion !== s.syncedVersion;
+}
+
+/** A partition's outcome, from its own signal or from reconciliation; a second report for the same partition is ignored. */
+export function applyReport(s: RunState, report: PartitionReport): RunState {
+  if (!s.inFlight.includes(report.partitionId)) return s; // a duplicate, or a partition this run did not start
+  const conditions = { ...(s.conditions ?? {}) };
+  delete conditions[report.partitionId];
+  const finishedStatus = FINISHED_PARTITION_STATUSES.includes(report.status);
+  return {
+    ...s,
+    inFlight: s.inFlight.filter((id) => id !== report.partitionId),
+    conditions,
+    counts: finishedStatus ? { ...s.counts, [report.status]: s.counts[report.status as keyof RunState['counts']] + 1 } : s.counts,
+    finished: {
+      rowsRead: s.finished.rowsRead + report.rowsRead,
+      rowsWritten: s.finished.rowsWritten + report.rowsWritten,
+      rowsUnchanged: s.finished.rowsUnchanged + report.rowsUnchanged,
+    },
+    lastError: report.status === 'failed' ? (report.error ?? `partition ${report.partitionId} failed`) : s.lastError,
+  };
+}
+
+/** Why a running partition is slow; a late report from a partition no longer in flight (or a zombie attempt) is ignored. */
+export function applyCondition(s: RunState, c: PartitionCondition): RunState {
+  if (!s.inFlight.includes(c.partitionId)) return s;
+  const conditions = { ...(s.conditions ?? {}) };
+  if (c.state === 'writing') delete conditions[c.partitionId];
+  else conditions[c.partitionId] = c;
+  return { ...s, conditions };
+}
+
+/** In flight before its start resolves: a fast child may report in the same activation. */
+export function launched(s: RunState, partition: { id: string; ordinal: number }): RunState {
+  return { ...s, nextOrdinal: partition.ordinal + 1, inFlight: [...s.inFlight, partition.id] };
+}
+
+/** Its start failed for good: no longer in flight. */
+export function launchFailed(s: RunState, partitionId: string): RunState {
+  return { ...s, inFlight: s.inFlight.filter((id) => id !== partitionId) };
+}
+
+export function canLaunch(s: RunState, planLeft: boolean): boolean {
+  return !s.paused && !s.cancelRequested && s.inFlight.length < s.limits.concurrency && planLeft;
+}
+
+/** Nothing in flight, and nothing more to start: the plan is done, or the run is cancelling. */
+export function isFinished(s: RunState, planLeft: boolean): boolean {
+  return s.inFlight.length === 0 && (s.cancelRequested || !planLeft);
+}
+
+/** The status operators see: paused is a flag in the ledger, a status in the Web UI. */
+export function shownStatus(s: RunState): RunStatus {
+  return s.paused && !s.cancelRequested ? 'paused' : s.status;
+}
+
+export function progress(s: RunState, run: { runId: string; name: string }, nowMs: number): RunProgress {
+  const done = s.counts.succeeded + s.counts.failed + s.counts.cancelled;
+  const elapsedMin = (nowMs - new Date(s.startedAt).getTime()) / 60_000;
+  const perMinute = done > 0 && elapsedMin > 0 ? done / elapsedMin : null;
+  const remaining = Math.max(0, s.partitionsTotal - done);
+  return {
+    runId: run.runId,
+    name: run.name,
+    status: s.status,
+    paused: s.paused,
+    cancelRequested: s.cancelRequested,
+    partitions: { total: s.partitionsTotal, pending: Math.max(0, s.partitionsTotal - done - s.inFlight.length), running: s.inFlight.length, ...s.counts },
+    finished: { ...s.finished },
+    limits: s.limits,
+    startedAt: s.startedAt,
+    partitionsPerMinute: perMinute,
+    rowsPerSecond: elapsedMin > 0 && s.finished.rowsRead > 0 ? Math.round(s.finished.rowsRead / (elapsedMin * 60)) : null,
+    etaSeconds: perMinute ? Math.round((remaining / perMinute) * 60) : null,
+    continuedAsNew: s.continuedAsNew,
+    heldBy: s.heldBy,
+    lastError: s.lastError,
+    conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
+  };
+}

@@ -1,0 +1,129 @@
+import * as run from '../../src/workflows/run-state';
+import type { RunState } from '../../src/workflows/run-state';
+import type { PartitionReport } from '../../src/shared/types';
+
+const limits = { chunkSize: 1000, concurrency: 2 };
+const started = run.opened(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), { partitionsTotal: 4, firstPage: [] }, false);
+const alice = { actor: 'alice', reason: 'replica lag' };
+const report = (partitionId: string, status: PartitionReport['status'], rows = 10): PartitionReport => ({
+  partitionId,
+  status,
+  rowsRead: rows,
+  rowsWritten: rows - 1,
+  rowsUnchanged: 1,
+  chunks: 1,
+  ...(status === 'failed' ? { error: `partition ${partitionId} failed at id in [0, 10): boom` } : {}),
+});
+const withInFlight = (...ids: string[]) => ids.reduce((s, id, i) => run.launched(s, { id, ordinal: i }), started);
+
+describe('operator actions on the run state', () => {
+  const paused = run.pause(started, alice, 'k1');
+  const cancelling = run.requestCancel(started, alice, 'k2');
+  const cases: [string, RunState, (s: RunState) => RunState, Partial<RunState> & { events: number }][] = [
+    ['pause: paused, held by the actor, one event to sync', started, (s) => run.pause(s, alice, 'k'), { paused: true, heldBy: alice, controlVersion: 1, events: 1 }],
+    ['pause while paused changes nothing', paused, (s) => run.pause(s, alice, 'k'), { paused: true, controlVersion: 1, events: 1 }],
+    ['pause while cancelling changes nothing', cancelling, (s) => run.pause(s, alice, 'k'), { paused: false, controlVersion: 1, events: 1 }],
+    ['resume a paused run: no longer held', paused, (s) => run.resume(s, { actor: 'bob' }, 'k'), { paused: false, heldBy: undefined, controlVersion: 2, events: 2 }],
+    ['resume a running run changes nothing', started, (s) => run.resume(s, alice, 'k'), { paused: false, controlVersion: 0, events: 0 }],
+    ['cancel: cancelling, held by the actor', started, (s) => run.requestCancel(s, alice, 'k'), { cancelRequested: true, heldBy: alice, cancelledByTemporal: false, controlVersion: 1, events: 1 }],
+    ['a second cancel changes nothing', cancelling, (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true), { cancelRequested: true, cancelledByTemporal: false, controlVersion: 1, events: 1 }],
+    ['a Temporal cancellation becomes an orderly cancel, remembered as such', started, (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true), { cancelRequested: true, cancelledByTemporal: true, events: 1 }],
+    ['cancelling a paused run needs no resume', paused, (s) => run.requestCancel(s, alice, 'k'), { paused: true, cancelRequested: true, controlVersion: 2, events: 2 }],
+    ['new limits apply at once and are recorded from/to', started, (s) => run.changeLimits(s, { concurrency: 5, actor: 'dana' }, 'k'), { limits: { chunkSize: 1000, concurrency: 5 }, controlVersion: 1, events: 1 }],
+  ];
+  test.each(cases)('%s', (_title, from, act, expected) => {
+    const { events, ...fields } = expected;
+    const after = act(from);
+    expect(after).toMatchObject(fields);
+    expect(after.pendingEvents).toHaveLength(events);
+    expect(run.isDirty(after)).toBe(after.controlVersion !== 0);
+  });
+
+  test('events carry kind, actor, reason and a key unique per decision', () => {
+    const s = run.changeLimits(run.pause(started, alice, 'a'), { chunkSize: 50, actor: 'dana', reason: 'smaller' }, 'b');
+    expect(s.pendingEvents).toEqual([
+      { key: 'paused-a', kind: 'paused', actor: 'alice', reason: 'replica lag' },
+      { key: 'limits-changed-b', kind: 'limits-changed', actor: 'dana', reason: 'smaller', detail: { from: limits, to: { chunkSize: 50, concurrency: 2 } } },
+    ]);
+  });
+
+  test('a sync clears exactly the events it wrote; a later decision stays pending and dirty', () => {
+    const s1 = run.pause(started, alice, 'a');
+    const sent = s1.pendingEvents.slice();
+    const s2 = run.resume(s1, alice, 'b'); // arrives while the sync activity runs
+    const s3 = run.synced(s2, s1.controlVersion, sent, 'paused');
+    expect(s3.pendingEvents.map((e) => e.key)).toEqual(['resumed-b']);
+    expect(s3.syncedVersion).toBe(1);
+    expect(run.isDirty(s3)).toBe(true);
+    expect(s3.status).toBe('paused');
+  });
+
+  test.each([
+    ['a valid change on a running run', started, { concurrency: 3, actor: 'x' }, undefined],
+    ['a change out of bounds', started, { concurrency: 0, actor: 'x' }, 'concurrency must be an integer from 1 to 500 (got 0)'],
+    ['any change while cancelling', run.requestCancel(started, alice, 'k'), { concurrency: 3, actor: 'x' }, 'run r1 is cancelling; its limits can no longer change'],
+    ['any change once finished', { ...started, status: 'succeeded' as const }, { concurrency: 3, actor: 'x' }, 'run r1 is succeeded; its limits can no longer change'],
+  ])('setLimits validator: %s', (_title, s, change, refusal) => {
+    expect(run.limitsChangeRefusal(s, 'r1', change)).toBe(refusal);
+  });
+});
+
+describe('partition reports and conditions', () => {
+  test.each([
+    ['a success counts once and adds its rows', withInFlight('a', 'b'), report('a', 'succeeded'), { inFlight: ['b'], counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } }],
+    ['a failure records the last error', withInFlight('a'), report('a', 'failed'), { inFlight: [], counts: { succeeded: 0, failed: 1, cancelled: 0 }, lastError: 'partition a failed at id in [0, 10): boom' }],
+    ['a cancelled partition counts as cancelled', withInFlight('a'), report('a', 'cancelled'), { counts: { succeeded: 0, failed: 0, cancelled: 1 } }],
+    ['a duplicate report is ignored', run.applyReport(withInFlight('a'), report('a', 'succeeded')), report('a', 'succeeded'), { counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } }],
+    ['a report for a partition never started is ignored', withInFlight('a'), report('zzz', 'succeeded'), { inFlight: ['a'], counts: { succeeded: 0, failed: 0, cancelled: 0 } }],
+  ] as const)('%s', (_title, s, r, expected) => {
+    expect(run.applyReport(s, r)).toMatchObject(expected);
+  });
+
+  const held = { partitionId: 'a', state: 'held' as const, reason: 'held by probeMs 312.40 > hard 200', since: '2026-11-30T12:00:01.000Z' };
+  test('a condition shows while the partition is in flight, clears on writing, and goes with its report', () => {
+    let s = run.applyCondition(withInFlight('a'), held);
+    expect(run.progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z')).conditions).toEqual([held]);
+    expect(run.applyCondition(s, { ...held, state: 'writing', reason: null }).conditions).toEqual({});
+    s = run.applyReport(s, report('a', 'succeeded'));
+    expect(s.conditions).toEqual({});
+  });
+
+  test('a late condition from a finished partition does not resurrect it', () => {
+    const s = run.applyReport(withInFlight('a'), report('a', 'succeeded'));
+    expect(run.applyCondition(s, held)).toBe(s);
+  });
+});
+
+describe('the sliding window', () => {
+  test.each([
+    ['room in the window and plan left', withInFlight('a'), true, true, false],
+    ['the window is full', withInFlight('a', 'b'), true, false, false],
+    ['nothing left to plan, one in flight', withInFlight('a'), false, false, false],
+    ['nothing left and nothing in flight: finished', started, false, false, true],
+    ['paused: no launch', run.pause(started, alice, 'k'), true, false, false],
+    ['cancelling with nothing in flight: finished although plan is left', run.requestCancel(started, alice, 'k'), true, false, true],
+  ])('%s', (_title, s, planLeft, canLaunch, finished) => {
+    expect(run.canLaunch(s, planLeft)).toBe(canLaunch);
+    expect(run.isFinished(s, planLeft)).toBe(finished);
+  });
+
+  test('a failed launch leaves the in-flight set', () => {
+    expect(run.launchFailed(withInFlight('a', 'b'), 'a').inFlight).toEqual(['b']);
+  });
+
+  test('a retry attempt continues from the ledger: counts, rows and its control version', () => {
+    const pausedEarly = run.pause(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), alice, 'k');
+    const s = run.opened(pausedEarly, { partitionsTotal: 9, firstPage: [], succeeded: 6, finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 }, controlVersion: 7 }, true);
+    expect(s).toMatchObject({ status: 'running', partitionsTotal: 9, counts: { succeeded: 6, failed: 0, cancelled: 0 }, finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 }, controlVersion: 8, syncedVersion: 7 });
+    expect(run.isDirty(s)).toBe(true);
+  });
+});
+
+test('progress: pending excludes done and in-flight partitions; rate and ETA come from finished ones', () => {
+  const s = run.applyReport(withInFlight('a', 'b'), report('a', 'succeeded', 600));
+  const p = run.progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z'));
+  expect(p.partitions).toEqual({ total: 4, pending: 2, running: 1, succeeded: 1, failed: 0, cancelled: 0 });
+  expect(p.rowsPerSecond).toBe(10);
+  expect(p.partitionsPerMinute).toBe(1);
+  expect(p.etaSeconds).toBe(180);
+});
