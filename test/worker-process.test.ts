@@ -1,9 +1,12 @@
 /**
- * The worker as operators deploy it (dist/worker.js): one Prometheus endpoint with the
- * backfill's metrics beside the SDK's, and JSON logs that carry run and partition ids.
+ * The worker as operators deploy it: started exactly as the Dockerfile (and so
+ * docker-compose) starts it, it serves one Prometheus endpoint with the backfill's metrics
+ * beside the SDK's, and logs JSON that carries run and partition ids.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parse } from 'yaml';
 import type { Client } from '@temporalio/client';
 import { startRun, waitForResult } from '../src/operations';
 import { freePort } from '../src/dev/temporal-server';
@@ -35,10 +38,34 @@ function metric(text: string, name: string, runId: string): number {
   return Number(line.split(' ').pop());
 }
 
+const ROOT = path.join(__dirname, '..');
+
+/** The image's ENTRYPOINT + CMD, as exec-form JSON arrays, run from the checkout (the image's WORKDIR). */
+function dockerWorkerCommand(): string[] {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const instruction = (name: string) => {
+    const line = dockerfile.split('\n').find((l) => l.startsWith(`${name} `));
+    if (!line) throw new Error(`the Dockerfile has no ${name}`);
+    return JSON.parse(line.slice(name.length + 1)) as string[];
+  };
+  return [...instruction('ENTRYPOINT'), ...instruction('CMD')];
+}
+
+test('docker-compose runs the worker service with the image\'s own command', () => {
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { build?: string; command?: string[] }> };
+  expect(compose.services.worker.build).toBe('.');
+  const [, , ...cmd] = dockerWorkerCommand();
+  expect(compose.services.worker.command ?? cmd).toEqual(cmd);
+  expect(dockerWorkerCommand()).toEqual(['node', 'dist/client.js', 'worker']);
+});
+
 test('the worker serves backfill and SDK metrics on one Prometheus endpoint and logs JSON with run and partition ids', async () => {
   const port = await freePort();
   const taskQueue = uniqueQueue('proc');
-  worker = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+  const [node, ...args] = dockerWorkerCommand();
+  expect(node).toBe('node');
+  worker = spawn(process.execPath, args, {
+    cwd: ROOT,
     env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}` },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
