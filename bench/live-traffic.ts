@@ -107,8 +107,9 @@ async function main(): Promise<void> {
     await during(phases.unthrottled, async () => (await env.backfill(`traffic-unthrottled-${round}`, spec({}))).rowsRead);
     await env.pool.query('TRUNCATE bench.orders_usd');
     await env.pool.query('CHECKPOINT');
-    // the guard probes what the live traffic feels most: a single-row write and its commit
-    const guards = { probeMs: { sql: `UPDATE bench.orders SET amount_cents = amount_cents WHERE id = ${((7 * 2654435761) % ROWS) * 3}`, soft: guardMs, hard: guardMs * 20 } };
+    // guard SQL is one read-only SELECT (README "The spec"): the guard probes a single-row read of the
+    // source; the live traffic's writes are felt through it as CPU and I/O contention
+    const guards = { probeMs: { sql: `SELECT amount_cents FROM bench.orders WHERE id = ${((7 * 2654435761) % ROWS) * 3}`, soft: guardMs, hard: guardMs * 20 } };
     await during(phases.guarded, async () => (await env.backfill(`traffic-guarded-${round}`, spec({ guards }))).rowsRead);
   }
 

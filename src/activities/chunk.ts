@@ -108,7 +108,9 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < request.chunkSize;
     const row = done ? await finishPartition(client, runId, partitionId, 'succeeded') : checkpointed;
-    await client.query('COMMIT');
+    // RESET ALL in the same round trip: a set_config(…, false) in spec SQL must not outlive its
+    // chunk on this pooled session (a rolled-back chunk undoes it by itself)
+    await client.query('COMMIT; RESET ALL');
     created.add(compiled.outputTable);
     createdTables.set(client, created);
     return { row, ...counts, turnMs };

@@ -1,19 +1,46 @@
 /**
  * Reads the health signals the spec's guards name, on a connection of the target
- * database. Each reading is one small catalog query (or the timed probe), taken before
- * every chunk outside its transaction.
+ * database, before every chunk and outside its transaction. Guard SQL may have arrived
+ * through Temporal (a setLimits update) from anyone with access to the namespace, so the
+ * worker parses it again before running it, and every reading runs read-only, under a
+ * statement_timeout, over the extended protocol, in a transaction that is rolled back.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
+import { FailureType } from '../shared/failures';
 import { levelOf, type GuardReading, type GuardsSpec, type Threshold } from '../shared/guards';
+import { inReadOnlyCheck, querySingle } from './session';
+import { checkGuardSql, guardSql, loadSqlParser } from './spec-sql';
+
+/** Guard SQL texts this worker has parsed and found to be one read-only SELECT. */
+const acceptedGuardSql = new Set<string>();
+
+async function refuseUnsafeGuards(guards: GuardsSpec): Promise<void> {
+  for (const [path, sql] of guardSql(guards)) {
+    if (acceptedGuardSql.has(sql)) continue;
+    await loadSqlParser();
+    const verdict = checkGuardSql(sql);
+    if (!verdict.ok) {
+      throw ApplicationFailure.nonRetryable(`${path} ${verdict.message}; this worker will not run it (fix it with backfill set-limits)`, FailureType.SpecInvalid);
+    }
+    acceptedGuardSql.add(sql);
+  }
+}
 
 export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable: string): Promise<GuardReading[]> {
+  await refuseUnsafeGuards(guards);
+  // a probe measures the database as the application sees it: a few ms of timeout would distort nothing
+  return inReadOnlyCheck(pool, (client) => readGuardsWith(client, guards, targetTable), 30_000);
+}
+
+async function readGuardsWith(db: pg.PoolClient, guards: GuardsSpec, targetTable: string): Promise<GuardReading[]> {
   const readings: GuardReading[] = [];
   const add = (guard: string, value: number, t: Threshold) => {
     const level = levelOf(value, t);
     readings.push({ guard, value, level, threshold: level === 'hard' ? t.hard : level === 'soft' ? t.soft : undefined });
   };
-  const one = async (sql: string, values: unknown[] = []) => Number((await pool.query(sql, values)).rows[0]?.v ?? 0);
+  const one = async (sql: string, values: unknown[] = []) => Number((await querySingle(db, sql, values)).rows[0]?.v ?? 0);
   const target = quoteTable(targetTable);
 
   if (guards.replicationLagSeconds) {
@@ -55,11 +82,11 @@ export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable:
   }
   if (guards.probeMs) {
     const started = process.hrtime.bigint();
-    await pool.query(guards.probeMs.sql);
+    await querySingle(db, guards.probeMs.sql);
     add('probeMs', Number(process.hrtime.bigint() - started) / 1e6, guards.probeMs);
   }
   for (const custom of guards.custom ?? []) {
-    add(custom.name, await one(`SELECT (${custom.sql}) AS v`), custom);
+    add(custom.name, await one(`SELECT (${custom.sql}\n) AS v`), custom);
   }
   return readings;
 }

@@ -13,7 +13,8 @@ import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from './shape';
-import { compileRun, readsChunk, stripTrailingSemicolons } from './statements';
+import { CHECK_TIMEOUT_MS, querySingle } from './session';
+import { compileRun, stripTrailingSemicolons } from './statements';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
 const TIME_TYPES = ['timestamp with time zone', 'timestamp without time zone', 'date'];
@@ -53,8 +54,10 @@ function sameSet(a: string[], b: string[]): boolean {
 
 export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
   return withClient(pool, async (client) => {
-    // a plain transaction, always rolled back: the check creates the session's output table to plan against it
-    await client.query('BEGIN');
+    // read-only, time-limited and always rolled back; the output-table check below makes the
+    // one exception it needs (a temp table) in a transaction of its own
+    await client.query('BEGIN READ ONLY');
+    await client.query(`SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
     try {
       return await inspectWith(client, spec, transform);
     } finally {
@@ -117,13 +120,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   }
 
   if (spec.source.where) {
-    const err = await explainError(client, `SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE (${spec.source.where})`);
+    const err = await explainError(client, `SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE (${spec.source.where}\n)`);
     if (err) problem('source.where', `does not compile against ${spec.source.table}: ${err}; it is a SQL condition on the source rows`);
   }
   const guards = spec.limits.guards;
   for (const [path, sql] of [
     ...(guards?.probeMs ? [['limits.guards.probeMs.sql', guards.probeMs.sql]] : []),
-    ...(guards?.custom ?? []).map((g, i) => [`limits.guards.custom.${i}.sql`, `SELECT (${g.sql})`]),
+    ...(guards?.custom ?? []).map((g, i) => [`limits.guards.custom.${i}.sql`, `SELECT (${g.sql}\n)`]),
   ]) {
     const err = await explainError(client, sql);
     if (err) problem(path, `does not compile: ${err}; a guard is a query returning one number`);
@@ -132,11 +135,8 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
 
   let outputColumns: string[];
   if (transform.kind === 'sql') {
+    // parsed already (spec-sql.ts): one SELECT that reads `chunk`
     const sql = stripTrailingSemicolons(spec.transform.sql!);
-    if (!readsChunk(sql)) {
-      problem('transform.sql', 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c');
-      return { ok: false, problems };
-    }
     const described = await describeTransform(client, spec, sql);
     if ('error' in described) {
       problem('transform.sql', `does not compile: ${described.error}`);
@@ -181,9 +181,14 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== spec.source.key) ? 'column-key' : 'key',
     targetPartitionColumnType,
   };
-  // the real statements, planned but not run: type mismatches between output and target surface here
+  // the real statements, planned but not run: type mismatches between output and target surface here.
+  // Their temp output table cannot be created read-only: a new transaction creates it, then turns read-only
   const compiled = compileRun(spec, shape);
+  await client.query('ROLLBACK');
+  await client.query('BEGIN');
+  await client.query(`SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
   const createErr = await explainError(client, compiled.createOutputTable, false);
+  await client.query('SET LOCAL transaction_read_only = on');
   if (createErr) problem('target.table', `cannot hold the transform's output: ${createErr}`);
   if (transform.kind === 'sql') {
     const fill = compiled.fillFromSql({ kind: 'null', column: spec.partition.column }, null, null);
@@ -196,7 +201,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
 async function explainError(client: pg.PoolClient, sql: string, explain = true): Promise<string | undefined> {
   await client.query('SAVEPOINT inspect');
   try {
-    await client.query(explain ? `EXPLAIN ${sql}` : sql);
+    await querySingle(client, explain ? `EXPLAIN ${sql}` : sql);
     await client.query('RELEASE SAVEPOINT inspect');
     return undefined;
   } catch (err) {
@@ -208,9 +213,7 @@ async function explainError(client: pg.PoolClient, sql: string, explain = true):
 async function describeTransform(client: pg.PoolClient, spec: Spec, sql: string): Promise<{ columns: string[] } | { error: string }> {
   await client.query('SAVEPOINT describe');
   try {
-    const res = await client.query(
-      `WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE false) SELECT * FROM (${sql}\n) t LIMIT 0`,
-    );
+    const res = await querySingle(client, `WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE false) SELECT * FROM (${sql}\n) t LIMIT 0`);
     await client.query('RELEASE SAVEPOINT describe');
     return { columns: res.fields.map((f) => f.name) };
   } catch (err) {

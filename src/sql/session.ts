@@ -1,10 +1,38 @@
 /**
- * Settings a chunk's transaction runs under. A chunk never waits long for a lock: were it
- * to queue behind another session's lock, every application query after it would queue
- * too; it rolls back instead (SQLSTATE 55P03) and the partition holds and looks again.
+ * How SQL runs, and under which limits. Spec SQL (transform, where, guards) always goes over
+ * the extended protocol, where the server accepts exactly one statement, so text such as
+ * `…; COMMIT; …` can never end the transaction it runs in; checks run read-only and rolled
+ * back, under a statement_timeout. A chunk never waits long for a lock: were it to queue
+ * behind another session's lock, every application query after it would queue too; it rolls
+ * back instead (SQLSTATE 55P03) and the partition holds and looks again.
  */
 import type pg from 'pg';
 
+/** How long one check or guard reading may run before PostgreSQL cancels it. */
+export const CHECK_TIMEOUT_MS = 30_000;
+
 export async function limitLockWaits(client: pg.PoolClient, ms: number): Promise<void> {
   await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`);
+}
+
+/** Runs one statement over the extended protocol (never several, whatever the text says). */
+export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db: pg.Pool | pg.PoolClient, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+  return db.query<R>({ text, values, queryMode: 'extended' } as pg.QueryConfig);
+}
+
+/**
+ * Runs `fn` in a transaction that is read-only, time-limited and always rolled back: whatever
+ * spec SQL does in it (set_config included) is gone afterwards.
+ */
+export async function inReadOnlyCheck<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, timeoutMs = CHECK_TIMEOUT_MS): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN READ ONLY');
+    await client.query(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+    return await fn(client);
+  } finally {
+    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
 }

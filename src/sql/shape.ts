@@ -19,6 +19,8 @@ export interface RunShape {
    * partition. Absent (key) in runs registered before it existed.
    */
   chunkOrder?: 'key' | 'column-key';
+  /** Tables and functions a SQL transform reads, as written in it (from the PostgreSQL parser); absent for module transforms and older runs. */
+  transformReads?: { tables: string[]; functions: string[] };
   /** format_type() of target.partitionColumn (replace mode only). */
   targetPartitionColumnType?: string;
 }

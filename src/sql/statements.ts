@@ -48,7 +48,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const cols = shape.outputColumns.map(quoteIdent);
   const keyCols = spec.target.key.map(quoteIdent);
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
-  const where = spec.source.where ? ` AND (${spec.source.where})` : '';
+  // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
+  const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
 
   /** Chunks of this partition walk (partition column, key): a NULL partition has no column order to walk. */
   const walksColumn = (bounds: PartitionBounds) => shape.chunkOrder === 'column-key' && bounds.kind !== 'null';
@@ -229,17 +230,4 @@ export function outputTableName(spec: Spec, shape: RunShape): string {
 
 export function stripTrailingSemicolons(sql: string): string {
   return sql.replace(/[\s;]+$/, '');
-}
-
-/** The SQL with comments and string literals blanked out, for checks such as "reads `chunk`". */
-export function sqlWithoutCommentsAndStrings(sql: string): string {
-  return sql
-    .replace(/--[^\n]*/g, ' ')
-    .replace(/\/\*[\s\S]*?\*\//g, ' ')
-    .replace(/'(?:[^']|'')*'/g, "''")
-    .replace(/\$([A-Za-z_]*)\$[\s\S]*?\$\1\$/g, "''");
-}
-
-export function readsChunk(sql: string): boolean {
-  return /(^|[^A-Za-z0-9_."])chunk([^A-Za-z0-9_"]|$)/i.test(sqlWithoutCommentsAndStrings(sql)) || /"chunk"/.test(sql);
 }

@@ -1,0 +1,151 @@
+/**
+ * Spec SQL is someone else's text: the transform's SELECT, the `where` filter and guard
+ * queries are parsed with the real PostgreSQL parser (libpg-query) before anything runs
+ * them, and refused unless each is exactly what its field allows — one SELECT that only
+ * reads, one boolean expression that cannot close its parentheses. Problems name what
+ * was found, where (character position) and what is allowed. Also records which tables
+ * and functions a transform reads, for the audit record.
+ */
+import { hasSqlDetails, loadModule, parseSync } from 'libpg-query';
+import type { GuardsSpec } from '../shared/guards';
+
+let parserLoaded: Promise<void> | undefined;
+
+/** The parser is WebAssembly: load it once per process before the first check. */
+export function loadSqlParser(): Promise<void> {
+  parserLoaded ??= loadModule();
+  return parserLoaded;
+}
+
+/** What a transform reads, as written in it: relations (other than `chunk` and its own CTEs) and functions. */
+export interface SqlReads {
+  tables: string[];
+  functions: string[];
+}
+
+export type SqlVerdict<T = object> = ({ ok: true } & T) | { ok: false; message: string };
+
+type Node = Record<string, unknown>;
+
+const MODIFYING: Record<string, string> = {
+  InsertStmt: 'INSERT',
+  UpdateStmt: 'UPDATE',
+  DeleteStmt: 'DELETE',
+  MergeStmt: 'MERGE',
+};
+
+function parse(sql: string, offset = 0): { ok: true; stmts: Node[] } | { ok: false; message: string } {
+  try {
+    const result = parseSync(sql) as unknown as { stmts?: { stmt: Node }[] };
+    return { ok: true, stmts: (result.stmts ?? []).map((s) => s.stmt) };
+  } catch (err) {
+    if (hasSqlDetails(err) && err.sqlDetails) {
+      // cursorPosition counts from 0; PostgreSQL's own messages count characters from 1
+      const at = Math.max(1, err.sqlDetails.cursorPosition - offset + 1);
+      return { ok: false, message: `does not parse: ${err.sqlDetails.message.split('\n')[0]} at character ${at}` };
+    }
+    return { ok: false, message: `does not parse: ${(err as Error).message}` };
+  }
+}
+
+/** Every node of a parse tree, depth first, with its type name. */
+function* walk(value: unknown): Generator<[string, Node]> {
+  if (Array.isArray(value)) {
+    for (const item of value) yield* walk(item);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const [key, child] of Object.entries(value as Node)) {
+    if (/^[A-Z]/.test(key) && child && typeof child === 'object' && !Array.isArray(child)) yield [key, child as Node];
+    yield* walk(child);
+  }
+}
+
+function kindOf(stmt: Node): string {
+  return Object.keys(stmt)[0] ?? 'nothing';
+}
+
+function describeKind(kind: string): string {
+  return MODIFYING[kind] ?? kind.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+}
+
+/** Refuses anything in a SELECT's tree that writes or locks: data-modifying CTEs, SELECT INTO, FOR UPDATE/SHARE. */
+function readOnlyProblem(tree: Node): string | undefined {
+  for (const [kind, node] of walk(tree)) {
+    if (MODIFYING[kind]) return `contains ${MODIFYING[kind]} (a data-modifying WITH); it may only read`;
+    if (kind === 'SelectStmt' && node.intoClause) return 'is SELECT … INTO, which creates a table; remove INTO';
+    if (kind === 'SelectStmt' && node.lockingClause) return 'locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows';
+  }
+  return undefined;
+}
+
+function oneSelect(sql: string, what: string): { ok: true; select: Node } | { ok: false; message: string } {
+  const parsed = parse(sql);
+  if (!parsed.ok) return parsed;
+  if (parsed.stmts.length !== 1) return { ok: false, message: `must be exactly one statement, ${what} (found ${parsed.stmts.length})` };
+  const kind = kindOf(parsed.stmts[0]);
+  if (kind !== 'SelectStmt') return { ok: false, message: `must be ${what} (found ${describeKind(kind)})` };
+  const problem = readOnlyProblem(parsed.stmts[0]);
+  if (problem) return { ok: false, message: problem };
+  return { ok: true, select: parsed.stmts[0].SelectStmt as Node };
+}
+
+/** transform.sql: one SELECT that reads `chunk` and nothing but reads. */
+export function checkTransformSql(sql: string): SqlVerdict<{ reads: SqlReads }> {
+  const verdict = oneSelect(sql, 'a SELECT over `chunk`');
+  if (!verdict.ok) return verdict;
+  const ctes = new Set<string>();
+  const tables = new Set<string>();
+  const functions = new Set<string>();
+  let chunk = false;
+  for (const [kind, node] of walk(verdict.select)) {
+    if (kind === 'CommonTableExpr') ctes.add(String(node.ctename));
+    if (kind === 'RangeVar') {
+      const name = [node.schemaname, node.relname].filter(Boolean).join('.');
+      if (!node.schemaname && node.relname === 'chunk') chunk = true;
+      else tables.add(name);
+    }
+    if (kind === 'FuncCall') {
+      const parts = (node.funcname as { String?: { sval: string } }[]).map((p) => p.String?.sval ?? '?');
+      functions.add(parts.join('.'));
+    }
+  }
+  if (!chunk) return { ok: false, message: 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c' };
+  return { ok: true, reads: { tables: [...tables].filter((t) => !ctes.has(t)).sort(), functions: [...functions].sort() } };
+}
+
+const WHERE_PREFIX = 'SELECT 1 WHERE ';
+
+/**
+ * source.where: exactly one boolean expression. Parsed as written (not inside the parentheses
+ * the engine adds), so `x) OR (true` and `true); COMMIT; …` cannot break out of them.
+ */
+export function checkWhere(where: string): SqlVerdict {
+  // the newline ends a trailing -- comment, as in the statements that run it
+  const parsed = parse(`${WHERE_PREFIX}${where}\n`, WHERE_PREFIX.length);
+  if (!parsed.ok) return parsed;
+  const problem = 'must be one condition on the source rows, such as created_at >= \'2024-01-01\'';
+  if (parsed.stmts.length !== 1) return { ok: false, message: `${problem} (found ${parsed.stmts.length} statements)` };
+  const select = parsed.stmts[0].SelectStmt as Node | undefined;
+  if (select && select.op !== 'SETOP_NONE') return { ok: false, message: `${problem} (found ${String(select.op).replace('SETOP_', '')})` };
+  const extra = select && Object.keys(select).filter((k) => !['targetList', 'whereClause', 'limitOption', 'op'].includes(k));
+  if (!select || select.op !== 'SETOP_NONE' || (extra && extra.length > 0)) {
+    return { ok: false, message: `${problem} (found ${extra?.length ? extra.map((k) => k.replace(/Clause$|Count$|Offset$/, '').toUpperCase()).join(', ') : 'more than a condition'})` };
+  }
+  const modifying = readOnlyProblem(select);
+  return modifying ? { ok: false, message: modifying } : { ok: true };
+}
+
+/** Guard SQL: one SELECT returning one number, and nothing but reads. */
+export function checkGuardSql(sql: string): SqlVerdict {
+  const verdict = oneSelect(sql, 'a SELECT returning one number');
+  return verdict.ok ? { ok: true } : verdict;
+}
+
+/** Each guard's SQL with the spec field it comes from. */
+export function guardSql(guards: GuardsSpec | undefined): [string, string][] {
+  return [
+    ...(guards?.probeMs ? [['limits.guards.probeMs.sql', guards.probeMs.sql] as [string, string]] : []),
+    ...(guards?.custom ?? []).map((g, i) => [`limits.guards.custom.${i}.sql`, g.sql] as [string, string]),
+  ];
+}

@@ -1,0 +1,78 @@
+/**
+ * Spec SQL is someone else's text. Each way it could try to escape its field — end the
+ * check's transaction, break out of the where filter's parentheses, modify data from a
+ * SELECT, lock rows, smuggle a second statement into a guard — is refused by `plan` and
+ * `start` with the field and what is allowed (exit 2), and the database is left exactly as
+ * it was: no new table, no changed row, no ledger.
+ */
+import { exitCodeFor } from '../src/cli/output';
+import { checkSpec, startRun } from '../src/operations';
+import { useTestEnvironment } from './helpers/environment';
+import { ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
+
+const env = useTestEnvironment('escapes', { rows: 2000, worker: false });
+
+const spec = (overrides: Record<string, unknown>) => ({ ...ordersSpec(env.db.envVar), ...overrides });
+const where = (w: string) => spec({ source: { table: 'app.orders', key: 'id', where: w } });
+const transform = (sql: string) => spec({ transform: { name: 't', version: 1, sql } });
+const guards = (g: Record<string, unknown>) => spec({ limits: { chunkSize: 1000, concurrency: 2, guards: g } });
+
+const cases: [string, () => unknown, string][] = [
+  ['a where filter that commits and creates a table', () => where('true); COMMIT; CREATE TABLE public.pwned(); SELECT (1'),
+    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 5'],
+  ['a where filter that breaks out of its parentheses', () => where('x) OR (true'),
+    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 2'],
+  ['a where filter with a second statement', () => where('true; DELETE FROM app.orders'),
+    "invalid spec F: source.where must be one condition on the source rows, such as created_at >= '2024-01-01' (found 2 statements)"],
+  ['a where filter that locks rows', () => where('id IN (SELECT id FROM app.orders FOR UPDATE)'),
+    'invalid spec F: source.where locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
+  ['a transform that commits and creates a table', () => transform(`${TRANSFORM_SQL}; COMMIT; CREATE TABLE public.pwned()`),
+    'invalid spec F: transform.sql must be exactly one statement, a SELECT over `chunk` (found 3)'],
+  ['a transform with a data-modifying WITH', () => transform('WITH d AS (DELETE FROM app.orders RETURNING id) SELECT c.id FROM chunk c'),
+    'invalid spec F: transform.sql contains DELETE (a data-modifying WITH); it may only read'],
+  ['a transform that is SELECT … INTO', () => transform('SELECT c.id INTO public.pwned FROM chunk c'),
+    'invalid spec F: transform.sql is SELECT … INTO, which creates a table; remove INTO'],
+  ['a transform that locks rows', () => transform(`${TRANSFORM_SQL} FOR UPDATE`),
+    'invalid spec F: transform.sql locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
+  ['a transform that is not a SELECT', () => transform('DELETE FROM app.orders RETURNING id'),
+    'invalid spec F: transform.sql must be a SELECT over `chunk` (found DELETE)'],
+  ['a probe guard with a second statement', () => guards({ probeMs: { sql: 'SELECT 1; DROP TABLE app.orders', hard: 100 } }),
+    'invalid spec F: limits.guards.probeMs.sql must be exactly one statement, a SELECT returning one number (found 2)'],
+  ['a custom guard that writes', () => guards({ custom: [{ name: 'x', sql: 'UPDATE app.fx SET usd_rate = 0 RETURNING 1', hard: 1 }] }),
+    'invalid spec F: limits.guards.custom.0.sql must be a SELECT returning one number (found UPDATE)'],
+];
+
+async function snapshot(): Promise<string> {
+  const { rows } = await env.db.pool.query(`
+    SELECT (SELECT count(*) FROM app.orders) AS orders, (SELECT sum(xmin::text::bigint) FROM app.orders) AS xmins,
+           (SELECT string_agg(usd_rate::text, ',' ORDER BY currency) FROM app.fx) AS fx,
+           to_regclass('public.pwned') AS pwned, to_regclass('backfill.runs') AS ledger,
+           (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace) AS public_relations`);
+  return JSON.stringify(rows[0]);
+}
+
+test.each(cases)('%s is refused by plan and start, and nothing changes', async (_label, make, expected) => {
+  const before = await snapshot();
+  const file = writeSpec(make());
+  for (const attempt of [() => checkSpec(file), () => startRun({ client: env.client, taskQueue: 'never-polled' }, { specFile: file })]) {
+    const err = await attempt().then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message.split(file).join('F')).toBe(expected);
+    expect(exitCodeFor(err)).toBe(2);
+  }
+  expect(await snapshot()).toBe(before);
+  expect(JSON.parse(before).pwned).toBeNull();
+});
+
+test('a where filter ending in a -- comment plans exactly as without it (the comment cannot swallow engine SQL)', async () => {
+  const plain = await checkSpec(writeSpec(where(WHERE)));
+  const commented = await checkSpec(writeSpec(where(`${WHERE} -- paid orders only`)));
+  expect(commented.partitions).toEqual(plain.partitions);
+});
+
+test('a SQL transform records the tables and functions it reads', async () => {
+  const checked = await checkSpec(writeSpec(spec({})));
+  expect(checked.shape.transformReads).toEqual({ tables: ['app.fx'], functions: ['round'] });
+});
