@@ -2,7 +2,9 @@
  * backfill.rate_limits: a token bucket per run, in PostgreSQL, so `limits.rowsPerSecond` is
  * one budget across every worker process of the run. A chunk reserves its rows before it
  * runs and waits out any debt; the rows it did not use are given back after it commits.
- * The bucket holds at most one second of budget, so an idle pause cannot bank a burst.
+ * The bucket holds at most a quarter second of budget (or one chunk, if larger), so a pause or
+ * a CPU-starved worker cannot bank a burst: over any window of T seconds a run writes at most
+ * rowsPerSecond × (T + 0.25) rows, and the long-run rate is unchanged (waiting workers hold debt).
  */
 import type pg from 'pg';
 
@@ -10,7 +12,7 @@ type Queryable = pg.Pool | pg.PoolClient;
 
 /** Reserves `rows` at `rate` rows/s; returns how many milliseconds to wait before using them. */
 export async function reserveRows(db: Queryable, runId: string, rows: number, rate: number): Promise<number> {
-  const capacity = Math.max(rate, rows);
+  const capacity = Math.max(rate / 4, rows);
   const { rows: result } = await db.query<{ tokens: number }>(
     `INSERT INTO backfill.rate_limits AS b (run_id, tokens, refreshed_at) VALUES ($1, $2::float8 - $4::float8, clock_timestamp())
      ON CONFLICT (run_id) DO UPDATE SET
