@@ -79,6 +79,14 @@ export interface RunningWorker {
 /** Starts a worker in this process, with the runtime (logs, metrics) installed as `backfill worker` does. */
 export async function startWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
   installRuntime();
+  return launchWorker(options);
+}
+
+/**
+ * Creates and runs a worker on the runtime already installed (tests: jest reuses one process
+ * for many test files, and the runtime may be installed once per process).
+ */
+export async function launchWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
   const { worker, close } = await createBackfillWorker(options);
   const done = worker.run().finally(close);
   return {

@@ -6,8 +6,6 @@
 import type { Context } from '@temporalio/activity';
 import type { ChunkOutcome } from './chunk';
 
-export type ChunkMetrics = ReturnType<typeof chunkMetrics>;
-
 export function chunkMetrics(activity: Context, run: { name: string; run_id: string }) {
   const meter = activity.metricMeter.withTags({ backfill: run.name, run_id: run.run_id });
   const read = meter.createCounter('backfill_rows_read', 'rows', 'source rows read by committed chunks');

@@ -4,7 +4,7 @@
  * running activities read before every chunk. Status changes follow RUN_TRANSITIONS.
  */
 import type pg from 'pg';
-import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
+import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
@@ -187,7 +187,7 @@ export async function startRetry(client: pg.PoolClient, runId: string, attempt: 
   const run = rows[0];
   if (!run) throw new Error(`run ${runId} is not in the ledger`);
   if (run.attempt >= attempt) return { attempt: run.attempt, controlVersion: Number(run.control_version), partitionsRequeued: 0 };
-  if (!allowedFrom(RUN_TRANSITIONS, 'running').includes(run.status) || !FINISHED_RUN_STATUSES.includes(run.status)) {
+  if (!RETRYABLE_RUN_STATUSES.includes(run.status)) {
     throw new Error(`run ${runId} is ${run.status}; only a failed or cancelled run can be retried`);
   }
   await client.query(

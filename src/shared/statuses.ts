@@ -78,6 +78,9 @@ export const FINISHED_PARTITION_STATUSES: readonly PartitionStatus[] = [Partitio
 /** A run in one of these statuses has ended; failed and cancelled ones may still be retried. */
 export const FINISHED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Succeeded, RunStatus.Failed, RunStatus.Cancelled];
 
+/** Finished runs that retry-failed may start again: the finished statuses with an arrow back to running. */
+export const RETRYABLE_RUN_STATUSES: readonly RunStatus[] = FINISHED_RUN_STATUSES.filter((s) => RUN_TRANSITIONS[s].includes(RunStatus.Running));
+
 export function canTransition<S extends string>(table: Readonly<Record<S, readonly S[]>>, from: S, to: S): boolean {
   return table[from].includes(to);
 }

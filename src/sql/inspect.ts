@@ -13,7 +13,7 @@ import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from './shape';
-import { CHECK_TIMEOUT_MS, querySingle } from './session';
+import { beginReadOnlyCheck, CHECK_TIMEOUT_MS, querySingle } from './session';
 import { compileRun, stripTrailingSemicolons } from './statements';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
@@ -56,8 +56,7 @@ export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTr
   return withClient(pool, async (client) => {
     // read-only, time-limited and always rolled back; the output-table check below makes the
     // one exception it needs (a temp table) in a transaction of its own
-    await client.query('BEGIN READ ONLY');
-    await client.query(`SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
+    await beginReadOnlyCheck(client);
     try {
       return await inspectWith(client, spec, transform);
     } finally {
@@ -184,9 +183,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   // the real statements, planned but not run: type mismatches between output and target surface here.
   // Their temp output table cannot be created read-only: a new transaction creates it, then turns read-only
   const compiled = compileRun(spec, shape);
-  await client.query('ROLLBACK');
-  await client.query('BEGIN');
-  await client.query(`SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
+  await client.query(`ROLLBACK; BEGIN; SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
   const createErr = await explainError(client, compiled.createOutputTable, false);
   await client.query('SET LOCAL transaction_read_only = on');
   if (createErr) problem('target.table', `cannot hold the transform's output: ${createErr}`);

@@ -20,6 +20,11 @@ export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db:
   return db.query<R>({ text, values, queryMode: 'extended' } as pg.QueryConfig);
 }
 
+/** BEGIN READ ONLY with a statement_timeout, in one round trip (our own SQL, never spec SQL). */
+export async function beginReadOnlyCheck(client: pg.PoolClient, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
+  await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+}
+
 /**
  * Runs `fn` in a transaction that is read-only, time-limited and always rolled back: whatever
  * spec SQL does in it (set_config included) is gone afterwards.
@@ -28,8 +33,7 @@ export async function inReadOnlyCheck<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query('BEGIN READ ONLY');
-    await client.query(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+    await beginReadOnlyCheck(client, timeoutMs);
     return await fn(client);
   } finally {
     await client.query('ROLLBACK').catch((err: Error) => (broken = err));

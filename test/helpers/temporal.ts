@@ -7,7 +7,7 @@ import { bundleWorkflowCode, type WorkflowBundleWithSourceMap, type Worker } fro
 import pino from 'pino';
 import { PoolRegistry } from '../../src/db/pool-registry';
 import { connectClient } from '../../src/temporal/connect';
-import { createBackfillWorker } from '../../src/worker';
+import { launchWorker } from '../../src/worker';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -38,7 +38,7 @@ export interface TestWorker {
 /** An in-process worker built exactly as `backfill worker` builds one, on its own task queue. */
 export async function startTestWorker(taskQueue: string, options: { maxConcurrentActivities?: number } = {}): Promise<TestWorker> {
   const maxConcurrentActivities = options.maxConcurrentActivities ?? 20;
-  const { worker, close } = await createBackfillWorker({
+  const running = await launchWorker({
     temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
     workflowBundle: await workflowBundle(),
     pools: new PoolRegistry({ max: maxConcurrentActivities + 2 }),
@@ -46,16 +46,7 @@ export async function startTestWorker(taskQueue: string, options: { maxConcurren
     maxConcurrentActivities,
     pausePollMs: 200,
   });
-  const running = worker.run();
-  return {
-    worker,
-    taskQueue,
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await close();
-    },
-  };
+  return { worker: running.worker, taskQueue, stop: running.stop };
 }
 
 export function uniqueQueue(label: string): string {

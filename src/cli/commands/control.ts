@@ -5,7 +5,7 @@
 import { defaultActor } from '../../operations/actor';
 import { controlRun, setRunLimits, type ControlAction } from '../../operations/control';
 import { retryFailed } from '../../operations/retry-failed';
-import { statusReport } from '../../operations/status';
+import { statusReportFor } from '../../operations/status';
 import { runLabel } from '../../shared/labels';
 import { LIMIT_BOUNDS } from '../../shared/limits';
 import type { LimitsChange } from '../../shared/types';
@@ -38,7 +38,7 @@ export interface SetLimitsFlags extends ActorOptions {
   window?: string;
 }
 
-export function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
+function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
   const number = (flag: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     const n = Number(value);
@@ -67,7 +67,7 @@ export async function setLimitsCommand(ref: string, opts: SetLimitsFlags): Promi
 /** Follows the run to its end, prints its status report; exit 1 unless it succeeded. */
 export async function followToEnd(session: LedgerSession, runId: string, opts: OutputOptions): Promise<void> {
   const status = await watchRun(session.pool, runId);
-  emit(opts, await statusReport(session.pool, await session.findRun(runId)), renderStatus);
+  emit(opts, await statusReportFor(session.pool, runId), renderStatus);
   if (status !== 'succeeded') process.exitCode = 1;
 }
 
