@@ -75,7 +75,7 @@ const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);
 
 async function startWorkers(address: string, url: string): Promise<{ stop(): Promise<void> }> {
   if (WORKER_PROCESSES < 1) {
-    return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4 });
+    return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4, trust: { databases: ['BENCH_DATABASE_URL'] } });
   }
   const children: ChildProcess[] = [];
   for (let i = 0; i < WORKER_PROCESSES; i++) {
@@ -85,6 +85,7 @@ async function startWorkers(address: string, url: string): Promise<{ stop(): Pro
         TEMPORAL_ADDRESS: address,
         BACKFILL_TASK_QUEUE: 'bench',
         BENCH_DATABASE_URL: url,
+        BACKFILL_DATABASES: 'BENCH_DATABASE_URL',
         LOG_LEVEL: 'warn',
         BACKFILL_MAX_ACTIVITIES: process.env.BENCH_WORKER_ACTIVITIES || '2',
       },

@@ -2,7 +2,8 @@
  * The worker operators deploy, and the only way any path starts one: `backfill worker`,
  * `node dist/worker.js`, the Dockerfile and docker-compose, the demo and the tests. It polls
  * the backfill task queue, runs both workflows and all activities; any number may run.
- * Needs TEMPORAL_ADDRESS and the environment variables the specs' `database` fields name.
+ * Needs TEMPORAL_ADDRESS and the environment variables the specs' `database` fields name,
+ * listed in BACKFILL_DATABASES (module transforms: under BACKFILL_TRANSFORM_DIRS).
  * LOG_LEVEL governs our logs and the SDK's; BACKFILL_METRICS_ADDRESS opens one Prometheus
  * endpoint. SIGINT/SIGTERM drain it: running chunks commit, then partitions resume
  * elsewhere from their checkpoints.
@@ -12,6 +13,7 @@ import type { Logger } from 'pino';
 import { createActivities } from './activities';
 import { PoolRegistry } from './db/pool-registry';
 import { createLogger } from './logger';
+import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker } from './temporal/connect';
 
@@ -19,6 +21,8 @@ export interface BackfillWorkerOptions {
   connection?: NativeConnection;
   temporal?: Partial<TemporalConfig>;
   pools?: PoolRegistry;
+  /** Databases and transform directories this worker accepts; default from BACKFILL_DATABASES and BACKFILL_TRANSFORM_DIRS. */
+  trust?: Partial<WorkerTrust>;
   logger?: Logger;
   /** Pre-built workflow bundle (tests build it once per file). */
   workflowBundle?: WorkerOptions['workflowBundle'];
@@ -31,14 +35,15 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const config = { ...temporalConfig(), ...options.temporal };
   const logger = options.logger ?? createLogger('backfill-worker');
   const maxActivities = options.maxConcurrentActivities ?? Number(process.env.BACKFILL_MAX_ACTIVITIES || 20);
-  const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2 });
+  const trust = { ...workerTrustFromEnv(), ...options.trust };
+  const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2, databases: trust.databases });
   const connection = options.connection ?? (await connectWorker(config));
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities({ pools, logger, pausePollMs: options.pausePollMs }),
+    activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs }),
     // each activity slot may hold one database connection: this bounds the load one worker puts on PostgreSQL
     maxConcurrentActivityTaskExecutions: maxActivities,
   });

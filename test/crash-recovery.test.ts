@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, WHERE, writeSpec } from './helpers/orders';
-import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
+import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 
 let db: TestDatabase;
 let client: Client;
@@ -32,7 +32,7 @@ afterAll(async () => {
 
 function startWorkerProcess(): ChildProcess {
   const child = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
-    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn' },
+    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: TEST_DATABASES, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   workers.push(child);

@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
-import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
+import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 
 let db: TestDatabase;
 let client: Client;
@@ -39,7 +39,7 @@ test('three worker processes share one rows/second budget within ±10%', async (
   const taskQueue = uniqueQueue('rate');
   for (let i = 0; i < 3; i++) {
     const w = { process: spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
-      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', BACKFILL_MAX_ACTIVITIES: '2' },
+      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: TEST_DATABASES, LOG_LEVEL: 'info', BACKFILL_MAX_ACTIVITIES: '2' },
       stdio: ['ignore', 'ignore', 'pipe'],
     }), logs: '' };
     w.process.stderr!.on('data', (d: Buffer) => (w.logs += d.toString()));

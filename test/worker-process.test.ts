@@ -66,7 +66,7 @@ test('the worker serves backfill and SDK metrics on one Prometheus endpoint and 
   expect(node).toBe('node');
   worker = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}` },
+    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: db.envVar, LOG_LEVEL: 'info', BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}` },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   worker.stderr!.on('data', (d: Buffer) => (logs += d.toString()));

@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
-import { describePgError, isDataError, isPgError } from '../db/errors';
+import { describePgError, isDataError, isPgError, summarizePgError } from '../db/errors';
 import { checkpoint, finishPartition, getPartition, lockPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
 import { awaitWriterTurn } from '../ledger/writer-lock';
 import type { ChunkRecordDecision } from '../governor';
@@ -117,12 +117,17 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
   } catch (err) {
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isPgError(err) && err.code === '55P03') {
-      return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: describePgError(err) };
+      return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: summarizePgError(err) };
     }
     if (isDataError(err) || err instanceof TransformError) {
       const range = compiled.describeRange(bounds, cursor, hi);
-      const message = `partition ${partitionId} failed at ${range}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
-      await finishPartition(pool, runId, partitionId, 'failed', { message, range });
+      // the summary travels through Temporal (results, failures, the Web UI); the full error —
+      // "Failing row contains (…)", the transform's own message — stays in the ledger
+      const at = `partition ${partitionId} failed at ${range}`;
+      const summary = err instanceof TransformError ? err.summary : summarizePgError(err);
+      const message = `${at}: ${summary}; the full error is in the ledger: backfill status ${runId}`;
+      const detail = `${at}: ${err instanceof TransformError ? err.message : describePgError(err)}`;
+      await finishPartition(pool, runId, partitionId, 'failed', { message, range, detail });
       throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
     }
     throw err;
@@ -131,7 +136,15 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
   }
 }
 
-class TransformError extends Error {}
+/** A TypeScript transform failed: `message` may quote row values (ledger only), `summary` does not. */
+class TransformError extends Error {
+  constructor(
+    message: string,
+    readonly summary: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Rows handed to a TypeScript transform keep their exact values: timestamps and dates stay
@@ -158,9 +171,12 @@ async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: Partit
   try {
     out = await module.transform(rows);
   } catch (err) {
-    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`);
+    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`, `transform ${label} threw ${errorName(err)}`);
   }
-  if (!Array.isArray(out)) throw new TransformError(`transform ${label} returned ${typeof out}, not an array of rows`);
+  if (!Array.isArray(out)) {
+    const message = `transform ${label} returned ${typeof out}, not an array of rows`;
+    throw new TransformError(message, message);
+  }
   if (out.length === 0) return 0;
   // one JSON document per chunk: JSON.stringify is native and cheap, and the parsing happens in
   // PostgreSQL, in parallel across partitions (typed arrays built in JS cost this one thread more)
@@ -168,8 +184,13 @@ async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: Partit
   try {
     json = JSON.stringify(out);
   } catch (err) {
-    throw new TransformError(`transform ${label} returned a value JSON cannot carry (${(err as Error).message}); return bigint and binary values as strings (bytea as '\\x…' hex)`);
+    const fix = "return bigint and binary values as strings (bytea as '\\x…' hex)";
+    throw new TransformError(`transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`, `transform ${label} returned a value JSON cannot carry; ${fix}`);
   }
   const fill = compiled.fillFromJson(json);
   return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name || 'an Error' : `a thrown ${typeof err}`;
 }

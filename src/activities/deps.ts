@@ -4,10 +4,13 @@
  */
 import type { Logger } from 'pino';
 import type { PoolRegistry } from '../db/pool-registry';
+import type { WorkerTrust } from '../security/worker-trust';
 
 export interface ActivityDeps {
   pools: PoolRegistry;
   logger: Logger;
+  /** Where module transforms may come from (databases are checked by `pools`). */
+  trust: Pick<WorkerTrust, 'transformDirs'>;
   /** How often a running partition polls the ledger while its run is paused. */
   pausePollMs?: number;
 }

@@ -9,7 +9,7 @@ import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
 
 export function createActivities(deps: ActivityDeps) {
-  const contexts = new RunContextCache();
+  const contexts = new RunContextCache(deps.trust);
   return {
     registerRun: registerRunActivity(deps),
     processPartition: processPartitionActivity(deps, contexts),

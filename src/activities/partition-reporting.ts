@@ -1,6 +1,6 @@
 /**
  * Says what a running partition is doing, on the three channels that need it: the
- * activity heartbeat (cursor and state, for Temporal and the Web UI's pending activity),
+ * activity heartbeat (progress and state, never key values, for the Web UI's pending activity),
  * the ledger's hold_reason (for `status` and `watch`, written only on change), and the run
  * workflow (a partitionCondition signal, for states the run shows; see ConditionReporter).
  */
@@ -14,7 +14,6 @@ import { ConditionReporter } from './condition-reporter';
 
 export interface ChunkHeartbeat {
   partitionId: string;
-  cursor: string | null;
   chunks: number;
   rowsWritten: number;
   state: PartitionState;
@@ -34,7 +33,7 @@ export class PartitionReporting {
     row: PartitionRow,
     log: Logger,
   ) {
-    this.beat = { partitionId: ids.partitionId, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written), state: PartitionState.Writing };
+    this.beat = { partitionId: ids.partitionId, chunks: row.chunks, rowsWritten: Number(row.rows_written), state: PartitionState.Writing };
     this.reporter = new ConditionReporter(
       ids.partitionId,
       (condition) => activity.client.workflow.getHandle(ids.runWorkflowId).signal(partitionConditionSignal, condition),
@@ -69,9 +68,9 @@ export class PartitionReporting {
     this.holdReason = reason;
   }
 
-  /** A chunk committed: the heartbeat carries the new cursor. */
+  /** A chunk committed: the heartbeat carries the new counts (the cursor stays in the ledger). */
   progressed(row: PartitionRow): void {
-    this.beat = { ...this.beat, cursor: row.cursor, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
+    this.beat = { ...this.beat, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
     heartbeat(this.beat);
   }
 

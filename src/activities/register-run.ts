@@ -14,11 +14,12 @@ import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, getRun, insertRun, transitionRun } from '../ledger/runs';
+import { checkModulePath } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
 import { alreadyActiveMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import type { Spec } from '../specs/schema';
+import { specSchema, type Spec } from '../specs/schema';
 import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 
@@ -35,13 +36,27 @@ export interface RegisterRunInput {
 
 export function registerRunActivity(deps: ActivityDeps) {
   return async function registerRun(input: RegisterRunInput): Promise<RunOpening> {
-    const pool = deps.pools.get(input.spec.database);
     const partitionsTotal = await register(input);
+    const pool = deps.pools.get(input.spec.database);
     return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize), succeeded: 0, controlVersion: 0 };
   };
 
   async function register(input: RegisterRunInput): Promise<number> {
-    const { spec, runId } = input;
+    const { runId } = input;
+    // the spec came through Temporal, from whoever could start a workflow: check it as the CLI does
+    const reparsed = specSchema.safeParse(input.spec);
+    if (!reparsed.success) {
+      const problems = reparsed.error.issues.map((i) => `${i.path.join('.') || 'spec'} ${i.message}`);
+      throw ApplicationFailure.nonRetryable(`run ${runId} was started with a spec that is not valid: ${problems.join('; ')}`, FailureType.SpecInvalid);
+    }
+    const spec = reparsed.data;
+    let transform = input.transform;
+    if (transform.kind === 'module') {
+      // the path came through Temporal: load nothing from outside this worker's transform directories
+      const allowed = checkModulePath(deps.trust, transform.modulePath!);
+      if (!allowed.ok) throw ApplicationFailure.nonRetryable(allowed.message, FailureType.SpecInvalid);
+      transform = { ...transform, modulePath: allowed.path };
+    }
     const pool = deps.pools.get(spec.database);
     await migrateLedger(pool);
 
@@ -58,7 +73,7 @@ export function registerRunActivity(deps: ActivityDeps) {
     const active = await findActiveRun(pool, spec.name);
     if (active) throw runAlreadyActive(spec.name, active.run_id, active.status);
 
-    const checked = await checkAndPlan(pool, spec, input.transform);
+    const checked = await checkAndPlan(pool, spec, transform);
     if (!checked.ok) {
       const file = input.specFile ?? `spec ${spec.name}`;
       throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
@@ -75,7 +90,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           spec,
           specFile: input.specFile,
           specHash: input.specHash,
-          transform: input.transform,
+          transform,
           databaseVar: spec.database,
           limits: spec.limits,
           shape,

@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../sql/statements';
 import { getRun, type RunRow } from '../ledger/runs';
+import { checkModulePath, type WorkerTrust } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
 import type { TransformModule } from '../transforms/define';
 import { loadTransformModule } from '../transforms/load-module';
@@ -20,10 +21,12 @@ export interface RunContext {
 export class RunContextCache {
   private readonly cache = new Map<string, Promise<RunContext>>();
 
+  constructor(private readonly trust: Pick<WorkerTrust, 'transformDirs'>) {}
+
   get(pool: pg.Pool, runId: string): Promise<RunContext> {
     let ctx = this.cache.get(runId);
     if (!ctx) {
-      ctx = loadRunContext(pool, runId);
+      ctx = loadRunContext(pool, runId, this.trust);
       ctx.catch(() => this.cache.delete(runId));
       this.cache.set(runId, ctx);
     }
@@ -31,15 +34,17 @@ export class RunContextCache {
   }
 }
 
-async function loadRunContext(pool: pg.Pool, runId: string): Promise<RunContext> {
+async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
   const run = await getRun(pool, runId);
   if (!run) throw new Error(`run ${runId} is not in the ledger of this database; was it registered against another one?`);
   const compiled = compileRun(run.spec, run.shape);
   if (run.transform_kind === 'sql') return { run, compiled };
 
+  const allowed = checkModulePath(trust, run.module_path!);
+  if (!allowed.ok) throw ApplicationFailure.nonRetryable(`run ${runId}: ${allowed.message}`, FailureType.SpecInvalid);
   let loaded;
   try {
-    loaded = loadTransformModule(run.module_path!);
+    loaded = loadTransformModule(allowed.path);
   } catch (err) {
     throw ApplicationFailure.nonRetryable(
       `run ${runId} needs transform module ${run.module_path}, which this worker cannot load: ${(err as Error).message}; deploy it at that path`,

@@ -11,6 +11,8 @@ export interface PgError extends Error {
   hint?: string;
   column?: string;
   table?: string;
+  schema?: string;
+  constraint?: string;
 }
 
 const PERMANENT_CLASSES = ['22', '23', '42', '2B', 'P0', '0A', '21', '44'];
@@ -29,4 +31,38 @@ export function describePgError(err: unknown): string {
   if (err.detail) parts.push(`detail: ${err.detail}`);
   if (err.hint) parts.push(`hint: ${err.hint}`);
   return parts.join('; ');
+}
+
+/**
+ * Classes whose primary message PostgreSQL words from names alone (constraint, column,
+ * relation, type), keeping row values for the DETAIL field: "duplicate key value violates
+ * unique constraint …", "column … does not exist".
+ */
+const NAMES_ONLY_CLASSES = ['23', '42', '0A', '21', '2B', '44', '40', '55', '57', '08', '53'];
+
+/**
+ * The error as it may be shown outside the database — in Temporal histories, the Web UI,
+ * logs: what kind of error, on which table, constraint and column, never a row value.
+ * DETAIL ("Failing row contains (…)", "Key (email)=(…) already exists") is dropped; class 22
+ * messages quote the offending value ('invalid input syntax for type integer: "abc"'), so
+ * quoted text is elided; P0 (RAISE in user code) may say anything, so only its SQLSTATE is
+ * kept. The full error belongs in the ledger (see describePgError).
+ */
+export function summarizePgError(err: unknown): string {
+  if (!isPgError(err)) return 'an error that is not from PostgreSQL';
+  const cls = err.code!.slice(0, 2);
+  let text: string;
+  if (NAMES_ONLY_CLASSES.includes(cls)) text = err.message;
+  else if (cls === '22') text = elideQuoted(err.message);
+  else text = 'an error raised by code in the database';
+  const where = [
+    err.table ? `table ${err.schema ? `${err.schema}.` : ''}${err.table}` : '',
+    err.constraint && !text.includes(err.constraint) ? `constraint ${err.constraint}` : '',
+    err.column && !text.includes(err.column) ? `column ${err.column}` : '',
+  ].filter(Boolean);
+  return `${text} (SQLSTATE ${err.code}${where.length ? `; ${where.join(', ')}` : ''})`;
+}
+
+function elideQuoted(message: string): string {
+  return message.replace(/"(?:[^"]|"")*"/g, '"…"').replace(/'(?:[^']|'')*'/g, "'…'");
 }

@@ -42,7 +42,7 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
     say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
 
     process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
-    const worker = await startWorker({ temporal: config });
+    const worker = await startWorker({ temporal: config, trust: { databases: ['DEMO_DATABASE_URL'] } });
     stops.push(worker.stop);
     const { client, close } = await connectClient(config);
     stops.push(close);

@@ -26,6 +26,8 @@ export interface PartitionRow {
   completions: number;
   last_error: string | null;
   error_range: string | null;
+  /** PostgreSQL's full message and detail, row values included: never leaves the ledger. */
+  error_detail: string | null;
   hold_reason: string | null;
   started_at: Date | null;
   finished_at: Date | null;
@@ -81,7 +83,7 @@ export async function startAttempt(db: Queryable, runId: string, partitionId: st
   const { rows } = await db.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now(),
-            last_error = NULL, error_range = NULL
+            last_error = NULL, error_range = NULL, error_detail = NULL
       WHERE run_id = $1 AND partition_id = $2 AND status = ANY($3)
       RETURNING *`,
     [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running')],
@@ -122,16 +124,17 @@ export async function finishPartition(
   runId: string,
   partitionId: string,
   status: 'succeeded' | 'failed' | 'cancelled',
-  error?: { message: string; range?: string },
+  error?: { message: string; range?: string; detail?: string },
 ): Promise<PartitionRow> {
   const { rows } = await db.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET status = $3, finished_at = now(), updated_at = now(),
             completions = completions + CASE WHEN $3 = 'succeeded' THEN 1 ELSE 0 END,
-            last_error = coalesce($4, last_error), error_range = coalesce($5, error_range)
+            last_error = coalesce($4, last_error), error_range = coalesce($5, error_range),
+            error_detail = coalesce($7, error_detail)
       WHERE run_id = $1 AND partition_id = $2 AND status = ANY($6)
       RETURNING *`,
-    [runId, partitionId, status, error?.message ?? null, error?.range ?? null, allowedFrom(PARTITION_TRANSITIONS, status)],
+    [runId, partitionId, status, error?.message ?? null, error?.range ?? null, allowedFrom(PARTITION_TRANSITIONS, status), error?.detail ?? null],
   );
   return rows[0] ?? (await getPartition(db, runId, partitionId))!;
 }

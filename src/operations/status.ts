@@ -29,6 +29,7 @@ export interface StatusReport {
   finishedAt: string | null;
   lastError: string | null;
   totals: RunTotals;
+  /** error: the ledger's full message (row values included; reading it takes database access). */
   failures: { partitionId: string; status: string; error: string | null; range: string | null; attempts: number }[];
   /** Running partitions that are not writing right now, and why (guard, window, pause). */
   holding: { partitionId: string; reason: string }[];
@@ -67,7 +68,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     lastError: run.last_error,
     totals,
     holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
-    failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.last_error, range: p.error_range, attempts: p.attempts })),
+    failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.error_detail ?? p.last_error, range: p.error_range, attempts: p.attempts })),
     events: events.map((e: RunEventRow) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
   };
 }

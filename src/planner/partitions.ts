@@ -31,7 +31,7 @@ export class PlanError extends Error {
 export function planPartitions(partition: PartitionSpec, facts: SourceFacts): PlannedPartition[] {
   const bounds = planBounds(partition, facts);
   const unit = partition.by === 'time' ? parseInterval(partition.size)!.unit : undefined;
-  return bounds.map((b, ordinal) => ({ id: partitionId(b, unit), ordinal, bounds: b }));
+  return bounds.map((b, ordinal) => ({ id: partitionId(b, unit, ordinal), ordinal, bounds: b }));
 }
 
 function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBounds[] {

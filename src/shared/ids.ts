@@ -16,6 +16,8 @@ export function partitionWorkflowId(name: string, runId: string, partitionId: st
 }
 
 const RANGE_PAD = 9;
+/** Enough digits for the planner's MAX_PARTITIONS (100,000), so ids sort in plan order. */
+const LIST_PAD = 6;
 
 function padInteger(value: string): string {
   const negative = value.startsWith('-');
@@ -23,15 +25,21 @@ function padInteger(value: string): string {
   return (negative ? '-' : '') + digits.padStart(RANGE_PAD, '0');
 }
 
-/** `id:000100000-000200000`, `day:2024-03-01`, `hour:2024-03-01T05`, `tenant:42`, `region:null`. */
-export function partitionId(bounds: PartitionBounds, timeUnit?: string): string {
+/**
+ * `id:000100000-000200000`, `day:2024-03-01`, `hour:2024-03-01T05`, `tenant#00003`, `region:null`.
+ * A list partition is named by its place in the plan, never by its value: values are row
+ * data (a customer, an e-mail domain) and workflow ids are visible to everyone with access
+ * to the Temporal namespace; the value stays in the ledger. Places cannot collide, where a
+ * readable prefix plus a short hash could.
+ */
+export function partitionId(bounds: PartitionBounds, timeUnit?: string, ordinal = 0): string {
   switch (bounds.kind) {
     case 'range':
       return `${bounds.column}:${padInteger(bounds.lo)}-${padInteger(bounds.hi)}`;
     case 'time':
       return `${timeLabel(timeUnit)}:${timeValue(bounds.lo, timeUnit)}`;
     case 'list':
-      return `${bounds.column}:${safeValue(bounds.value)}`;
+      return `${bounds.column}#${String(ordinal + 1).padStart(LIST_PAD, '0')}`;
     case 'null':
       return `${bounds.column}:null`;
   }
@@ -54,13 +62,6 @@ function timeValue(iso: string, unit: string | undefined): string {
     default:
       return iso.slice(0, 16);
   }
-}
-
-/** Workflow ids are capped (255 in the compose config): long or odd list values become a readable prefix plus a hash. */
-function safeValue(value: string): string {
-  const clean = value.replace(/[^A-Za-z0-9._@-]/g, '_');
-  if (clean === value && value.length <= 60 && value !== 'null') return value;
-  return `${clean.slice(0, 40)}~${fnv1a(value)}`;
 }
 
 /** A small, stable, workflow-safe hash (FNV-1a, 32 bit) for ids; not for security. */

@@ -139,7 +139,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 
     describeRange(bounds, cursor, hi) {
       const what = bounds && walksColumn(bounds) ? `(${spec.partition.column}, ${spec.source.key})` : spec.source.key;
-      return `${what} in (${cursor ?? '-inf'}, ${hi ?? '+inf'}]`;
+      const to = hi ?? 'end of partition';
+      if (cursor !== null) return `${what} in (${cursor}, ${to}]`;
+      // the first chunk starts where the partition does: name that bound, not an open interval
+      if (bounds?.kind === 'range' && bounds.column === spec.source.key) return `${what} in [${bounds.lo}, ${to}]`;
+      return bounds ? `${what} from the start of the partition (${boundsText(bounds)}) through ${to}` : `${what} up to ${to}`;
     },
 
     write(bounds) {
@@ -230,4 +234,17 @@ export function outputTableName(spec: Spec, shape: RunShape): string {
 
 export function stripTrailingSemicolons(sql: string): string {
   return sql.replace(/[\s;]+$/, '');
+}
+
+/** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z`. */
+export function boundsText(bounds: PartitionBounds): string {
+  switch (bounds.kind) {
+    case 'range':
+    case 'time':
+      return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}`;
+    case 'list':
+      return `${bounds.column} = ${bounds.value}`;
+    case 'null':
+      return `${bounds.column} IS NULL`;
+  }
 }

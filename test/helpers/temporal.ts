@@ -4,10 +4,15 @@
  */
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap, type Worker } from '@temporalio/worker';
+import os from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
-import { PoolRegistry } from '../../src/db/pool-registry';
+import type { WorkerTrust } from '../../src/security/worker-trust';
 import { connectClient } from '../../src/temporal/connect';
 import { launchWorker } from '../../src/worker';
+
+/** The allow-list entry for every test file's database variable (see helpers/db.ts). */
+export const TEST_DATABASES = 'BF_TEST_DB_*';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 
@@ -36,12 +41,13 @@ export interface TestWorker {
 }
 
 /** An in-process worker built exactly as `backfill worker` builds one, on its own task queue. */
-export async function startTestWorker(taskQueue: string, options: { maxConcurrentActivities?: number } = {}): Promise<TestWorker> {
+export async function startTestWorker(taskQueue: string, options: { maxConcurrentActivities?: number; trust?: Partial<WorkerTrust> } = {}): Promise<TestWorker> {
   const maxConcurrentActivities = options.maxConcurrentActivities ?? 20;
   const running = await launchWorker({
     temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
     workflowBundle: await workflowBundle(),
-    pools: new PoolRegistry({ max: maxConcurrentActivities + 2 }),
+    // test databases are BF_TEST_DB_<file>; test transform modules are written to the temp directory
+    trust: { databases: [TEST_DATABASES], transformDirs: [os.tmpdir(), path.resolve(__dirname, '../..')], ...options.trust },
     logger: pino({ level: 'warn' }),
     maxConcurrentActivities,
     pausePollMs: 200,

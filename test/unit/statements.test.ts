@@ -38,11 +38,15 @@ describe('compileRun', () => {
     );
     expect(fill.values).toEqual([day.lo, day.hi, '2024-01-01 03:00:00+00', '10', '2024-01-01 04:30:00.5+00', '7']);
     expect(walking.chunkBounds(day, cursor, 100).text).toMatch(/ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(w\.c::text, w\.k::text\)::text FROM w ORDER BY w\.c DESC, w\.k DESC LIMIT 1\) AS hi$/);
-    expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, +inf]`);
+    expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, end of partition]`);
     // the NULL partition has no column order: it walks the key
     const nulls = { kind: 'null' as const, column: 'created_at' };
     expect(walking.fillFromSql(nulls, '10', '20').text).toContain('s."created_at" IS NULL AND s."id" > $1::bigint AND s."id" <= $2::bigint');
     expect(walking.describeRange(nulls, '10', '20')).toBe('id in (10, 20]');
+    // a first chunk names the partition's own bound, never an open interval
+    expect(walking.describeRange(day, null, hi)).toBe(`(created_at, id) from the start of the partition (created_at >= ${day.lo} and < ${day.hi}) through ${hi}`);
+    expect(walking.describeRange(nulls, null, '20')).toBe('id from the start of the partition (created_at IS NULL) through 20');
+    expect(compiled.describeRange({ kind: 'range', column: 'id', lo: '500', hi: '1000' }, null, '999')).toBe('id in [500, 999]');
     expect(() => walking.fillFromSql(day, '10', null)).toThrow('not a (column, key) cursor: 10');
   });
 

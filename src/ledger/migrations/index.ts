@@ -7,6 +7,7 @@ import { m0002RunAttempts } from './0002-run-attempts';
 import { m0003RateLimits } from './0003-rate-limits';
 import { m0004ChunksAndGuards } from './0004-chunks-and-guards';
 import { m0005StatusTransitions } from './0005-status-transitions';
+import { m0006ErrorDetail } from './0006-error-detail';
 
 export interface Migration {
   version: number;
@@ -14,4 +15,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions];
+export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail];

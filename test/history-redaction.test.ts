@@ -1,0 +1,125 @@
+/**
+ * Row data stays out of Temporal. A run whose chunks hit a CHECK violation, a unique
+ * violation, a bad cast and a throwing TypeScript transform fails those partitions; every
+ * history of the run (the run workflow and each partition child, every continue-as-new
+ * run) is scanned for the rows' values and for list values, and none is found. The full
+ * errors, values included, are in the ledger, where `status` reads them.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { statusReportFor, waitForResult } from '../src/operations';
+import { partitionWorkflowId } from '../src/shared/ids';
+import { useTestEnvironment } from './helpers/environment';
+import { writeSpec } from './helpers/orders';
+
+const env = useTestEnvironment('redact', { rows: 10 });
+
+/** A value no message may carry: each row's is unique, and the same prefix marks them all. */
+const SECRET = 'SSN-123-45-';
+
+beforeAll(async () => {
+  await env.db.pool.query(`
+    CREATE TABLE app.people (id bigint PRIMARY KEY, n integer NOT NULL, ssn text NOT NULL, code text NOT NULL, team text NOT NULL);
+    INSERT INTO app.people
+    SELECT i, i, '${SECRET}' || i, CASE WHEN i = 600 THEN '${SECRET}' || i ELSE i::text END, 'team-' || (i / 250)
+      FROM generate_series(1, 1100) AS i;
+    CREATE TABLE app.people_out (id bigint PRIMARY KEY, n integer CHECK (n < 900), ssn text UNIQUE, code integer);
+    -- takes the ssn that row 300 will want: a unique violation whose detail names the value
+    INSERT INTO app.people_out VALUES (-300, 0, '${SECRET}300', 0);
+  `);
+});
+
+/** Every event of every run of every workflow of this backfill, as text, payloads decoded. */
+async function historiesText(client: Client, workflowIds: string[]): Promise<string> {
+  const texts: string[] = [];
+  for (const workflowId of workflowIds) {
+    for await (const wf of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      texts.push(wf.workflowId);
+      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      texts.push(JSON.stringify(history, (_key, value) => (value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value)));
+    }
+  }
+  return texts.join('\n');
+}
+
+test('a run that hits constraint errors puts no row value into any history; the ledger keeps the full errors', async () => {
+  const spec = {
+    name: 'redact-sql',
+    reason: 'test: row data stays out of Temporal',
+    database: env.db.envVar,
+    source: { table: 'app.people', key: 'id' },
+    partition: { by: 'range', column: 'id', size: 250 },
+    transform: { name: 'people', version: 1, sql: 'SELECT c.id, c.n, c.ssn, c.code::integer AS code FROM chunk c' },
+    target: { table: 'app.people_out', key: ['id'], mode: 'upsert' },
+    limits: { chunkSize: 100, concurrency: 5 },
+  };
+  const started = await env.start(spec);
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+
+  const { rows } = await env.db.pool.query<{ partition_id: string; last_error: string; error_detail: string }>(
+    "SELECT partition_id, last_error, error_detail FROM backfill.partitions WHERE run_id = $1 AND status = 'failed' ORDER BY ordinal",
+    [started.runId],
+  );
+  // 250..499: unique (ssn 300), 500..749: cast (code of 600), 750..999 and 1000..1249: CHECK (n >= 900)
+  expect(rows.map((r) => r.partition_id)).toEqual(['id:000000250-000000500', 'id:000000500-000000750', 'id:000000750-000001000', 'id:000001000-000001250']);
+  expect(rows[0].last_error).toMatch(/^partition id:000000250-000000500 failed at id in \[250, \d+\]: duplicate key value violates unique constraint "people_out_ssn_key" \(SQLSTATE 23505; table app\.people_out\); the full error is in the ledger: backfill status /);
+  expect(rows[0].error_detail).toContain(`Key (ssn)=(${SECRET}300) already exists`);
+  expect(rows[1].last_error).toContain('invalid input syntax for type integer: "…" (SQLSTATE 22P02)');
+  expect(rows[1].error_detail).toContain(`"${SECRET}600"`);
+  expect(rows[1].last_error).toMatch(/failed at id in \(\d+, \d+\]: /);
+  expect(rows[2].last_error).toMatch(/failed at id in \(\d+, \d+\]: new row for relation "people_out" violates check constraint "people_out_n_check" \(SQLSTATE 23514; table app\.people_out\)/);
+  expect(rows[2].error_detail).toContain(`Failing row contains (900, 900, ${SECRET}900, 900)`);
+  // a first chunk names the partition's own lower bound (once: "id in (-inf, 1099]")
+  expect(rows[3].last_error).toMatch(/failed at id in \[1000, 1099\]: new row for relation/);
+
+  const status = await statusReportFor(env.db.pool, started.runId);
+  expect(status.failures.map((f) => f.error).join('\n')).toContain(`${SECRET}900`);
+
+  const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
+  const text = await historiesText(env.client, ids);
+  expect(text).toContain('people_out_n_check'); // the scan does see the failures
+  expect(text).not.toContain(SECRET);
+});
+
+test('a throwing TypeScript transform and list partitions leave neither row values nor list values in any history', async () => {
+  const modulePath = path.join(path.dirname(writeSpec({})), `leaky-${Date.now()}.ts`);
+  writeFileSync(
+    modulePath,
+    `export default {
+      columns: ['id', 'n', 'ssn', 'code'],
+      reads: ['id', 'n', 'ssn', 'code'],
+      transform(rows: { id: string; n: number; ssn: string; code: string }[]) {
+        for (const r of rows) if (r.n === 420) throw new Error('cannot handle ' + r.ssn);
+        return rows.map((r) => ({ id: r.id, n: r.n % 900, ssn: r.ssn + '-x', code: r.n }));
+      },
+    };\n`,
+  );
+  const spec = {
+    name: 'redact-ts',
+    reason: 'test: row data stays out of Temporal',
+    database: env.db.envVar,
+    source: { table: 'app.people', key: 'id' },
+    partition: { by: 'list', column: 'team' },
+    transform: { name: 'people-ts', version: 1, module: modulePath },
+    target: { table: 'app.people_out', key: ['id'], mode: 'upsert' },
+    limits: { chunkSize: 100, concurrency: 5 },
+  };
+  const started = await env.start(spec);
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+  const { rows } = await env.db.pool.query<{ partition_id: string; last_error: string; error_detail: string }>(
+    "SELECT partition_id, last_error, error_detail FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'",
+    [started.runId],
+  );
+  expect(rows).toHaveLength(1);
+  expect(rows[0].last_error).toContain('transform people-ts@1 threw Error;');
+  expect(rows[0].error_detail).toContain(`cannot handle ${SECRET}420`);
+
+  const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
+  const text = await historiesText(env.client, ids);
+  expect(text).toContain('threw Error');
+  expect(text).not.toContain(SECRET);
+  expect(text).not.toMatch(/team-\d/);
+});

@@ -1,0 +1,125 @@
+/**
+ * The Temporal side is an entry point too: anyone who can start a workflow on the namespace
+ * can hand a worker any input, bypassing every check the CLI makes. These tests start the
+ * run workflow directly, as such a person would, and show the worker refuses what it must:
+ * a database variable not on its allow-list, a module outside its transform directories, a
+ * spec whose identifiers carry SQL — and that nothing was connected to, loaded or written.
+ */
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { newRunId } from '../src/operations';
+import { startRunWorkflow } from '../src/operations/run-workflow';
+import { loadSpecFile } from '../src/specs/load';
+import type { RunWorkflowInput } from '../src/workflows/backfill-run';
+import { useTestEnvironment } from './helpers/environment';
+import { ordersSpec, writeSpec } from './helpers/orders';
+import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';
+
+const env = useTestEnvironment('trust', { rows: 1000 });
+
+/** What a stranger with namespace access would send: a well-formed input, then edited. */
+function strangersInput(edit: (input: RunWorkflowInput) => void, spec = ordersSpec(env.db.envVar, { name: 'trust' })): RunWorkflowInput {
+  const loaded = loadSpecFile(writeSpec(spec));
+  const input: RunWorkflowInput = {
+    runId: newRunId(),
+    spec: loaded.spec,
+    specFile: loaded.file,
+    specHash: loaded.specHash,
+    transform: loaded.transform,
+    startedBy: 'mallory',
+  };
+  edit(input);
+  return input;
+}
+
+async function failureOf(handle: WorkflowHandle): Promise<string> {
+  try {
+    await handle.result();
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const messages: string[] = [];
+    for (let e: Error | undefined = err; e; e = (e as { cause?: Error }).cause) messages.push(e.message);
+    return messages.join(' <- ');
+  }
+  throw new Error('the run succeeded');
+}
+
+async function ledgerWritten(): Promise<boolean> {
+  const { rows } = await env.db.pool.query("SELECT to_regclass('backfill.runs') IS NOT NULL AS t");
+  return rows[0].t;
+}
+
+function start(input: RunWorkflowInput, taskQueue = env.worker.taskQueue) {
+  return startRunWorkflow(env.client, taskQueue, input, { status: 'pending', summary: 'trust test' });
+}
+
+test('a database variable that is not on the worker allow-list is never read', async () => {
+  process.env.BF_NOT_ALLOWED_URL = process.env[env.db.envVar];
+  const handle = await start(strangersInput((i) => (i.spec = { ...i.spec, database: 'BF_NOT_ALLOWED_URL' })));
+  expect(await failureOf(handle)).toContain(
+    'database BF_NOT_ALLOWED_URL is not one this worker serves (BACKFILL_DATABASES=BF_TEST_DB_*); name an allowed variable in the spec, or add BF_NOT_ALLOWED_URL to BACKFILL_DATABASES on the workers',
+  );
+  expect(await ledgerWritten()).toBe(false);
+});
+
+test('identifiers carrying SQL are refused by the worker as by the CLI', async () => {
+  const handle = await start(strangersInput((i) => (i.spec = { ...i.spec, target: { ...i.spec.target, table: 'app.orders_usd; DROP TABLE app.fx' } })));
+  expect(await failureOf(handle)).toContain('was started with a spec that is not valid: target.table must be a plain table name');
+  expect(await ledgerWritten()).toBe(false);
+  const { rows } = await env.db.pool.query("SELECT to_regclass('app.fx') IS NOT NULL AS t");
+  expect(rows[0].t).toBe(true);
+});
+
+describe('module transforms', () => {
+  let worker: TestWorker;
+  const allowed = mkdtempSync(path.join(os.tmpdir(), 'bf-allowed-'));
+  const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'bf-elsewhere-'));
+  beforeAll(async () => {
+    worker = await startTestWorker(uniqueQueue('trust-modules'), { trust: { transformDirs: [allowed] } });
+  });
+  afterAll(() => worker.stop());
+
+  /** A module that proves it was loaded by leaving a file behind. */
+  function moduleAt(dir: string): { file: string; marker: string } {
+    const marker = path.join(dir, `loaded-${Math.random().toString(36).slice(2, 7)}`);
+    const file = path.join(dir, `usd-${Math.random().toString(36).slice(2, 7)}.js`);
+    writeFileSync(
+      file,
+      `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'loaded');
+       module.exports = { columns: ['id', 'tenant', 'created_at', 'amount_usd'], reads: ['id', 'tenant', 'created_at'],
+         transform: (rows) => rows.map((r) => ({ id: r.id, tenant: r.tenant, created_at: r.created_at, amount_usd: 1 })) };\n`,
+    );
+    return { file, marker };
+  }
+
+  function moduleSpec(file: string) {
+    return ordersSpec(env.db.envVar, { name: 'trust-module', transform: { name: 'usd', version: 1, module: file } });
+  }
+
+  test('a module outside the worker transform directories is never loaded', async () => {
+    const outside = moduleAt(elsewhere);
+    const handle = await start(strangersInput(() => undefined, moduleSpec(outside.file)), worker.taskQueue);
+    expect(await failureOf(handle)).toContain(`transform module ${outside.file} is outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${allowed})`);
+    expect(existsSync(outside.marker)).toBe(false);
+    expect(await ledgerWritten()).toBe(false);
+  });
+
+  test('a symlink inside an allowed directory cannot point outside it', async () => {
+    const outside = moduleAt(elsewhere);
+    const link = path.join(allowed, 'link.js');
+    require('node:fs').symlinkSync(outside.file, link);
+    const handle = await start(strangersInput(() => undefined, moduleSpec(link)), worker.taskQueue);
+    expect(await failureOf(handle)).toContain('is outside this worker\'s transform directories');
+    expect(existsSync(outside.marker)).toBe(false);
+  });
+
+  test('a module inside an allowed directory runs', async () => {
+    const inside = moduleAt(allowed);
+    const handle = await start(strangersInput(() => undefined, moduleSpec(inside.file)), worker.taskQueue);
+    const result = (await handle.result()) as { status: string };
+    expect(result.status).toBe('succeeded');
+    expect(existsSync(inside.marker)).toBe(true);
+  });
+});
