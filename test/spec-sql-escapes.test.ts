@@ -40,7 +40,24 @@ const cases: [string, () => unknown, string][] = [
     'invalid spec F: limits.guards.probeMs.sql must be exactly one statement, a SELECT returning one number (found 2)'],
   ['a custom guard that writes', () => guards({ custom: [{ name: 'x', sql: 'UPDATE app.fx SET usd_rate = 0 RETURNING 1', hard: 1 }] }),
     'invalid spec F: limits.guards.custom.0.sql must be a SELECT returning one number (found UPDATE)'],
+  ['a transform calling a volatile function', () => transform('SELECT c.id, c.tenant, c.created_at, extract(epoch FROM clock_timestamp())::numeric(14,2) AS amount_usd FROM chunk c'),
+    'invalid spec F: transform.sql calls volatile clock_timestamp (clock_timestamp()): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
+  ['a transform that changes a session setting for later chunks', () => transform("SELECT c.id, c.tenant, c.created_at, length(set_config('search_path', 'app', false))::numeric(14,2) AS amount_usd FROM chunk c"),
+    'invalid spec F: transform.sql calls volatile set_config (set_config(text,text,boolean)): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
+  ['a transform using an operator backed by a volatile function', () => transform('SELECT c.id, c.tenant, c.created_at, (c.amount_cents OPERATOR(app.%+%) 1)::numeric(14,2) AS amount_usd FROM chunk c'),
+    'invalid spec F: transform.sql calls volatile operator app.%+% (app.jitter(bigint,integer)): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
+  ['a where filter calling a volatile function', () => where("created_at < clock_timestamp() - interval '1 day'"),
+    'invalid spec F: source.where calls volatile clock_timestamp (clock_timestamp()): the scope would change while the run walks it; filter on stored values and stable functions such as now() only'],
 ];
+
+beforeAll(async () => {
+  await env.db.pool.query(`
+    CREATE FUNCTION app.jitter(bigint, integer) RETURNS bigint VOLATILE LANGUAGE sql AS 'SELECT $1 + $2';
+    CREATE OPERATOR app.%+% (LEFTARG = bigint, RIGHTARG = integer, FUNCTION = app.jitter)`);
+});
 
 async function snapshot(): Promise<string> {
   const { rows } = await env.db.pool.query(`
@@ -74,5 +91,11 @@ test('a where filter ending in a -- comment plans exactly as without it (the com
 
 test('a SQL transform records the tables and functions it reads', async () => {
   const checked = await checkSpec(writeSpec(spec({})));
-  expect(checked.shape.transformReads).toEqual({ tables: ['app.fx'], functions: ['round'] });
+  expect(checked.shape.transformReads).toEqual({ tables: ['app.fx'], functions: ['round'], operators: ['*', '/'] });
+});
+
+test('a transform that declares allowVolatile may call volatile functions, and the run records which', async () => {
+  const sql = 'SELECT c.id, c.tenant, c.created_at, extract(epoch FROM clock_timestamp())::numeric(14,2) AS amount_usd FROM chunk c';
+  const checked = await checkSpec(writeSpec(spec({ transform: { name: 't', version: 1, sql, allowVolatile: true } })));
+  expect(checked.shape.transformReads).toEqual({ tables: [], functions: ['clock_timestamp', 'pg_catalog.extract'], volatile: ['clock_timestamp (clock_timestamp())'] });
 });

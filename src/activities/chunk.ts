@@ -13,7 +13,8 @@ import { awaitWriterTurn } from '../ledger/writer-lock';
 import type { ChunkRecordDecision } from '../governor';
 import { FailureType } from '../shared/failures';
 import { transformLabel } from '../shared/labels';
-import { limitLockWaits } from '../sql/session';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
+import { limitChunkTransaction } from '../sql/session';
 import type { RunContext } from './run-context';
 
 export interface ChunkRequest {
@@ -48,6 +49,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
   const { compiled, run } = ctx;
   const { runId, partitionId } = request;
   const replace = run.spec.target.mode === 'replace';
+  const statementTimeoutSeconds = run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS;
   const client = await pool.connect();
   let cursor: string | null = null;
   let hi: string | null = null;
@@ -64,7 +66,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
       turnMs = Date.now() - chunkStarted;
       chunkStarted = Date.now();
     }
-    await limitLockWaits(client, LOCK_TIMEOUT_MS);
+    await limitChunkTransaction(client, { lockTimeoutMs: LOCK_TIMEOUT_MS, statementTimeoutMs: statementTimeoutSeconds * 1000 });
     const locked = await lockPartition(client, runId, partitionId);
     if (locked.status !== 'running') {
       // another attempt finished it while we waited for the lock
@@ -118,6 +120,15 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isPgError(err) && err.code === '55P03') {
       return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: summarizePgError(err) };
+    }
+    if (isPgError(err) && err.code === '57014') {
+      // our statement_timeout (or an operator's pg_cancel_backend): retrying the same chunk would only time out again
+      const range = compiled.describeRange(bounds, cursor, hi);
+      const message =
+        `partition ${partitionId} failed at ${range}: a statement was cancelled after running up to limits.statementTimeoutSeconds (${statementTimeoutSeconds} s), ` +
+        'or by an operator; lower limits.chunkSize (or raise the timeout), then: backfill retry-failed ' + runId;
+      await finishPartition(pool, runId, partitionId, 'failed', { message, range, detail: `${message} (${describePgError(err)})` });
+      throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
     }
     if (isDataError(err) || err instanceof TransformError) {
       const range = compiled.describeRange(bounds, cursor, hi);

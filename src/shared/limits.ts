@@ -11,7 +11,13 @@ import { windowProblem } from './window';
 export const LIMIT_BOUNDS = {
   concurrency: { min: 1, max: 500 },
   chunkSize: { min: 1, max: 1_000_000 },
+  // below one row a second the waits between chunks outgrow what a timer can hold
+  rowsPerSecond: { min: 1, max: 100_000_000 },
+  statementTimeoutSeconds: { min: 1, max: 86_400 },
 } as const;
+
+/** How long one statement of a chunk (the transform included) may run before PostgreSQL cancels it. */
+export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 900;
 
 export const DEFAULT_LIMITS = { chunkSize: 5000, concurrency: 4 } as const;
 
@@ -47,7 +53,13 @@ export const guardsSchema = z.strictObject({
 export const limitsSchema = z.strictObject({
   chunkSize: bounded('chunkSize').default(DEFAULT_LIMITS.chunkSize),
   concurrency: bounded('concurrency').default(DEFAULT_LIMITS.concurrency),
-  rowsPerSecond: z.number().positive().optional(),
+  rowsPerSecond: z
+    .number()
+    .min(LIMIT_BOUNDS.rowsPerSecond.min, { message: `must be at least ${LIMIT_BOUNDS.rowsPerSecond.min} row a second; to stop writing, pause the run` })
+    .max(LIMIT_BOUNDS.rowsPerSecond.max)
+    .optional(),
+  /** Each statement of a chunk runs under this statement_timeout (SET LOCAL in the chunk's transaction). */
+  statementTimeoutSeconds: z.number().int().min(LIMIT_BOUNDS.statementTimeoutSeconds.min).max(LIMIT_BOUNDS.statementTimeoutSeconds.max).optional(),
   /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
   window: windowSchema.optional(),
   /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */
@@ -84,8 +96,11 @@ export function limitsChangeProblem(change: LimitsChange): string | undefined {
     const { min, max } = LIMIT_BOUNDS[name];
     if (!Number.isInteger(value) || value < min || value > max) return `${name} must be an integer from ${min} to ${max} (got ${value})`;
   }
-  if (rowsPerSecond !== undefined && rowsPerSecond !== null && !(typeof rowsPerSecond === 'number' && rowsPerSecond > 0 && Number.isFinite(rowsPerSecond))) {
-    return `rowsPerSecond must be a positive number, or null to remove the cap (got ${rowsPerSecond})`;
+  if (rowsPerSecond !== undefined && rowsPerSecond !== null) {
+    const { min, max } = LIMIT_BOUNDS.rowsPerSecond;
+    if (!(typeof rowsPerSecond === 'number' && rowsPerSecond >= min && rowsPerSecond <= max)) {
+      return `rowsPerSecond must be a number from ${min} to ${max}, or null to remove the cap (got ${rowsPerSecond}); to stop writing, pause the run`;
+    }
   }
   return undefined;
 }
@@ -100,6 +115,7 @@ export function applyLimitsChange(current: Limits, change: LimitsChange): Limits
   if (target) next.targetChunkSeconds = target;
   if (current.minChunkSize !== undefined) next.minChunkSize = current.minChunkSize;
   if (current.maxChunkSize !== undefined) next.maxChunkSize = current.maxChunkSize;
+  if (current.statementTimeoutSeconds !== undefined) next.statementTimeoutSeconds = current.statementTimeoutSeconds;
   const guards = change.guards === undefined ? current.guards : change.guards;
   if (guards) next.guards = guardsSchema.parse(guards);
   return next;

@@ -41,6 +41,7 @@ export interface Limits {
   targetChunkSeconds?: number;
   minChunkSize?: number;
   maxChunkSize?: number;
+  statementTimeoutSeconds?: number;
   guards?: GuardsSpec;
 }
 

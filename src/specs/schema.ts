@@ -62,6 +62,11 @@ export const transformSchema = z
     version: z.number().int().positive({ message: 'must be a positive integer; bump it whenever the logic changes' }),
     sql: z.string().min(1).optional(),
     module: z.string().min(1).optional(),
+    /**
+     * The SQL transform calls volatile functions (random(), clock_timestamp(), nextval()) on
+     * purpose: a re-run then writes different values. Refused unless declared; recorded in the run.
+     */
+    allowVolatile: z.boolean().optional(),
   })
   .refine((t) => (t.sql === undefined) !== (t.module === undefined), {
     message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',

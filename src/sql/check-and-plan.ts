@@ -14,6 +14,7 @@ import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { inspectSpec } from './inspect';
 import { inReadOnlyCheck } from './session';
+import { volatileRoutines } from './volatility';
 import type { RunShape } from './shape';
 import { readSourceFacts } from './source-facts';
 import { checkGuardSql, checkTransformSql, checkWhere, guardSql, loadSqlParser, type SqlReads } from './spec-sql';
@@ -25,24 +26,60 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
   if (!parsed.ok) return parsed;
   const inspected = await inspectSpec(pool, spec, transform);
   if (!inspected.ok) return inspected;
-  const shape: RunShape = parsed.reads ? { ...inspected.shape, transformReads: parsed.reads } : inspected.shape;
   try {
-    const facts = await inReadOnlyCheck(pool, (client) => readSourceFacts(client, spec));
-    return { ok: true, shape, partitions: planPartitions(spec.partition, facts) };
+    return await inReadOnlyCheck(pool, async (client): Promise<CheckedPlan> => {
+      const volatility = await checkVolatility(client, spec, parsed);
+      if (!volatility.ok) return volatility;
+      const shape: RunShape = volatility.reads ? { ...inspected.shape, transformReads: volatility.reads } : inspected.shape;
+      const facts = await readSourceFacts(client, spec);
+      return { ok: true, shape, partitions: planPartitions(spec.partition, facts) };
+    });
   } catch (err) {
     if (err instanceof PlanError) return { ok: false, problems: [{ path: err.field, message: err.message }] };
     throw err;
   }
 }
 
+type ParsedSpecSql = { ok: true; reads?: SqlReads; whereRoutines?: { functions: string[]; operators: string[] } };
+
+/**
+ * Volatile functions make a transform's output differ between retries and re-runs, and a
+ * filter's scope shift under the run: refused, unless the transform declares them.
+ */
+async function checkVolatility(client: pg.PoolClient, spec: Spec, parsed: ParsedSpecSql): Promise<{ ok: true; reads?: SqlReads } | { ok: false; problems: SpecProblem[] }> {
+  const problems: SpecProblem[] = [];
+  let reads = parsed.reads;
+  if (parsed.whereRoutines) {
+    const volatile = await volatileRoutines(client, parsed.whereRoutines);
+    if (volatile.length > 0) {
+      problems.push({ path: 'source.where', message: `calls volatile ${volatile.join(', ')}: the scope would change while the run walks it; filter on stored values and stable functions such as now() only` });
+    }
+  }
+  if (reads) {
+    const volatile = await volatileRoutines(client, { functions: reads.functions, operators: reads.operators ?? [] });
+    if (volatile.length > 0 && !spec.transform.allowVolatile) {
+      problems.push({
+        path: 'transform.sql',
+        message:
+          `calls volatile ${volatile.join(', ')}: it returns something new on every call, so a retried or re-run chunk would write different values; ` +
+          'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)',
+      });
+    }
+    if (volatile.length > 0) reads = { ...reads, volatile };
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, reads };
+}
+
 /** Every piece of SQL in the spec, through the PostgreSQL parser: what each field allows, nothing more. */
-export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'limits'>): Promise<{ ok: true; reads?: SqlReads } | { ok: false; problems: SpecProblem[] }> {
+export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'limits'>): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
   await loadSqlParser();
   const problems: SpecProblem[] = [];
   let reads: SqlReads | undefined;
+  let whereRoutines: ParsedSpecSql['whereRoutines'];
   if (spec.source.where) {
     const where = checkWhere(spec.source.where);
-    if (!where.ok) problems.push({ path: 'source.where', message: where.message });
+    if (where.ok) whereRoutines = where.routines;
+    else problems.push({ path: 'source.where', message: where.message });
   }
   if (spec.transform.sql) {
     const transform = checkTransformSql(spec.transform.sql);
@@ -53,5 +90,5 @@ export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'li
     const guard = checkGuardSql(sql);
     if (!guard.ok) problems.push({ path, message: guard.message });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, reads };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, reads, whereRoutines };
 }

@@ -11,8 +11,17 @@ import type pg from 'pg';
 /** How long one check or guard reading may run before PostgreSQL cancels it. */
 export const CHECK_TIMEOUT_MS = 30_000;
 
-export async function limitLockWaits(client: pg.PoolClient, ms: number): Promise<void> {
-  await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`);
+/**
+ * The limits a chunk's transaction runs under, set LOCAL so they end with it: how long any
+ * lock may be waited for, how long any one statement (the transform's included) may run,
+ * and how long the transaction may sit idle while a TypeScript transform computes.
+ */
+export async function limitChunkTransaction(client: pg.PoolClient, limits: { lockTimeoutMs: number; statementTimeoutMs: number }): Promise<void> {
+  const ms = (n: number) => Math.max(1, Math.round(n));
+  await client.query(
+    `SET LOCAL lock_timeout = ${ms(limits.lockTimeoutMs)}; SET LOCAL statement_timeout = ${ms(limits.statementTimeoutMs)}; ` +
+      `SET LOCAL idle_in_transaction_session_timeout = ${ms(limits.statementTimeoutMs)}`,
+  );
 }
 
 /** Runs one statement over the extended protocol (never several, whatever the text says). */

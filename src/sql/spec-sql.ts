@@ -21,6 +21,22 @@ export function loadSqlParser(): Promise<void> {
 export interface SqlReads {
   tables: string[];
   functions: string[];
+  /** Operators, by name (`+`, `@>`), for the volatility check. */
+  operators?: string[];
+  /** Volatile functions the spec declared with transform.allowVolatile (recorded in the run). */
+  volatile?: string[];
+}
+
+/** Functions and operators a tree calls, by the names written (`random`, `pg_catalog.now`, `+`). */
+export function routinesIn(tree: unknown): { functions: string[]; operators: string[] } {
+  const functions = new Set<string>();
+  const operators = new Set<string>();
+  const names = (list: unknown) => ((list as { String?: { sval: string } }[]) ?? []).map((p) => p.String?.sval ?? '?').join('.');
+  for (const [kind, node] of walk(tree)) {
+    if (kind === 'FuncCall') functions.add(names(node.funcname));
+    if (kind === 'A_Expr' && node.name) operators.add(names(node.name));
+  }
+  return { functions: [...functions].sort(), operators: [...operators].sort() };
 }
 
 export type SqlVerdict<T = object> = ({ ok: true } & T) | { ok: false; message: string };
@@ -96,7 +112,6 @@ export function checkTransformSql(sql: string): SqlVerdict<{ reads: SqlReads }> 
   if (!verdict.ok) return verdict;
   const ctes = new Set<string>();
   const tables = new Set<string>();
-  const functions = new Set<string>();
   let chunk = false;
   for (const [kind, node] of walk(verdict.select)) {
     if (kind === 'CommonTableExpr') ctes.add(String(node.ctename));
@@ -105,13 +120,10 @@ export function checkTransformSql(sql: string): SqlVerdict<{ reads: SqlReads }> 
       if (!node.schemaname && node.relname === 'chunk') chunk = true;
       else tables.add(name);
     }
-    if (kind === 'FuncCall') {
-      const parts = (node.funcname as { String?: { sval: string } }[]).map((p) => p.String?.sval ?? '?');
-      functions.add(parts.join('.'));
-    }
   }
   if (!chunk) return { ok: false, message: 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c' };
-  return { ok: true, reads: { tables: [...tables].filter((t) => !ctes.has(t)).sort(), functions: [...functions].sort() } };
+  const { functions, operators } = routinesIn(verdict.select);
+  return { ok: true, reads: { tables: [...tables].filter((t) => !ctes.has(t)).sort(), functions, ...(operators.length ? { operators } : {}) } };
 }
 
 const WHERE_PREFIX = 'SELECT 1 WHERE ';
@@ -120,7 +132,7 @@ const WHERE_PREFIX = 'SELECT 1 WHERE ';
  * source.where: exactly one boolean expression. Parsed as written (not inside the parentheses
  * the engine adds), so `x) OR (true` and `true); COMMIT; …` cannot break out of them.
  */
-export function checkWhere(where: string): SqlVerdict {
+export function checkWhere(where: string): SqlVerdict<{ routines: { functions: string[]; operators: string[] } }> {
   // the newline ends a trailing -- comment, as in the statements that run it
   const parsed = parse(`${WHERE_PREFIX}${where}\n`, WHERE_PREFIX.length);
   if (!parsed.ok) return parsed;
@@ -133,7 +145,7 @@ export function checkWhere(where: string): SqlVerdict {
     return { ok: false, message: `${problem} (found ${extra?.length ? extra.map((k) => k.replace(/Clause$|Count$|Offset$/, '').toUpperCase()).join(', ') : 'more than a condition'})` };
   }
   const modifying = readOnlyProblem(select);
-  return modifying ? { ok: false, message: modifying } : { ok: true };
+  return modifying ? { ok: false, message: modifying } : { ok: true, routines: routinesIn(select.whereClause) };
 }
 
 /** Guard SQL: one SELECT returning one number, and nothing but reads. */
