@@ -15,7 +15,7 @@ import { PoolRegistry } from './db/pool-registry';
 import { createLogger } from './logger';
 import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
-import { connectWorker } from './temporal/connect';
+import { connectWorker, dataConverterFor } from './temporal/connect';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -44,6 +44,9 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     taskQueue: config.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
     activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs }),
+    // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
+    // workflow bundle must have been bundled with the same failureConverterPath)
+    ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
     // each activity slot may hold one database connection: this bounds the load one worker puts on PostgreSQL
     maxConcurrentActivityTaskExecutions: maxActivities,
   });
@@ -110,7 +113,15 @@ export async function runWorker(): Promise<void> {
   const logger = createLogger('backfill-worker');
   const running = await startWorker({ logger });
   logger.info(
-    { address: config.address, namespace: config.namespace, taskQueue: config.taskQueue, metrics: process.env.BACKFILL_METRICS_ADDRESS ?? null },
+    {
+      address: config.address,
+      namespace: config.namespace,
+      taskQueue: config.taskQueue,
+      tls: Boolean(config.connection?.tls),
+      apiKey: Boolean(config.connection?.apiKey),
+      payloadEncryption: Boolean(config.payloadKeys),
+      metrics: process.env.BACKFILL_METRICS_ADDRESS ?? null,
+    },
     'worker started',
   );
   await running.done;

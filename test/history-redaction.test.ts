@@ -7,10 +7,10 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
 import { statusReportFor, waitForResult } from '../src/operations';
 import { partitionWorkflowId } from '../src/shared/ids';
 import { useTestEnvironment } from './helpers/environment';
+import { historiesText } from './helpers/histories';
 import { writeSpec } from './helpers/orders';
 
 const env = useTestEnvironment('redact', { rows: 10 });
@@ -30,18 +30,6 @@ beforeAll(async () => {
   `);
 });
 
-/** Every event of every run of every workflow of this backfill, as text, payloads decoded. */
-async function historiesText(client: Client, workflowIds: string[]): Promise<string> {
-  const texts: string[] = [];
-  for (const workflowId of workflowIds) {
-    for await (const wf of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-      texts.push(wf.workflowId);
-      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      texts.push(JSON.stringify(history, (_key, value) => (value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value)));
-    }
-  }
-  return texts.join('\n');
-}
 
 test('a run that hits constraint errors puts no row value into any history; the ledger keeps the full errors', async () => {
   const spec = {
@@ -79,7 +67,9 @@ test('a run that hits constraint errors puts no row value into any history; the 
 
   const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
   const text = await historiesText(env.client, ids);
-  expect(text).toContain('people_out_n_check'); // the scan does see the failures
+  // the scan sees failures and decoded payloads (the spec is the run's input)
+  expect(text).toContain('people_out_n_check');
+  expect(text).toContain('c.code::integer AS code');
   expect(text).not.toContain(SECRET);
 });
 
@@ -120,6 +110,7 @@ test('a throwing TypeScript transform and list partitions leave neither row valu
   const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
   const text = await historiesText(env.client, ids);
   expect(text).toContain('threw Error');
+  expect(text).toContain('"partitionId":"team#000002"');
   expect(text).not.toContain(SECRET);
   expect(text).not.toMatch(/team-\d/);
 });

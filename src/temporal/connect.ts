@@ -1,10 +1,12 @@
 /**
  * The one module that opens connections to Temporal: a Client for operators (CLI, demo,
- * tests, benchmarks) and a NativeConnection for workers, both from one TemporalConfig.
- * Connection options (TLS, API keys) belong here and nowhere else.
+ * tests, benchmarks) and a NativeConnection for workers, both from one TemporalConfig, with
+ * its TLS, API key and payload encryption. A worker's data converter comes from here too, so
+ * both ends always agree on how payloads are encoded.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type DataConverter } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { AesGcmPayloadCodec } from './payload-codec';
 import { temporalConfig, type TemporalConfig } from './config';
 
 export interface ConnectedClient {
@@ -12,15 +14,29 @@ export interface ConnectedClient {
   close(): Promise<void>;
 }
 
-export async function connectClient(config: Pick<TemporalConfig, 'address' | 'namespace'> = temporalConfig()): Promise<ConnectedClient> {
-  const connection = await Connection.connect({ address: config.address }).catch((err: Error) => {
-    throw new Error(`cannot reach Temporal at ${config.address} (${err.message}); start it with: npx backfill dev`, { cause: err });
-  });
-  return { client: new Client({ connection, namespace: config.namespace }), close: () => connection.close() };
+type ConnectConfig = Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pick<TemporalConfig, 'connection' | 'payloadKeys'>>;
+
+function unreachable(config: Pick<TemporalConfig, 'address' | 'connection'>, err: Error): Error {
+  const how = config.connection?.tls ? ' over TLS' : '';
+  return new Error(`cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`, { cause: err });
 }
 
-export async function connectWorker(config: Pick<TemporalConfig, 'address'> = temporalConfig()): Promise<NativeConnection> {
-  return NativeConnection.connect({ address: config.address }).catch((err: Error) => {
-    throw new Error(`cannot reach Temporal at ${config.address} (${err.message}); start it with: npx backfill dev`, { cause: err });
+/** Payload encryption (and encoded failure messages) when keys are configured; the SDK's default otherwise. */
+export function dataConverterFor(config: Partial<Pick<TemporalConfig, 'payloadKeys'>>): DataConverter | undefined {
+  if (!config.payloadKeys) return undefined;
+  return { payloadCodecs: [new AesGcmPayloadCodec(config.payloadKeys)], failureConverterPath: require.resolve('./failure-converter') };
+}
+
+export async function connectClient(config: ConnectConfig = temporalConfig()): Promise<ConnectedClient> {
+  const connection = await Connection.connect({ address: config.address, ...config.connection }).catch((err: Error) => {
+    throw unreachable(config, err);
+  });
+  const dataConverter = dataConverterFor(config);
+  return { client: new Client({ connection, namespace: config.namespace, ...(dataConverter ? { dataConverter } : {}) }), close: () => connection.close() };
+}
+
+export async function connectWorker(config: Pick<TemporalConfig, 'address'> & Partial<Pick<TemporalConfig, 'connection'>> = temporalConfig()): Promise<NativeConnection> {
+  return NativeConnection.connect({ address: config.address, ...config.connection }).catch((err: Error) => {
+    throw unreachable(config, err);
   });
 }

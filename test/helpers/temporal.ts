@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import type { WorkerTrust } from '../../src/security/worker-trust';
+import type { TemporalConfig } from '../../src/temporal/config';
 import { connectClient } from '../../src/temporal/connect';
 import { launchWorker } from '../../src/worker';
 
@@ -22,6 +23,15 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
   });
   return bundle;
+}
+
+/** The bundle a worker with payload encryption needs: failures are encoded inside the sandbox too. */
+export function encryptedWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('../../src/workflows'),
+    failureConverterPath: require.resolve('../../src/temporal/failure-converter'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+  });
 }
 
 export function temporalAddress(): string {
@@ -41,11 +51,19 @@ export interface TestWorker {
 }
 
 /** An in-process worker built exactly as `backfill worker` builds one, on its own task queue. */
-export async function startTestWorker(taskQueue: string, options: { maxConcurrentActivities?: number; trust?: Partial<WorkerTrust> } = {}): Promise<TestWorker> {
+export interface TestWorkerOptions {
+  maxConcurrentActivities?: number;
+  trust?: Partial<WorkerTrust>;
+  /** Connection settings beyond the test server's address (payload keys). */
+  temporal?: Partial<TemporalConfig>;
+  bundle?: WorkflowBundleWithSourceMap;
+}
+
+export async function startTestWorker(taskQueue: string, options: TestWorkerOptions = {}): Promise<TestWorker> {
   const maxConcurrentActivities = options.maxConcurrentActivities ?? 20;
   const running = await launchWorker({
-    temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
-    workflowBundle: await workflowBundle(),
+    temporal: { address: temporalAddress(), namespace: 'default', taskQueue, ...options.temporal },
+    workflowBundle: options.bundle ?? (await workflowBundle()),
     // test databases are BF_TEST_DB_<file>; test transform modules are written to the temp directory
     trust: { databases: [TEST_DATABASES], transformDirs: [os.tmpdir(), path.resolve(__dirname, '../..')], ...options.trust },
     logger: pino({ level: 'warn' }),

@@ -1,0 +1,32 @@
+/**
+ * Every event of every run of the given workflows as one searchable text: each string of
+ * the history as it is stored, and again base64-decoded (payload data, metadata and
+ * encoded attributes are bytes, which the history's JSON carries as base64). Lists runs
+ * through the raw API, so a client without the payload key can read what is stored.
+ */
+import type { Client } from '@temporalio/client';
+
+export async function historiesText(client: Client, workflowIds: string[]): Promise<string> {
+  const texts: string[] = [];
+  for (const workflowId of workflowIds) {
+    texts.push(workflowId);
+    const { executions } = await client.workflowService.listWorkflowExecutions({ namespace: client.options.namespace, query: `WorkflowId = '${workflowId}'` });
+    if (executions.length === 0) throw new Error(`no workflow ${workflowId} is visible yet`);
+    for (const wf of executions) {
+      const history = await client.workflow.getHandle(wf.execution!.workflowId!, wf.execution!.runId!).fetchHistory();
+      collectStrings(JSON.parse(JSON.stringify(history)), texts);
+    }
+  }
+  return texts.join('\n');
+}
+
+function collectStrings(value: unknown, out: string[]): void {
+  if (typeof value === 'string') {
+    out.push(value);
+    if (/^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0) out.push(Buffer.from(value, 'base64').toString('utf8'));
+  } else if (Array.isArray(value)) {
+    for (const v of value) collectStrings(v, out);
+  } else if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) collectStrings(v, out);
+  }
+}
