@@ -13,6 +13,8 @@ import { newRunId } from '../src/operations';
 import { startRunWorkflow } from '../src/operations/run-workflow';
 import { loadSpecFile } from '../src/specs/load';
 import type { RunWorkflowInput } from '../src/workflows/backfill-run';
+import { setLimitsUpdate } from '../src/workflows/messages';
+import { pollUntil } from '../src/util/poll-until';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';
@@ -122,4 +124,22 @@ describe('module transforms', () => {
     expect(result.status).toBe('succeeded');
     expect(existsSync(inside.marker)).toBe(true);
   });
+});
+
+// last: it is the one case that lets a run register (the ones above check the ledger stays absent)
+test('guard SQL sent with a setLimits update straight through Temporal is parsed by the worker and never run', async () => {
+  // a run slow enough to be running when the update lands
+  const loaded = strangersInput(() => undefined, ordersSpec(env.db.envVar, { name: 'trust-guard', limits: { chunkSize: 10, concurrency: 1, rowsPerSecond: 20 } }));
+  const handle = await start(loaded);
+  const running = () => env.db.pool.query("SELECT 1 FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [loaded.runId]).then((r) => (r.rowCount ? true : undefined), () => undefined);
+  expect(await pollUntil(running, { timeoutMs: 20_000, intervalMs: 100 })).toBe(true);
+  await handle.executeUpdate(setLimitsUpdate, {
+    args: [{ actor: 'mallory', guards: { custom: [{ name: 'innocent', sql: 'SELECT 1; DROP TABLE app.fx', hard: 5 }] } }],
+  });
+  const result = (await handle.result()) as { status: string };
+  expect(result.status).toBe('failed');
+  const { rows: failed } = await env.db.pool.query('SELECT last_error FROM backfill.partitions WHERE run_id = $1', [loaded.runId]);
+  expect(failed[0].last_error).toContain('limits.guards.custom.0.sql must be exactly one statement, a SELECT returning one number (found 2); this worker will not run it');
+  const { rows } = await env.db.pool.query("SELECT to_regclass('app.fx') IS NOT NULL AS t");
+  expect(rows[0].t).toBe(true);
 });

@@ -11,10 +11,12 @@ import { demoCommand } from './commands/demo';
 import { devCommand } from './commands/dev';
 import { planCommand } from './commands/plan';
 import { startCommand } from './commands/start';
+import { migrateCommand } from './commands/migrate';
 import { listCommand, statusCommand } from './commands/status';
 import { reportError, type OutputOptions } from './output';
 
-const outputOption = () => new Option('-o, --output <format>', 'text or json').default('text');
+// choices: a wrong format is refused before the command acts (cancel must not cancel, then fail to print)
+const outputOption = () => new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text');
 const databaseOption = () =>
   new Option('--database <ENV>', 'name of the environment variable holding the ledger database URL').default('DATABASE_URL');
 
@@ -113,6 +115,13 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(outputOption())
     .action(listCommand);
+
+  program
+    .command('migrate')
+    .description("create or update the backfill ledger (schema backfill) in a database; run it as the ledger's owner when workers run as a least-privilege role")
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(migrateCommand);
 
   program
     .command('schema')

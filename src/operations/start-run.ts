@@ -41,6 +41,9 @@ export interface StartedRun {
   handle: WorkflowHandleWithFirstExecutionRunId;
 }
 
+/** Temporal refuses payloads over 2 MB; the input travels again in activity inputs and continue-as-new. */
+const MAX_START_PAYLOAD_BYTES = 1024 * 1024;
+
 export function newRunId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 13).toLowerCase();
   return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
@@ -70,6 +73,13 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       reconcileIntervalMs: options.reconcileIntervalMs,
     };
+    const bytes = Buffer.byteLength(JSON.stringify(input));
+    if (bytes > MAX_START_PAYLOAD_BYTES) {
+      throw new UsageError(
+        `${options.specFile}: the run's input would be ${(bytes / 1024 / 1024).toFixed(1)} MB, over the ${MAX_START_PAYLOAD_BYTES / 1024 / 1024} MB a Temporal payload may safely carry; ` +
+          'omit partition.values to discover the values from the data, or shorten the spec',
+      );
+    }
     const handle = await startRunWorkflow(temporal.client, temporal.taskQueue, input, {
       status: 'pending',
       // name, reason, scope

@@ -6,6 +6,7 @@
  * scope falls outside every partition.
  */
 import { partitionId } from '../shared/ids';
+import { MAX_PARTITIONS } from '../shared/limits';
 import type { PartitionBounds, PlannedPartition } from '../shared/types';
 import { parseInterval, type PartitionSpec, type TimeUnit } from '../specs/schema';
 
@@ -16,7 +17,7 @@ export type SourceFacts =
   | { kind: 'list'; values: string[]; hasNulls: boolean };
 
 /** Beyond this the parent's ledger paging still works, but the plan is almost surely a typo in size. */
-export const MAX_PARTITIONS = 100_000;
+export { MAX_PARTITIONS };
 
 export class PlanError extends Error {
   constructor(
@@ -54,6 +55,9 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
       const given = partition.values?.map(String);
       const values = given ?? facts.values;
       const unique = [...new Set(values)];
+      if (unique.length > MAX_PARTITIONS) {
+        throw new PlanError('partition.column', `has more than ${MAX_PARTITIONS} distinct values in scope (one partition each); partition by range or time, or narrow source.where`);
+      }
       const listed: PartitionBounds[] = unique.map((value) => ({ kind: 'list', column, value }));
       // explicitly listed values bound the scope; discovered values must cover every row
       return given ? listed : [...listed, ...nulls];

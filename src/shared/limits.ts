@@ -16,6 +16,9 @@ export const LIMIT_BOUNDS = {
   statementTimeoutSeconds: { min: 1, max: 86_400 },
 } as const;
 
+/** The most partitions one run may plan: beyond it the ledger, the run's state and the Web UI stop being useful. */
+export const MAX_PARTITIONS = 100_000;
+
 /** How long one statement of a chunk (the transform included) may run before PostgreSQL cancels it. */
 export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 900;
 

@@ -4,7 +4,7 @@
  * line and field path. Node-only (fs); workflows see only the parsed Spec.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { z } from 'zod';
@@ -31,11 +31,19 @@ export interface FrozenTransform {
   modulePath?: string;
 }
 
+/** A spec is a page of YAML; anything near this size is a mistake or an attack on memory. */
+export const MAX_SPEC_BYTES = 1024 * 1024;
+
 export function loadSpecFile(file: string): LoadedSpec {
   let text: string;
   try {
+    const size = statSync(file).size;
+    if (size > MAX_SPEC_BYTES) {
+      throw new SpecError(file, [{ path: '', message: `is ${(size / 1024 / 1024).toFixed(1)} MB; a spec may be at most 1 MB (to partition by many values, omit partition.values and let the plan discover them)` }]);
+    }
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof SpecError) throw err;
     throw new SpecError(file, [{ path: '', message: `cannot be read (${(err as Error).message}); check the path` }]);
   }
   return parseSpecText(text, file);
@@ -53,7 +61,13 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
       }),
     );
   }
-  const raw = doc.toJS();
+  let raw: unknown;
+  try {
+    // the yaml library stops alias expansion past maxAliasCount (a "billion laughs" document)
+    raw = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw new SpecError(file, [{ path: '', message: `is not valid YAML: ${(err as Error).message.split('\n')[0]}; write the values out instead of expanding aliases` }]);
+  }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new SpecError(file, [{ path: '', message: 'must be a YAML mapping with name, reason, database, source, partition, transform, target' }]);
   }

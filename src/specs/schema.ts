@@ -6,7 +6,7 @@
  * the database before a run starts.
  */
 import { z } from 'zod';
-import { DEFAULT_LIMITS, limitsSchema } from '../shared/limits';
+import { DEFAULT_LIMITS, limitsSchema, MAX_PARTITIONS } from '../shared/limits';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -49,7 +49,11 @@ const listPartition = z.strictObject({
   by: z.literal('list'),
   column: identifier,
   /** Omitted: the distinct values of the column in scope are discovered at plan time. */
-  values: z.array(z.union([z.string(), z.number()])).min(1, { message: 'must list at least one value, or be omitted to discover them' }).optional(),
+  values: z
+    .array(z.union([z.string().max(1000, { message: 'must be at most 1000 characters' }), z.number()]))
+    .min(1, { message: 'must list at least one value, or be omitted to discover them' })
+    .max(MAX_PARTITIONS, { message: `must list at most ${MAX_PARTITIONS} values (one partition each); omit it to discover the values, or partition by range` })
+    .optional(),
 });
 
 export const partitionSchema = z.discriminatedUnion('by', [rangePartition, timePartition, listPartition], {

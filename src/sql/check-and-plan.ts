@@ -32,7 +32,12 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
       if (!volatility.ok) return volatility;
       const shape: RunShape = volatility.reads ? { ...inspected.shape, transformReads: volatility.reads } : inspected.shape;
       const facts = await readSourceFacts(client, spec);
-      return { ok: true, shape, partitions: planPartitions(spec.partition, facts) };
+      const partitions = planPartitions(spec.partition, facts);
+      if (partitions.length === 0) {
+        const [path, what] = spec.source.where ? ['source.where', `selects no rows of ${spec.source.table}`] : ['source.table', `${spec.source.table} has no rows`];
+        return { ok: false, problems: [{ path, message: `${what}: there is nothing to backfill; check the filter and the database the spec names` }] };
+      }
+      return { ok: true, shape, partitions };
     });
   } catch (err) {
     if (err instanceof PlanError) return { ok: false, problems: [{ path: err.field, message: err.message }] };

@@ -3,6 +3,7 @@
  * distinct values, whether NULLs occur), within the spec's `where` scope. One query per plan.
  */
 import type pg from 'pg';
+import { MAX_PARTITIONS } from '../shared/limits';
 import type { SourceFacts } from '../planner/partitions';
 import type { Spec } from '../specs/schema';
 import { quoteIdent, quoteTable } from '../db/sql';
@@ -32,7 +33,7 @@ export async function readSourceFacts(db: pg.Pool | pg.PoolClient, spec: Spec): 
       if (spec.partition.values) return { kind: 'list', values: spec.partition.values.map(String), hasNulls: false };
       const { rows } = await querySingle<{ v: string }>(
         db,
-        `SELECT DISTINCT s.${col}::text AS v FROM ${src} s ${where ? `${where} AND` : 'WHERE'} s.${col} IS NOT NULL ORDER BY 1`,
+        `SELECT DISTINCT s.${col}::text AS v FROM ${src} s ${where ? `${where} AND` : 'WHERE'} s.${col} IS NOT NULL ORDER BY 1 LIMIT ${MAX_PARTITIONS + 1}`, // one more than a plan may hold: enough to refuse, never unbounded
       );
       const { rows: n } = await querySingle<{ has_nulls: boolean }>(db, `SELECT ${nulls} AS has_nulls`);
       return { kind: 'list', values: rows.map((r) => r.v), hasNulls: n[0].has_nulls };

@@ -9,9 +9,10 @@ describe('transform.sql is one SELECT over chunk that only reads', () => {
     ['WITH x AS (SELECT * FROM chunk) SELECT * FROM x', { tables: [], functions: [] }],
     [
       'SELECT c.id, round(c.amount_cents * r.usd_rate / 100.0, 2) AS amount_usd FROM chunk c JOIN public.fx_rates r USING (currency) -- trailing comment',
-      { tables: ['public.fx_rates'], functions: ['round'] },
+      { tables: ['public.fx_rates'], functions: ['round'], operators: ['*', '/'] },
     ],
     ['SELECT c.id, app.rate_at(c.created_at) FROM chunk c WHERE c.id IN (SELECT id FROM app.allow)', { tables: ['app.allow'], functions: ['app.rate_at'] }],
+    ['SELECT c.id, c.tags OPERATOR(app.@@) 1, clock_timestamp() FROM chunk c', { tables: [], functions: ['clock_timestamp'], operators: ['app.@@'] }],
   ])('%s is accepted; it reads %j', (sql, reads) => {
     expect(checkTransformSql(sql)).toEqual({ ok: true, reads });
   });
@@ -34,8 +35,13 @@ describe('transform.sql is one SELECT over chunk that only reads', () => {
 });
 
 describe('source.where is exactly one condition', () => {
-  test.each([["status <> 'void'"], ["created_at >= '2024-01-01' AND tenant IN (SELECT id FROM app.tenants)"], ["status <> 'void' -- paid ones only"]])('%s is accepted', (where) => {
-    expect(checkWhere(where)).toEqual({ ok: true });
+  test.each([
+    ["status <> 'void'", { functions: [], operators: ['<>'] }],
+    ["created_at >= '2024-01-01' AND tenant IN (SELECT id FROM app.tenants)", { functions: [], operators: ['>='] }],
+    ["status <> 'void' -- paid ones only", { functions: [], operators: ['<>'] }],
+    ["created_at < now() - interval '1 day'", { functions: ['now'], operators: ['-', '<'] }],
+  ])('%s is accepted; it calls %j', (where, routines) => {
+    expect(checkWhere(where)).toEqual({ ok: true, routines });
   });
 
   test.each([

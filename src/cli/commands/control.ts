@@ -7,7 +7,7 @@ import { controlRun, setRunLimits, type ControlAction } from '../../operations/c
 import { retryFailed } from '../../operations/retry-failed';
 import { statusReportFor } from '../../operations/status';
 import { runLabel } from '../../shared/labels';
-import { LIMIT_BOUNDS } from '../../shared/limits';
+import { LIMIT_BOUNDS, limitsChangeProblem } from '../../shared/limits';
 import type { LimitsChange } from '../../shared/types';
 import type { AllowedWindow } from '../../shared/window';
 import { temporalConfig } from '../../temporal/config';
@@ -57,6 +57,9 @@ function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
 
 export async function setLimitsCommand(ref: string, opts: SetLimitsFlags): Promise<void> {
   const change = limitsChangeFromFlags(opts);
+  // the workflow's update validator says the same; checking here first answers without a round trip
+  const problem = limitsChangeProblem(change);
+  if (problem) throw new UsageError(problem);
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
     const run = await findRun(ref);
     const limits = await setRunLimits({ client }, run, change);
