@@ -15,6 +15,8 @@ import { FailureType } from '../shared/failures';
 import { transformLabel } from '../shared/labels';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import { limitChunkTransaction } from '../sql/session';
+import { boundsText } from '../sql/statements';
+import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
 
 export interface ChunkRequest {
@@ -90,6 +92,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     const created = createdTables.get(client) ?? new Set<string>();
     if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
     const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
+    if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
     let rowsWritten = 0;
     for (const statement of compiled.write(bounds)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
@@ -148,6 +151,25 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
 }
 
 /** A TypeScript transform failed: `message` may quote row values (ledger only), `summary` does not. */
+/**
+ * Replace mode deletes and rewrites exactly its partition's target rows. An output row that
+ * belongs to another partition (6-hour partitions feeding a daily rollup, a day computed in
+ * another time zone) would overwrite what that partition computed: the chunk writes nothing
+ * and the partition fails, saying how to partition instead.
+ */
+async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext, partitionId: string, bounds: PartitionRow['bounds']): Promise<void> {
+  const check = ctx.compiled.outsidePartition(bounds);
+  const { rows } = await client.query<{ key: string; value: string | null; total: string }>(check.text, check.values);
+  if (rows.length === 0) return;
+  const pcol = ctx.run.spec.target.partitionColumn!;
+  const what =
+    `the transform produced ${rows[0].total} row(s) whose ${pcol} lies outside partition ${partitionId}; ` +
+    'replace mode may only write rows of the partition that computed them: partition at the grain of the target (for a daily rollup, time partitions of "1 day" and days computed in UTC)';
+  // values and keys are row data: the ledger's detail only
+  const examples = rows.map((r) => `${pcol} = ${r.value ?? 'NULL'} (key ${r.key})`).join(', ');
+  throw new TransformError(`${what}; the partition holds ${boundsText({ ...bounds, column: pcol } as PartitionBounds)}; for example ${examples}`, what);
+}
+
 class TransformError extends Error {
   constructor(
     message: string,

@@ -10,7 +10,7 @@ import { withClient } from '../db/pool';
 import { quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import type { Spec } from '../specs/schema';
+import { parseInterval, type Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from './shape';
 import { beginReadOnlyCheck, CHECK_TIMEOUT_MS, querySingle } from './session';
@@ -115,6 +115,12 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     targetPartitionColumnType = target.columns.get(spec.target.partitionColumn!);
     if (!targetPartitionColumnType) {
       problem('target.partitionColumn', `names column ${spec.target.partitionColumn}, which ${spec.target.table} does not have`);
+    } else if (spec.partition.by === 'time' && targetPartitionColumnType === 'date' && ['minute', 'hour'].includes(parseInterval(spec.partition.size)?.unit ?? '')) {
+      // a day's row would be computed from a fraction of the day, by each partition in turn
+      problem(
+        'partition.size',
+        `is ${spec.partition.size}, but target.partitionColumn ${spec.target.partitionColumn} is a date: in replace mode each partition must cover whole days; use size: "1 day" (or weeks, months)`,
+      );
     }
   }
 

@@ -35,6 +35,12 @@ export interface CompiledRun {
   fillFromJson(rowsJson: string): Statement;
   /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
   write(bounds: PartitionBounds): Statement[];
+  /**
+   * Replace mode: output rows whose target.partitionColumn lies outside the partition that
+   * computed them (`key`, `value`, `total` of a few); such a row would overwrite a row another
+   * partition owns, so the chunk must not write at all.
+   */
+  outsidePartition(bounds: PartitionBounds): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
   describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
@@ -143,7 +149,24 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       if (cursor !== null) return `${what} in (${cursor}, ${to}]`;
       // the first chunk starts where the partition does: name that bound, not an open interval
       if (bounds?.kind === 'range' && bounds.column === spec.source.key) return `${what} in [${bounds.lo}, ${to}]`;
-      return bounds ? `${what} from the start of the partition (${boundsText(bounds)}) through ${to}` : `${what} up to ${to}`;
+      // a list value is row data (this text reaches Temporal): its partition is named by id alone
+      if (bounds && (bounds.kind === 'range' || bounds.kind === 'time')) return `${what} from the start of the partition (${boundsText(bounds)}) through ${to}`;
+      return `${what} from the partition's first row through ${to}`;
+    },
+
+    outsidePartition(bounds) {
+      const values: unknown[] = [];
+      const param = (v: unknown, type: string) => {
+        values.push(v);
+        return `$${values.length}::${type}`;
+      };
+      const pcol = spec.target.partitionColumn!;
+      const inPartition = partitionPredicate({ ...bounds, column: pcol } as PartitionBounds, 'o', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
+      const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
+      return {
+        text: `SELECT ${keyText} AS key, o.${quoteIdent(pcol)}::text AS value, count(*) OVER () AS total FROM ${out} o WHERE (${inPartition}) IS NOT TRUE LIMIT 5`,
+        values,
+      };
     },
 
     write(bounds) {

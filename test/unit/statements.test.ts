@@ -45,7 +45,8 @@ describe('compileRun', () => {
     expect(walking.describeRange(nulls, '10', '20')).toBe('id in (10, 20]');
     // a first chunk names the partition's own bound, never an open interval
     expect(walking.describeRange(day, null, hi)).toBe(`(created_at, id) from the start of the partition (created_at >= ${day.lo} and < ${day.hi}) through ${hi}`);
-    expect(walking.describeRange(nulls, null, '20')).toBe('id from the start of the partition (created_at IS NULL) through 20');
+    expect(walking.describeRange(nulls, null, '20')).toBe("id from the partition's first row through 20");
+    expect(compiled.describeRange({ kind: 'list', column: 'tenant', value: 'acme-secret' }, null, '20')).toBe("id from the partition's first row through 20");
     expect(compiled.describeRange({ kind: 'range', column: 'id', lo: '500', hi: '1000' }, null, '999')).toBe('id in [500, 999]');
     expect(() => walking.fillFromSql(day, '10', null)).toThrow('not a (column, key) cursor: 10');
   });
