@@ -103,6 +103,11 @@ test('a second start of the same spec is refused naming the running run; cancel 
   await expect(second).rejects.toThrow(
     new RegExp(`^backfill ctl-cancel already has an active run ${first.runId} \\((pending|running), started by test at .*\\); wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
   );
+  // another name on the same target is refused too: the two would mix their chunks
+  const sameTarget = env.start({ ...spec, name: 'ctl-cancel-other' });
+  await expect(sameTarget).rejects.toThrow(
+    new RegExp(`^app\\.orders_usd is the target of active run ${first.runId} \\(ctl-cancel, (pending|running)\\); two runs on one target would mix their results chunk by chunk: wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
+  );
 
   await waitUntil(async () => (await rowsRead(first.runId)) > 10_000);
   await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });

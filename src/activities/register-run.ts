@@ -13,10 +13,10 @@ import { checkAndPlan } from '../sql/check-and-plan';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
-import { findActiveRun, getRun, insertRun, transitionRun } from '../ledger/runs';
+import { findActiveRun, findActiveRunOnTarget, getRun, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
 import { checkModulePath } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
-import { alreadyActiveMessage, transformLabel } from '../shared/labels';
+import { alreadyActiveMessage, targetBusyMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { specSchema, type Spec } from '../specs/schema';
@@ -79,6 +79,9 @@ export function registerRunActivity(deps: ActivityDeps) {
       throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
     }
     const { partitions, shape } = checked;
+    const targetRelation = (await resolveRelation(pool, spec.target.table))!;
+    const busy = await findActiveRunOnTarget(pool, targetRelation);
+    if (busy) throw targetBusy(targetRelation, busy);
 
     try {
       await withTransaction(pool, async (client) => {
@@ -96,9 +99,17 @@ export function registerRunActivity(deps: ActivityDeps) {
           shape,
           partitionsTotal: partitions.length,
           startedBy: input.startedBy,
+          targetRelation,
         });
         if (!inserted) return;
-        await insertPartitions(client, runId, partitions);
+        const planned = await insertPartitions(client, runId, partitions);
+        if (planned !== partitions.length) {
+          // two partitions with one id: one would never run while the run reported success
+          throw ApplicationFailure.nonRetryable(
+            `the plan of run ${runId} has ${partitions.length} partitions but only ${planned} distinct ids; nothing was recorded. This is a bug in backfill: report it with the spec`,
+            FailureType.SpecInvalid,
+          );
+        }
         await transitionRun(client, runId, 'running');
         await recordEvent(client, {
           runId,
@@ -121,11 +132,19 @@ export function registerRunActivity(deps: ActivityDeps) {
         const winner = await findActiveRun(pool, spec.name);
         throw runAlreadyActive(spec.name, winner?.run_id ?? 'unknown', winner?.status ?? 'active');
       }
+      if ((err as { constraint?: string }).constraint === 'runs_one_active_per_target') {
+        const winner = await findActiveRunOnTarget(pool, targetRelation);
+        throw targetBusy(targetRelation, winner ?? { run_id: 'unknown', name: 'unknown', status: 'running' } as RunRow);
+      }
       throw err;
     }
     deps.logger.info({ runId, partitions: partitions.length }, 'run registered');
     return partitions.length;
   }
+}
+
+function targetBusy(target: string, run: Pick<RunRow, 'run_id' | 'name' | 'status'>): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(targetBusyMessage(target, { runId: run.run_id, name: run.name, status: run.status }), FailureType.RunAlreadyActive);
 }
 
 function runAlreadyActive(name: string, runId: string, status: string): ApplicationFailure {

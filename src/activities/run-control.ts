@@ -124,8 +124,14 @@ export function runControlActivities(deps: ActivityDeps) {
         if (run.cancel_requested) await cancelPending(client, input.runId);
         const totals = await runTotals(client, input.runId);
         const failed = totals.byStatus.failed > 0;
-        const outcome: RunStatus = run.cancel_requested ? 'cancelled' : failed || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
-        const lastError = failed ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}` : undefined;
+        // succeeded means every planned partition is in the ledger and succeeded, not just every one found there
+        const incomplete = totals.total !== run.partitions_total;
+        const outcome: RunStatus = run.cancel_requested ? 'cancelled' : failed || incomplete || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
+        const lastError = incomplete
+          ? `the ledger holds ${totals.total} partitions but the plan had ${run.partitions_total}; the run cannot be complete: start a new run`
+          : failed
+            ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
+            : undefined;
         const status = await transitionRun(client, input.runId, outcome, lastError);
         await recordEvent(client, {
           runId: input.runId,

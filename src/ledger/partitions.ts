@@ -33,15 +33,17 @@ export interface PartitionRow {
   finished_at: Date | null;
 }
 
-export async function insertPartitions(db: Queryable, runId: string, partitions: PlannedPartition[]): Promise<void> {
+/** Inserts the plan; returns how many partitions went in (a run's plan goes in once, whole). */
+export async function insertPartitions(db: Queryable, runId: string, partitions: PlannedPartition[]): Promise<number> {
   // one statement for any plan size: arrays instead of a VALUES list that would hit the parameter limit
-  await db.query(
+  const res = await db.query(
     `INSERT INTO backfill.partitions (run_id, partition_id, ordinal, bounds, status)
      SELECT $1, p.id, p.ordinal, p.bounds, 'pending'
        FROM unnest($2::text[], $3::int[], $4::jsonb[]) AS p(id, ordinal, bounds)
      ON CONFLICT (run_id, partition_id) DO NOTHING`,
     [runId, partitions.map((p) => p.id), partitions.map((p) => p.ordinal), partitions.map((p) => JSON.stringify(p.bounds))],
   );
+  return res.rowCount ?? 0;
 }
 
 /** The next partitions to start, in plan order: those not yet finished at or after `fromOrdinal`. */

@@ -4,6 +4,7 @@
  * running activities read before every chunk. Status changes follow RUN_TRANSITIONS.
  */
 import type pg from 'pg';
+import { quoteTable } from '../db/sql';
 import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
@@ -14,6 +15,8 @@ type Queryable = pg.Pool | pg.PoolClient;
 
 export interface RunRow {
   run_id: string;
+  /** Resolved target table (migration 0007); NULL for runs registered before it. */
+  target_relation: string | null;
   name: string;
   workflow_id: string;
   reason: string;
@@ -55,6 +58,8 @@ export interface NewRun {
   shape: RunShape;
   partitionsTotal: number;
   startedBy: string;
+  /** The target as the database names it; one active run per target. */
+  targetRelation: string;
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -73,13 +78,13 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
   const res = await db.query(
     `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
-       shape, partitions_total, started_by)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)
+       shape, partitions_total, started_by, target_relation)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
       run.transform.name, run.transform.version, run.transform.kind, run.transform.codeHash, run.transform.modulePath ?? null,
-      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy,
+      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation,
     ],
   );
   return res.rowCount === 1;
@@ -102,6 +107,26 @@ export async function findActiveRun(db: Queryable, name: string): Promise<RunRow
     ACTIVE_RUN_STATUSES,
   ]);
   return rows[0];
+}
+
+/** A table as the database names it (`app.orders_usd`), so two spellings of one table compare equal. */
+export async function resolveRelation(db: Queryable, table: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ name: string | null }>(
+    `SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)`,
+    [quoteTable(table)],
+  );
+  return rows[0]?.name ?? undefined;
+}
+
+export async function findActiveRunOnTarget(db: Queryable, targetRelation: string): Promise<RunRow | undefined> {
+  try {
+    const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE target_relation = $1 AND status = ANY($2)', [targetRelation, ACTIVE_RUN_STATUSES]);
+    return rows[0];
+  } catch (err) {
+    // a ledger from before migration 0007 (the CLI looks before a worker has migrated it): no run records its target yet
+    if ((err as { code?: string }).code === '42703') return undefined;
+    throw err;
+  }
 }
 
 export async function listRuns(db: Queryable, filter: { name?: string; status?: string; limit?: number } = {}): Promise<RunRow[]> {

@@ -8,10 +8,10 @@ import path from 'node:path';
 import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { findActiveRun, getRun, ledgerExists } from '../ledger/runs';
+import { findActiveRun, findActiveRunOnTarget, getRun, ledgerExists, resolveRelation } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import { RUN_ID_PATTERN, runWorkflowId } from '../shared/ids';
-import { alreadyActiveMessage, shortHash, transformLabel } from '../shared/labels';
+import { alreadyActiveMessage, shortHash, targetBusyMessage, transformLabel } from '../shared/labels';
 import type { PlannedPartition } from '../shared/types';
 import type { LoadedSpec } from '../specs/load';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
@@ -60,6 +60,9 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       if (await getRun(pool, runId)) throw new UsageError(`run id ${runId} is already used in this ledger; pick another --run-id or omit it`);
       const active = await findActiveRun(pool, spec.name);
       if (active) throw new UsageError(alreadyActiveMessage(spec.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }));
+      const target = await resolveRelation(pool, spec.target.table);
+      const busy = target && (await findActiveRunOnTarget(pool, target));
+      if (busy) throw new UsageError(targetBusyMessage(target, { runId: busy.run_id, name: busy.name, status: busy.status }));
     }
     await ensureSearchAttributes(temporal.client);
     const input: RunWorkflowInput = {

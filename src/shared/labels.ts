@@ -43,3 +43,11 @@ export function alreadyActiveMessage(name: string, active: ActiveRunFacts): stri
     `wait for it, or cancel it with: backfill cancel ${active.runId} --reason "…"`
   );
 }
+
+/** Another run (of any name) is writing the same target table. */
+export function targetBusyMessage(target: string, active: ActiveRunFacts & { name: string }): string {
+  return (
+    `${target} is the target of active run ${active.runId} (${active.name}, ${active.status}); two runs on one target would mix their results chunk by chunk: ` +
+    `wait for it, or cancel it with: backfill cancel ${active.runId} --reason "…"`
+  );
+}

@@ -1,0 +1,17 @@
+import type { Migration } from './index';
+
+/**
+ * Two active runs writing one target table would interleave their chunks, and the target
+ * would hold whichever wrote last, row by row. The target is recorded resolved (schema and
+ * table, as the database names it), so `orders_usd` and `public.orders_usd` are one target;
+ * the index refuses a second active run on it whatever the runs are called.
+ */
+export const m0007OneActiveRunPerTarget: Migration = {
+  version: 7,
+  name: 'one-active-run-per-target',
+  sql: `
+ALTER TABLE backfill.runs ADD COLUMN target_relation text;
+CREATE UNIQUE INDEX runs_one_active_per_target ON backfill.runs (target_relation)
+  WHERE status IN ('pending','running','paused','cancelling');
+`,
+};
