@@ -51,7 +51,8 @@ export function loadSpecFile(file: string): LoadedSpec {
 
 export function parseSpecText(text: string, file: string): LoadedSpec {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  // integers as BigInt, so 9007199254740993 is not silently read as ...992 (see exactIntegers)
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, intAsBigInt: true });
   if (doc.errors.length > 0) {
     throw new SpecError(
       file,
@@ -68,6 +69,7 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
   } catch (err) {
     throw new SpecError(file, [{ path: '', message: `is not valid YAML: ${(err as Error).message.split('\n')[0]}; write the values out instead of expanding aliases` }]);
   }
+  raw = exactIntegers(raw);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new SpecError(file, [{ path: '', message: 'must be a YAML mapping with name, reason, database, source, partition, transform, target' }]);
   }
@@ -78,6 +80,18 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
   const spec = result.data;
   const transform = freezeTransform(spec, file);
   return { spec, file, specHash: hashSpec(spec, transform), transform };
+}
+
+/**
+ * YAML integers arrive as BigInt: those a JavaScript number holds exactly become numbers; a
+ * larger one (a bigint key listed in partition.values) becomes its exact decimal text, which
+ * the list accepts and any numeric field refuses with the value shown, never a rounded number.
+ */
+function exactIntegers(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (Array.isArray(value)) return value.map(exactIntegers);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, exactIntegers(v)]));
+  return value;
 }
 
 export function freezeTransform(spec: Spec, file: string): FrozenTransform {

@@ -31,7 +31,7 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
       const volatility = await checkVolatility(client, spec, parsed);
       if (!volatility.ok) return volatility;
       const shape: RunShape = volatility.reads ? { ...inspected.shape, transformReads: volatility.reads } : inspected.shape;
-      const facts = await readSourceFacts(client, spec);
+      const facts = await readSourceFacts(client, spec, inspected.shape.partitionColumnType);
       const partitions = planPartitions(spec.partition, facts);
       if (partitions.length === 0) {
         const [path, what] = spec.source.where ? ['source.where', `selects no rows of ${spec.source.table}`] : ['source.table', `${spec.source.table} has no rows`];

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { describePgError } from '../db/errors';
 import { withClient } from '../db/pool';
-import { quoteTable } from '../db/sql';
+import { quoteIdent, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { parseInterval, type Spec } from '../specs/schema';
@@ -23,6 +23,7 @@ export type InspectResult = { ok: true; shape: RunShape } | { ok: false; problem
 
 interface TableInfo {
   columns: Map<string, string>;
+  notNull: Set<string>;
   /** Column sets of unique, non-partial indexes (including the primary key). */
   uniqueKeys: string[][];
 }
@@ -31,8 +32,8 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   const reg = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
   const oid = reg.rows[0]?.oid;
   if (!oid) return undefined;
-  const cols = await client.query<{ name: string; type: string }>(
-    `SELECT attname AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+  const cols = await client.query<{ name: string; type: string; not_null: boolean }>(
+    `SELECT attname AS name, format_type(atttypid, atttypmod) AS type, attnotnull AS not_null FROM pg_attribute
       WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
     [oid],
   );
@@ -45,7 +46,11 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
       GROUP BY i.indexrelid`,
     [oid],
   );
-  return { columns: new Map(cols.rows.map((r) => [r.name, r.type])), uniqueKeys: idx.rows.map((r) => r.cols) };
+  return {
+    columns: new Map(cols.rows.map((r) => [r.name, r.type])),
+    notNull: new Set(cols.rows.filter((r) => r.not_null).map((r) => r.name)),
+    uniqueKeys: idx.rows.map((r) => r.cols),
+  };
 }
 
 function sameSet(a: string[], b: string[]): boolean {
@@ -89,6 +94,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     problem(
       'source.key',
       `${spec.source.key} has no unique index on ${spec.source.table}; keyset chunks need one: CREATE UNIQUE INDEX ON ${spec.source.table} (${spec.source.key})`,
+    );
+  } else if (!source.notNull.has(spec.source.key) && (await hasNullKeys(client, spec))) {
+    // a unique index admits any number of NULLs, and a keyset cursor can never pass one
+    problem(
+      'source.key',
+      `${spec.source.key} is NULL in some rows in scope, and keyset chunks cannot walk NULL keys (those rows would never be read); ` +
+        `exclude them with source.where (${spec.source.key} IS NOT NULL), or give them keys and add NOT NULL`,
     );
   }
 
@@ -199,6 +211,20 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     if (err) problem('transform.sql', `output does not fit ${spec.target.table}: ${err}; cast the column in the SELECT to the target's type`);
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, shape };
+}
+
+async function hasNullKeys(client: pg.PoolClient, spec: Spec): Promise<boolean> {
+  const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
+  await client.query('SAVEPOINT null_keys');
+  try {
+    const { rows } = await querySingle<{ e: boolean }>(client, `SELECT EXISTS (SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE s.${quoteIdent(spec.source.key)} IS NULL${where}) AS e`);
+    await client.query('RELEASE SAVEPOINT null_keys');
+    return rows[0].e;
+  } catch {
+    // a where filter that does not compile is reported by its own check below
+    await client.query('ROLLBACK TO SAVEPOINT null_keys');
+    return false;
+  }
 }
 
 async function explainError(client: pg.PoolClient, sql: string, explain = true): Promise<string | undefined> {

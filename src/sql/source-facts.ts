@@ -4,12 +4,12 @@
  */
 import type pg from 'pg';
 import { MAX_PARTITIONS } from '../shared/limits';
-import type { SourceFacts } from '../planner/partitions';
+import { PlanError, type SourceFacts } from '../planner/partitions';
 import type { Spec } from '../specs/schema';
 import { quoteIdent, quoteTable } from '../db/sql';
 import { querySingle } from './session';
 
-export async function readSourceFacts(db: pg.Pool | pg.PoolClient, spec: Spec): Promise<SourceFacts> {
+export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType: string): Promise<SourceFacts> {
   const src = quoteTable(spec.source.table);
   const col = quoteIdent(spec.partition.column);
   const where = spec.source.where ? `WHERE (${spec.source.where}\n)` : '';
@@ -23,14 +23,23 @@ export async function readSourceFacts(db: pg.Pool | pg.PoolClient, spec: Spec): 
       return { kind: 'range', min: rows[0].min, max: rows[0].max, hasNulls: rows[0].has_nulls };
     }
     case 'time': {
-      const { rows } = await querySingle<{ min: Date | null; max: Date | null; has_nulls: boolean }>(
+      const { rows } = await querySingle<{ min: Date | null; max: Date | null; has_nulls: boolean; infinite: boolean }>(
         db,
-        `SELECT min(s.${col})::timestamptz AS min, max(s.${col})::timestamptz AS max, ${nulls} AS has_nulls FROM ${src} s ${where}`,
+        `SELECT min(s.${col})::timestamptz AS min, max(s.${col})::timestamptz AS max, ${nulls} AS has_nulls,
+                coalesce(bool_or(NOT isfinite(s.${col})), false) AS infinite
+           FROM ${src} s ${where}`,
       );
+      if (rows[0].infinite) {
+        // 'infinity' has no place on a calendar: no time partition could hold it
+        throw new PlanError(
+          'partition.column',
+          `${spec.partition.column} holds 'infinity' or '-infinity' in scope, which no time partition can hold; exclude them with source.where (isfinite(${spec.partition.column})), or partition by another column`,
+        );
+      }
       return { kind: 'time', min: rows[0].min?.toISOString() ?? null, max: rows[0].max?.toISOString() ?? null, hasNulls: rows[0].has_nulls };
     }
     case 'list': {
-      if (spec.partition.values) return { kind: 'list', values: spec.partition.values.map(String), hasNulls: false };
+      if (spec.partition.values) return { kind: 'list', values: await canonicalValues(db, spec, columnType), hasNulls: false };
       const { rows } = await querySingle<{ v: string }>(
         db,
         `SELECT DISTINCT s.${col}::text AS v FROM ${src} s ${where ? `${where} AND` : 'WHERE'} s.${col} IS NOT NULL ORDER BY 1 LIMIT ${MAX_PARTITIONS + 1}`, // one more than a plan may hold: enough to refuse, never unbounded
@@ -39,4 +48,44 @@ export async function readSourceFacts(db: pg.Pool | pg.PoolClient, spec: Spec): 
       return { kind: 'list', values: rows.map((r) => r.v), hasNulls: n[0].has_nulls };
     }
   }
+}
+
+/**
+ * Listed values as the column's type spells them: "01" and "1" are one integer, so they would
+ * plan two partitions over the same rows; a value the type cannot hold would match no row.
+ */
+async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string): Promise<string[]> {
+  const given = spec.partition.by === 'list' ? (spec.partition.values ?? []).map(String) : [];
+  // the type comes from the catalog (format_type), never from the spec
+  const cast = (param: string) => `(${param}::text)::${columnType}::text`;
+  let canonical: string[];
+  await db.query('SAVEPOINT list_values');
+  try {
+    const { rows } = await querySingle<{ v: string }>(db, `SELECT ${cast('g.v')} AS v FROM unnest($1::text[]) WITH ORDINALITY AS g(v, i) ORDER BY g.i`, [given]);
+    canonical = rows.map((r) => r.v);
+    await db.query('RELEASE SAVEPOINT list_values');
+  } catch {
+    await db.query('ROLLBACK TO SAVEPOINT list_values');
+    // find the first value the type refuses, to name it
+    for (const [i, value] of given.entries()) {
+      await db.query('SAVEPOINT list_value');
+      try {
+        await querySingle(db, `SELECT ${cast('$1')}`, [value]);
+        await db.query('RELEASE SAVEPOINT list_value');
+      } catch (err) {
+        await db.query('ROLLBACK TO SAVEPOINT list_value');
+        throw new PlanError(`partition.values.${i}`, `is ${JSON.stringify(value)}, which is not a valid ${columnType} (${(err as Error).message}); list values of ${spec.partition.column}'s type`);
+      }
+    }
+    throw new Error('a listed value failed its cast, then every value passed it');
+  }
+  const spelledAs = new Map<string, string>();
+  for (const [i, text] of canonical.entries()) {
+    const earlier = spelledAs.get(text);
+    if (earlier !== undefined && earlier !== given[i]) {
+      throw new PlanError(`partition.values.${i}`, `is ${JSON.stringify(given[i])}, the same ${columnType} as ${JSON.stringify(earlier)}: both would plan a partition over the same rows; list each value once`);
+    }
+    spelledAs.set(text, given[i]);
+  }
+  return canonical;
 }

@@ -223,6 +223,12 @@ function parseColumnCursor(cursor: string): [string, string] {
   return parsed as [string, string];
 }
 
+const INTEGER_RANGES: Record<string, { min: bigint; max: bigint }> = {
+  smallint: { min: -32768n, max: 32767n },
+  integer: { min: -2147483648n, max: 2147483647n },
+  bigint: { min: -9223372036854775808n, max: 9223372036854775807n },
+};
+
 function partitionPredicate(
   bounds: PartitionBounds,
   alias: string,
@@ -232,8 +238,16 @@ function partitionPredicate(
   const col = `${alias}.${quoteIdent(bounds.column)}`;
   switch (bounds.kind) {
     // half-open: a row on a boundary belongs to exactly one partition
-    case 'range':
-      return `${col} >= ${param(bounds.lo, columnType)} AND ${col} < ${param(bounds.hi, columnType)}`;
+    case 'range': {
+      // the first and last partitions may reach past the type's range (partitions are aligned to
+      // multiples of size): a bound no value can cross is left out, it could not even be cast
+      const limits = INTEGER_RANGES[columnType];
+      const parts = [
+        ...(limits && BigInt(bounds.lo) <= limits.min ? [] : [`${col} >= ${param(bounds.lo, columnType)}`]),
+        ...(limits && BigInt(bounds.hi) > limits.max ? [] : [`${col} < ${param(bounds.hi, columnType)}`]),
+      ];
+      return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
+    }
     case 'time':
       return `${col} >= ${param(bounds.lo, 'timestamptz')} AND ${col} < ${param(bounds.hi, 'timestamptz')}`;
     case 'list':
