@@ -15,6 +15,7 @@ import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, findActiveRunOnTarget, getRun, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
 import { checkModulePath } from '../security/worker-trust';
+import { refuseOtherDatabase } from './database-check';
 import { FailureType } from '../shared/failures';
 import { alreadyActiveMessage, targetBusyMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
@@ -31,6 +32,7 @@ export interface RegisterRunInput {
   specHash: string;
   transform: FrozenTransform;
   startedBy: string;
+  databaseIdentity?: string;
   pageSize: number;
 }
 
@@ -58,6 +60,8 @@ export function registerRunActivity(deps: ActivityDeps) {
       transform = { ...transform, modulePath: allowed.path };
     }
     const pool = deps.pools.get(spec.database);
+    // before anything is written: this worker's variable may point at another database than the run's
+    await refuseOtherDatabase(pool, input.databaseIdentity, runId, spec.database);
     await migrateLedger(pool);
 
     const existing = await getRun(pool, runId);
@@ -100,6 +104,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           partitionsTotal: partitions.length,
           startedBy: input.startedBy,
           targetRelation,
+          databaseIdentity: input.databaseIdentity,
         });
         if (!inserted) return;
         const planned = await insertPartitions(client, runId, partitions);

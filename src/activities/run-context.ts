@@ -9,6 +9,7 @@ import { compileRun, type CompiledRun } from '../sql/statements';
 import { getRun, type RunRow } from '../ledger/runs';
 import { checkModulePath, type WorkerTrust } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
+import { refuseOtherDatabase } from './database-check';
 import type { TransformModule } from '../transforms/define';
 import { loadTransformModule } from '../transforms/load-module';
 
@@ -37,6 +38,8 @@ export class RunContextCache {
 async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
   const run = await getRun(pool, runId);
   if (!run) throw new Error(`run ${runId} is not in the ledger of this database; was it registered against another one?`);
+  // a ledger restored or copied elsewhere holds the run too: the database's identity decides
+  await refuseOtherDatabase(pool, run.database_identity, runId, run.database_var);
   const compiled = compileRun(run.spec, run.shape);
   if (run.transform_kind === 'sql') return { run, compiled };
 

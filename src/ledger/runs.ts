@@ -17,6 +17,8 @@ export interface RunRow {
   run_id: string;
   /** Resolved target table (migration 0007); NULL for runs registered before it. */
   target_relation: string | null;
+  /** The database the run was planned against (src/db/identity.ts); NULL for runs registered before it. */
+  database_identity: string | null;
   name: string;
   workflow_id: string;
   reason: string;
@@ -60,6 +62,7 @@ export interface NewRun {
   startedBy: string;
   /** The target as the database names it; one active run per target. */
   targetRelation: string;
+  databaseIdentity?: string;
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -78,13 +81,13 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
   const res = await db.query(
     `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
-       shape, partitions_total, started_by, target_relation)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18)
+       shape, partitions_total, started_by, target_relation, database_identity)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
       run.transform.name, run.transform.version, run.transform.kind, run.transform.codeHash, run.transform.modulePath ?? null,
-      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation,
+      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation, run.databaseIdentity ?? null,
     ],
   );
   return res.rowCount === 1;

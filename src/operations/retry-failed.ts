@@ -45,6 +45,7 @@ export async function retryFailed(
     specHash: run.spec_hash,
     transform: frozenTransformOf(run),
     startedBy: run.started_by,
+    ...(run.database_identity ? { databaseIdentity: run.database_identity } : {}),
     retry: { attempt, actor: who.actor, reason: who.reason },
   };
   let handle: WorkflowHandle;

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
+import { databaseIdentity } from '../db/identity';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { findActiveRun, findActiveRunOnTarget, getRun, ledgerExists, resolveRelation } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
@@ -30,6 +31,8 @@ export interface StartRunOptions {
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
   reconcileIntervalMs?: number;
+  /** How long to wait for a worker to register the run (default 60 s). */
+  registrationTimeoutMs?: number;
 }
 
 export interface StartedRun {
@@ -72,6 +75,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       specHash: loaded.specHash,
       transform: loaded.transform,
       startedBy: options.actor ?? defaultActor(),
+      databaseIdentity: (await databaseIdentity(pool)).id,
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       reconcileIntervalMs: options.reconcileIntervalMs,
@@ -89,7 +93,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       summary: `${spec.name}: ${spec.reason} — ${spec.source.table}${spec.source.where ? ` where ${spec.source.where}` : ''}, ${partitions.length} partitions`,
       details: runDetails(loaded, runId, partitions),
     });
-    await waitForRegistration(pool, handle, runId);
+    await waitForRegistration(pool, handle, runId, options.registrationTimeoutMs ?? 60_000);
     return { runId, workflowId: runWorkflowId(spec.name, runId), name: spec.name, partitions: partitions.length, warnings, handle };
   } finally {
     await pool.end();
@@ -113,17 +117,26 @@ function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, pa
 }
 
 /** Returns once the run is in the ledger; turns a refused registration (lost race, bad spec) into the operator's error. */
-async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId: string): Promise<void> {
+async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId: string, timeoutMs: number): Promise<void> {
   const outcome = await pollUntil(
     async () => {
       if ((await ledgerExists(pool)) && (await getRun(pool, runId))) return 'registered';
       const { status } = await handle.describe();
       return status.name === 'RUNNING' ? undefined : 'closed';
     },
-    { timeoutMs: 60_000, intervalMs: 50 },
+    { timeoutMs, intervalMs: 50 },
   );
   if (outcome === 'registered') return;
-  if (outcome === undefined) throw new Error(`run ${runId} did not register within 60s; is a worker running on the task queue? (backfill worker)`);
+  if (outcome === undefined) {
+    // a worker that refuses the registration (another database behind its variable) says why in its last failure
+    const pending = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.[0];
+    const why = pending?.lastFailure?.message;
+    throw new Error(
+      why
+        ? `run ${runId} did not register within ${timeoutMs / 1000}s; the workflow keeps retrying, and its last attempt said: ${why}`
+        : `run ${runId} did not register within ${timeoutMs / 1000}s; is a worker running on the task queue? (backfill worker)`,
+    );
+  }
   try {
     await handle.result();
   } catch (err) {

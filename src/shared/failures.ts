@@ -11,6 +11,11 @@ export const FailureType = {
   RunAlreadyActive: 'BackfillRunAlreadyActive',
   /** The spec no longer matches the database (a table or column went away). */
   SpecInvalid: 'BackfillSpecInvalid',
+  /**
+   * This worker's variable points at another database than the run's: retried, so a worker
+   * connected to the right one takes the work; never written here.
+   */
+  WrongDatabase: 'BackfillWrongDatabase',
   /** The partition was failed by the ledger (recorded there); used by the partition workflow. */
   PartitionFailed: 'BackfillPartitionFailed',
 } as const;

@@ -51,6 +51,8 @@ export interface RunWorkflowInput {
   specHash: string;
   transform: FrozenTransform;
   startedBy: string;
+  /** The database the run was planned against (src/db/identity.ts): only workers connected to it register the run. */
+  databaseIdentity?: string;
   /** Continue-as-new after this many history events even if the server has not suggested it yet. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
@@ -133,7 +135,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     if (!input.state) {
       const opening = input.retry
         ? await acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE })
-        : await acts.registerRun({ runId, workflowId: workflowInfo().workflowId, spec, specFile: input.specFile, specHash: input.specHash, transform: input.transform, startedBy: input.startedBy, pageSize: PAGE });
+        : await acts.registerRun({ runId, workflowId: workflowInfo().workflowId, spec, specFile: input.specFile, specHash: input.specHash, transform: input.transform, startedBy: input.startedBy, databaseIdentity: input.databaseIdentity, pageSize: PAGE });
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;

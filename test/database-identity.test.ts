@@ -1,0 +1,85 @@
+/**
+ * Two workers on one task queue whose same-named variable points at two databases with the
+ * same tables (staging and production, two shards): a run once had its registration, ledger
+ * and writes land on whichever worker took the task. Now the run records the identity of the
+ * database it was planned against (cluster system identifier and database OID), and a worker
+ * connected elsewhere refuses its work, so every write lands where the run was planned.
+ */
+import pino from 'pino';
+import { PoolRegistry } from '../src/db/pool-registry';
+import { startRun, waitForResult } from '../src/operations';
+import { launchWorker, type RunningWorker } from '../src/worker';
+import { createTestDatabase, type TestDatabase } from './helpers/db';
+import { useTestEnvironment } from './helpers/environment';
+import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
+import { temporalAddress, uniqueQueue, workflowBundle } from './helpers/temporal';
+
+const env = useTestEnvironment('identb', { rows: 20_000, worker: false });
+const SHARED = 'BF_TEST_DB_SHARED_NAME';
+const taskQueue = uniqueQueue('identity');
+let other: TestDatabase;
+const workers: RunningWorker[] = [];
+
+/** A worker whose SHARED variable reaches `url`, whatever this process's environment says. */
+async function workerFor(url: string): Promise<RunningWorker> {
+  const worker = await launchWorker({
+    temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
+    workflowBundle: await workflowBundle(),
+    pools: new PoolRegistry({ max: 6, env: { [SHARED]: url }, databases: [SHARED] }),
+    trust: { databases: [SHARED] },
+    logger: pino({ level: 'silent' }),
+    maxConcurrentActivities: 4,
+    pausePollMs: 200,
+  });
+  workers.push(worker);
+  return worker;
+}
+
+beforeAll(async () => {
+  other = await createTestDatabase('identa');
+  await createOrders(other.pool, 20_000);
+  // the operator's variable points at env's database; one worker agrees, one points at the other
+  process.env[SHARED] = env.db.url;
+  await workerFor(other.url);
+  await workerFor(env.db.url);
+});
+
+afterAll(async () => {
+  for (const w of workers) await w.stop();
+  await other?.drop();
+});
+
+async function ledgerIn(db: TestDatabase): Promise<boolean> {
+  const { rows } = await db.pool.query("SELECT to_regclass('backfill.runs') IS NOT NULL AS t");
+  return rows[0].t;
+}
+
+test('every run registers and writes only in the database it was planned against, whichever worker takes its tasks', async () => {
+  for (const size of [5_000, 20_000]) {
+    await env.db.pool.query('TRUNCATE app.orders_usd');
+    const spec = ordersSpec(SHARED, { name: `identity-${size}`, partition: { by: 'range', column: 'id', size }, limits: { chunkSize: 1000, concurrency: 4 } });
+    const started = await startRun({ client: env.client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
+    const result = await waitForResult(started.handle);
+    expect(result.status).toBe('succeeded');
+    expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  }
+  // the other database was never touched: no ledger, no row in its target
+  expect(await ledgerIn(other)).toBe(false);
+  const { rows } = await other.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
+  expect(rows[0].n).toBe(0);
+  const { rows: recorded } = await env.db.pool.query('SELECT DISTINCT database_identity FROM backfill.runs');
+  expect(recorded).toHaveLength(1);
+  expect(recorded[0].database_identity).toMatch(/^\d+:\d+$/);
+});
+
+test('with only workers connected elsewhere, start says which database the worker reaches instead of running there', async () => {
+  const right = workers.pop()!;
+  await right.stop();
+  const spec = ordersSpec(SHARED, { name: 'identity-orphan' });
+  await expect(startRun({ client: env.client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', registrationTimeoutMs: 8_000 })).rejects.toThrow(
+    new RegExp(
+      `did not register within 8s; the workflow keeps retrying, and its last attempt said: run \\S+ belongs to database \\d+:\\d+, but ${SHARED} on this worker reaches ${other.name} on cluster \\d+ \\(\\d+:\\d+\\); this worker will not touch it`,
+    ),
+  );
+  expect(await ledgerIn(other)).toBe(false);
+});
