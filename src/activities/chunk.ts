@@ -8,7 +8,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import pg from 'pg';
 import { describePgError, isDataError, isPgError, summarizePgError } from '../db/errors';
-import { checkpoint, finishPartition, getPartition, lockPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
+import { checkpoint, countConcurrentChange, finishPartition, getPartition, lockPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
 import { awaitWriterTurn } from '../ledger/writer-lock';
 import type { ChunkRecordDecision } from '../governor';
 import { FailureType } from '../shared/failures';
@@ -37,6 +37,11 @@ export interface ChunkOutcome {
   turnMs: number;
   /** The chunk gave up waiting for a lock after LOCK_TIMEOUT_MS and rolled back; says on what. */
   lockTimeout?: string;
+  /**
+   * Another transaction changed rows this chunk read or writes after its snapshot (SQLSTATE
+   * 40001, or a deadlock 40P01): it rolled back, to be computed again from the new state.
+   */
+  concurrentChange?: string;
 }
 
 /** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
@@ -61,7 +66,10 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
   let turnMs = 0;
   const nothing = (row: PartitionRow) => ({ row, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, turnMs });
   try {
-    await client.query('BEGIN');
+    // one snapshot for the whole chunk: the transform's input and the write are one state of the
+    // database, and a target row another transaction changed after that snapshot makes the write
+    // fail (40001) instead of overwriting the change with a value computed from older input
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
     if (request.oneWriter) {
       await awaitWriterTurn(client, runId, WRITER_WAIT_MS);
       // waiting for our turn is not the chunk's cost: the pace after it is measured on the work alone
@@ -123,6 +131,10 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     await client.query('ROLLBACK').catch((e: Error) => (broken = e));
     if (isPgError(err) && err.code === '55P03') {
       return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: summarizePgError(err) };
+    }
+    if (isPgError(err) && (err.code === '40001' || err.code === '40P01')) {
+      const row = await countConcurrentChange(pool, runId, partitionId);
+      return { ...nothing(row), concurrentChange: summarizePgError(err) };
     }
     if (isPgError(err) && err.code === '57014') {
       // our statement_timeout (or an operator's pg_cancel_backend): retrying the same chunk would only time out again

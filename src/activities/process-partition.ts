@@ -100,6 +100,13 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           await wait(afterLockTimeout(outcome.lockTimeout, pollMs));
           continue;
         }
+        if (outcome.concurrentChange) {
+          // nothing was written: the chunk is computed again, from the state the application left
+          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
+          log.info({ cause: outcome.concurrentChange }, 'chunk met a concurrent change; computing it again');
+          await sleep(Math.min(pollMs, 200));
+          continue;
+        }
         const ms = Date.now() - started - outcome.turnMs;
         if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize - outcome.rowsRead);
         governor = afterChunk(governor, { chunkSize: write.chunkSize, ms, limits: control.limits });

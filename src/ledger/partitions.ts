@@ -28,6 +28,8 @@ export interface PartitionRow {
   error_range: string | null;
   /** PostgreSQL's full message and detail, row values included: never leaves the ledger. */
   error_detail: string | null;
+  /** Chunks rolled back and computed again because the application changed their rows meanwhile. */
+  concurrent_retries: number;
   hold_reason: string | null;
   started_at: Date | null;
   finished_at: Date | null;
@@ -141,6 +143,15 @@ export async function finishPartition(
   return rows[0] ?? (await getPartition(db, runId, partitionId))!;
 }
 
+/** A chunk met a concurrent change and will be computed again: counted, for status and the audit. */
+export async function countConcurrentChange(db: Queryable, runId: string, partitionId: string): Promise<PartitionRow> {
+  const { rows } = await db.query<PartitionRow>(
+    'UPDATE backfill.partitions SET concurrent_retries = concurrent_retries + 1, updated_at = now() WHERE run_id = $1 AND partition_id = $2 RETURNING *',
+    [runId, partitionId],
+  );
+  return rows[0];
+}
+
 /** Partitions that never started when a run ends cancelled are recorded as cancelled too. */
 export async function cancelPending(db: Queryable, runId: string): Promise<number> {
   const res = await db.query(
@@ -153,23 +164,26 @@ export async function cancelPending(db: Queryable, runId: string): Promise<numbe
 
 export interface RunTotals extends RowCounts {
   byStatus: Record<PartitionStatus, number>;
+  /** Chunks computed again because the application changed their rows while they ran. */
+  concurrentRetries: number;
   total: number;
 }
 
 export async function runTotals(db: Queryable, runId: string): Promise<RunTotals> {
-  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string }>(
-    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru
+  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string; cr: string }>(
+    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru, sum(concurrent_retries) cr
        FROM backfill.partitions WHERE run_id = $1 GROUP BY status`,
     [runId],
   );
   const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0 };
+  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, concurrentRetries: 0 };
   for (const r of rows) {
     byStatus[r.status] = Number(r.n);
     totals.total += Number(r.n);
     totals.rowsRead += Number(r.rr);
     totals.rowsWritten += Number(r.rw);
     totals.rowsUnchanged += Number(r.ru);
+    totals.concurrentRetries += Number(r.cr);
   }
   return totals;
 }

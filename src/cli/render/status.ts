@@ -24,6 +24,9 @@ export function renderStatus(r: StatusReport): string {
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);
   lines.push(table.toString());
+  if (t.concurrentRetries > 0) {
+    lines.push(`  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`);
+  }
   if (r.holding.length > 0) {
     lines.push('Holding:');
     for (const h of r.holding) lines.push(`  ${h.partitionId}: ${h.reason}`);

@@ -14,6 +14,8 @@ export const m0007OneActiveRunPerTarget: Migration = {
 ALTER TABLE backfill.runs ADD COLUMN target_relation text;
 -- the database the run was planned against (src/db/identity.ts); workers elsewhere refuse its work
 ALTER TABLE backfill.runs ADD COLUMN database_identity text;
+-- chunks rolled back and recomputed because the application changed their rows meanwhile
+ALTER TABLE backfill.partitions ADD COLUMN concurrent_retries integer NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX runs_one_active_per_target ON backfill.runs (target_relation)
   WHERE status IN ('pending','running','paused','cancelling');
 `,
