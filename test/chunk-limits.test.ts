@@ -1,27 +1,56 @@
 /**
  * A chunk's statements run under the spec's limits, SET LOCAL in the chunk's own
- * transaction: a transform that runs too long is cancelled by PostgreSQL and fails its
- * partition with what to do, instead of holding locks and a connection for as long as it likes.
+ * transaction. Faults that retrying cannot cure are not retried as if transient: a
+ * statement timeout halves the chunk (down to a floor, then fails the partition with what
+ * to do), and a full disk pauses the run for an operator instead of burning retries.
  */
-import { waitForResult } from '../src/operations';
+import { controlRun, statusReportFor, waitForResult } from '../src/operations';
+import { getRun } from '../src/ledger/runs';
+import { pollUntil } from '../src/util/poll-until';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec } from './helpers/orders';
 
 const env = useTestEnvironment('limits', { rows: 300 });
 
-test('a transform slower than limits.statementTimeoutSeconds fails its partition, saying which limit and what to do', async () => {
+/** pg_sleep is volatile: declared, so the spec is accepted and the run records it. */
+const sleepingTransform = (seconds: number) => ({
+  name: 'slow',
+  version: 1,
+  allowVolatile: true,
+  sql: `SELECT c.id, c.tenant, c.created_at, (c.amount_cents + 0 * length(pg_sleep(${seconds})::text))::numeric(14,2) AS amount_usd FROM chunk c`,
+});
+
+test('a chunk that hits limits.statementTimeoutSeconds is tried at half its size, until it fits', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'shrinking-chunks',
+      source: { table: 'app.orders', key: 'id', where: "status <> 'void' AND id < 150" },
+      partition: { by: 'range', column: 'id', size: 1_000_000 },
+      // 0.05 s a row: chunks of 100 and 50 take 5 and 2.5 s, 25 take 1.25 s, 12 take 0.6 s
+      transform: sleepingTransform(0.05),
+      limits: { chunkSize: 100, concurrency: 1, statementTimeoutSeconds: 1 },
+    }),
+  );
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  const { rows } = await env.db.pool.query<{ chunk_size: number; governed_by: string }>(
+    'SELECT DISTINCT chunk_size, governed_by FROM backfill.chunks WHERE run_id = $1',
+    [started.runId],
+  );
+  expect(rows).toEqual([{ chunk_size: 12, governed_by: 'statementTimeoutSeconds' }]);
+  const { rows: target } = await env.db.pool.query("SELECT count(*)::int AS n FROM app.orders WHERE status <> 'void' AND id < 150");
+  expect(result.rowsWritten).toBe(target[0].n);
+});
+
+test('a chunk that times out even at the floor fails its partition, saying which limit and what to do', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
   const started = await env.start(
     ordersSpec(env.db.envVar, {
       name: 'slow-transform',
       partition: { by: 'range', column: 'id', size: 1_000_000 },
-      // pg_sleep is volatile: declared, so the spec is accepted and the run records it
-      transform: {
-        name: 'slow',
-        version: 1,
-        allowVolatile: true,
-        sql: 'SELECT c.id, c.tenant, c.created_at, (c.amount_cents + 0 * length(pg_sleep(0.5)::text))::numeric(14,2) AS amount_usd FROM chunk c',
-      },
-      limits: { chunkSize: 100, concurrency: 1, statementTimeoutSeconds: 1 },
+      transform: sleepingTransform(0.6),
+      limits: { chunkSize: 32, concurrency: 1, statementTimeoutSeconds: 1 },
     }),
   );
   const result = await waitForResult(started.handle);
@@ -35,12 +64,36 @@ test('a transform slower than limits.statementTimeoutSeconds fails its partition
       status: 'failed',
       rows_written: '0',
       last_error: expect.stringMatching(
-        /^partition id:000000000-001000000 failed at id in \[0, \d+\]: a statement was cancelled after running up to limits\.statementTimeoutSeconds \(1 s\), or by an operator; lower limits\.chunkSize \(or raise the timeout\), then: backfill retry-failed /,
+        /^partition id:000000000-001000000 failed at id in \[0, \d+\]: a statement was cancelled after running up to limits\.statementTimeoutSeconds \(1 s\) even in chunks of 2 rows, or by an operator; lower limits\.chunkSize or raise the timeout, then: backfill retry-failed /,
       ),
     },
   ]);
   const { rows: shape } = await env.db.pool.query('SELECT shape FROM backfill.runs WHERE run_id = $1', [started.runId]);
   expect(shape[0].shape.transformReads.volatile).toEqual(['pg_sleep (pg_sleep(double precision))']);
-  const { rows: target } = await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
-  expect(target[0].n).toBe(0);
+});
+
+test('a full disk pauses the run with the reason instead of retrying; once resumed, the run completes exact', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  // a stand-in for ENOSPC: the target refuses writes with SQLSTATE 53100 (disk_full)
+  await env.db.pool.query(`
+    CREATE FUNCTION app.disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$;
+    CREATE TRIGGER disk_full BEFORE INSERT ON app.orders_usd FOR EACH ROW EXECUTE FUNCTION app.disk_full()`);
+  const started = await env.start(ordersSpec(env.db.envVar, { name: 'disk-full', partition: { by: 'range', column: 'id', size: 1_000_000 } }));
+  const paused = await pollUntil(async () => ((await getRun(env.db.pool, started.runId))?.paused ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+  expect(paused).toBe(true);
+  const report = await statusReportFor(env.db.pool, started.runId);
+  expect(report.events).toContainEqual(
+    expect.objectContaining({ kind: 'paused', actor: 'backfill', reason: expect.stringContaining('the database cannot write: could not extend file: No space left on device (SQLSTATE 53100); free space, then: backfill resume') }),
+  );
+  const { rows } = await env.db.pool.query('SELECT attempts FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  // a few attempts while the pause lands, never the hundred retries a transient error gets
+  expect(rows[0].attempts).toBeLessThanOrEqual(5);
+
+  await env.db.pool.query('DROP TRIGGER disk_full ON app.orders_usd');
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'test', reason: 'space freed' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  const { rows: written } = await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
+  expect(written[0].n).toBe(result.rowsWritten);
 });

@@ -26,6 +26,8 @@ export interface ChunkRequest {
   /** Take the run's writer lock first: one chunk of this run writes at a time, across workers. */
   oneWriter: boolean;
   record: ChunkRecordDecision;
+  /** A statement timeout at this size fails the partition (the floor was reached); otherwise the chunk is retried smaller. */
+  failOnTimeout: boolean;
 }
 
 export interface ChunkOutcome {
@@ -42,6 +44,10 @@ export interface ChunkOutcome {
    * 40001, or a deadlock 40P01): it rolled back, to be computed again from the new state.
    */
   concurrentChange?: string;
+  /** A statement ran past limits.statementTimeoutSeconds: rolled back, to be tried smaller. */
+  statementTimeout?: string;
+  /** The database cannot take writes (disk full): the run should pause for an operator, not retry. */
+  pauseRun?: string;
 }
 
 /** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
@@ -132,16 +138,23 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     if (isPgError(err) && err.code === '55P03') {
       return { ...nothing((await getPartition(client, runId, partitionId))!), lockTimeout: summarizePgError(err) };
     }
+    if (isPgError(err) && err.code === '53100') {
+      // a full disk will not empty itself by retrying: hold everything for an operator
+      return { ...nothing((await getPartition(pool, runId, partitionId))!), pauseRun: `the database cannot write: ${summarizePgError(err)}; free space, then: backfill resume ${runId}` };
+    }
     if (isPgError(err) && (err.code === '40001' || err.code === '40P01')) {
       const row = await countConcurrentChange(pool, runId, partitionId);
       return { ...nothing(row), concurrentChange: summarizePgError(err) };
     }
-    if (isPgError(err) && err.code === '57014') {
-      // our statement_timeout (or an operator's pg_cancel_backend): retrying the same chunk would only time out again
+    // 57014: our statement_timeout (or an operator's pg_cancel_backend); 25P03: a TypeScript transform outlasted the idle timeout
+    if (isPgError(err) && (err.code === '57014' || err.code === '25P03')) {
+      // the same chunk would only time out again: try it smaller, until the floor
+      if (!replace && !request.failOnTimeout) return { ...nothing((await getPartition(pool, runId, partitionId))!), statementTimeout: summarizePgError(err) };
       const range = compiled.describeRange(bounds, cursor, hi);
       const message =
-        `partition ${partitionId} failed at ${range}: a statement was cancelled after running up to limits.statementTimeoutSeconds (${statementTimeoutSeconds} s), ` +
-        'or by an operator; lower limits.chunkSize (or raise the timeout), then: backfill retry-failed ' + runId;
+        `partition ${partitionId} failed at ${range}: a statement was cancelled after running up to limits.statementTimeoutSeconds (${statementTimeoutSeconds} s)` +
+        `${replace ? ' (replace mode computes a whole partition in one statement)' : ` even in chunks of ${request.chunkSize} rows`}, or by an operator; ` +
+        `${replace ? 'use smaller partitions' : 'lower limits.chunkSize'} or raise the timeout, then: backfill retry-failed ${runId}`;
       await finishPartition(pool, runId, partitionId, 'failed', { message, range, detail: `${message} (${describePgError(err)})` });
       throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
     }

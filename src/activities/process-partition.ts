@@ -13,7 +13,7 @@
  */
 import { Context, sleep } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { afterBudget, afterChunk, afterLockTimeout, decide, initialGovernorState, type Decision, type GovernorInput } from '../governor';
+import { afterBudget, afterChunk, afterLockTimeout, afterStatementTimeout, decide, initialGovernorState, timeoutFloor, type Decision, type GovernorInput } from '../governor';
 import { finishPartition, partitionReport, startAttempt } from '../ledger/partitions';
 import { refundRows, reserveRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
@@ -94,11 +94,24 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         else await reporting.enter('writing', null, null);
 
         const started = Date.now();
-        const outcome = await runChunk(pool, ctx, { runId, partitionId, chunkSize: write.chunkSize, oneWriter: write.oneWriter, record: write.record });
+        const failOnTimeout = write.chunkSize <= timeoutFloor(control.limits);
+        const outcome = await runChunk(pool, ctx, { runId, partitionId, chunkSize: write.chunkSize, oneWriter: write.oneWriter, record: write.record, failOnTimeout });
         if (outcome.lockTimeout) {
           if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
           await wait(afterLockTimeout(outcome.lockTimeout, pollMs));
           continue;
+        }
+        if (outcome.statementTimeout) {
+          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
+          governor = afterStatementTimeout(governor, { chunkSize: write.chunkSize, limits: control.limits });
+          log.warn({ chunkSize: write.chunkSize, next: governor.timeoutCap, cause: outcome.statementTimeout }, 'chunk hit the statement timeout; trying smaller chunks');
+          continue;
+        }
+        if (outcome.pauseRun) {
+          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
+          log.error({ reason: outcome.pauseRun }, 'the database cannot write; asking the run to pause');
+          await reporting.showHoldReason(outcome.pauseRun);
+          return { ...partitionReport(outcome.row), pauseRequest: { actor: 'backfill', reason: outcome.pauseRun } };
         }
         if (outcome.concurrentChange) {
           // nothing was written: the chunk is computed again, from the state the application left

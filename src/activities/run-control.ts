@@ -21,7 +21,10 @@ import { cancelPending, finishPartition, getPartition, nextUnfinished, partition
 import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
 import type { ControlEvent, RunOpening } from '../workflows/run-state';
-import type { Limits, PartitionReport } from '../shared/types';
+import type { Limits, PartitionBounds, PartitionReport } from '../shared/types';
+import type pg from 'pg';
+import { inReadOnlyCheck, querySingle } from '../sql/session';
+import { compileRun } from '../sql/statements';
 import type { ActivityDeps } from './deps';
 
 export interface SyncRunControlInput {
@@ -118,9 +121,11 @@ export function runControlActivities(deps: ActivityDeps) {
 
     async finalizeRun(input: { database: string; runId: string }): Promise<FinalizeRunResult> {
       const pool = deps.pools.get(input.database);
+      const outsidePlan = await rowsOutsidePlan(pool, input.runId, deps.logger);
       return withTransaction(pool, async (client) => {
         const run = await getRun(client, input.runId);
         if (!run) throw new Error(`run ${input.runId} is not in the ledger`);
+        if (outsidePlan !== null) await client.query('UPDATE backfill.runs SET rows_outside_plan = $2 WHERE run_id = $1', [input.runId, outsidePlan]);
         if (run.cancel_requested) await cancelPending(client, input.runId);
         const totals = await runTotals(client, input.runId);
         const failed = totals.byStatus.failed > 0;
@@ -139,10 +144,30 @@ export function runControlActivities(deps: ActivityDeps) {
           key: `finished-${run.attempt}`,
           kind: 'finished',
           actor: 'backfill',
-          detail: { status, ...totals },
+          detail: { status, ...totals, rowsOutsidePlan: outsidePlan },
         });
         return { status, ...totals };
       });
     },
   };
 }
+
+/**
+ * The scope was fixed at planning; rows that arrived since outside every planned partition
+ * are counted, so the run says so instead of ending as if they were covered. Read-only and
+ * time-limited; unknown (null) when it cannot finish in time.
+ */
+async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDeps['logger']): Promise<number | null> {
+  const run = await getRun(pool, runId);
+  if (!run) return null;
+  const { rows } = await pool.query<{ bounds: PartitionBounds }>('SELECT bounds FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal', [runId]);
+  const statement = compileRun(run.spec, run.shape).outsidePlan(rows.map((r) => r.bounds));
+  try {
+    return await inReadOnlyCheck(pool, async (client) => Number((await querySingle<{ n: string }>(client, statement.text, statement.values)).rows[0].n), SCOPE_CHECK_TIMEOUT_MS);
+  } catch (err) {
+    logger.warn({ runId, error: (err as Error).message }, 'could not count rows outside the plan');
+    return null;
+  }
+}
+
+const SCOPE_CHECK_TIMEOUT_MS = 60_000;

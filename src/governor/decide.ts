@@ -21,6 +21,8 @@ export interface GovernorState {
   heldSince?: number;
   /** The last chunk's own duration, without its wait for a turn. */
   lastChunkMs: number;
+  /** After a statement timeout: chunks stay at most this large for the rest of the attempt. */
+  timeoutCap?: number;
 }
 
 export function initialGovernorState(): GovernorState {
@@ -80,8 +82,10 @@ export function decide(state: GovernorState, input: GovernorInput): Step {
     const reason = `outside the allowed hours ${describeWindow(limits.window!)}`;
     return { decision: wait('outside-window', 'window', reason, Math.min(closedFor, 30_000, input.pollMs)), state };
   }
-  const chunkSize = state.adaptiveSize ?? limits.chunkSize;
-  const record: ChunkRecordDecision = { governedBy: state.adaptiveSize !== undefined ? 'targetChunkSeconds' : 'chunkSize', waitMs: 0 };
+  const wanted = state.adaptiveSize ?? limits.chunkSize;
+  const capped = state.timeoutCap !== undefined && state.timeoutCap < wanted;
+  const chunkSize = capped ? state.timeoutCap! : wanted;
+  const record: ChunkRecordDecision = { governedBy: capped ? 'statementTimeoutSeconds' : state.adaptiveSize !== undefined ? 'targetChunkSeconds' : 'chunkSize', waitMs: 0 };
   if (!limits.guards) {
     return { decision: { kind: 'write', chunkSize, oneWriter: false, record }, state: { ...state, pace: FULL_PACE, heldSince: undefined } };
   }
@@ -139,6 +143,19 @@ export function afterChunk(state: GovernorState, chunk: { chunkSize: number; ms:
     // turning targetChunkSeconds off live returns to the configured size
     adaptiveSize: chunk.limits.targetChunkSeconds ? nextChunkSize(chunk.chunkSize, chunk.ms, chunk.limits) : undefined,
   };
+}
+
+/** Halvings of limits.chunkSize a partition tries after statement timeouts before it fails. */
+export const TIMEOUT_HALVINGS = 4;
+
+/** The smallest chunk a partition tries after statement timeouts; one that times out at this size fails. */
+export function timeoutFloor(limits: Limits): number {
+  return Math.max(1, limits.minChunkSize ?? Math.floor(limits.chunkSize / 2 ** TIMEOUT_HALVINGS));
+}
+
+/** A chunk hit limits.statementTimeoutSeconds and rolled back: the next ones are half its size. */
+export function afterStatementTimeout(state: GovernorState, chunk: { chunkSize: number; limits: Limits }): GovernorState {
+  return { ...state, timeoutCap: Math.max(timeoutFloor(chunk.limits), Math.floor(chunk.chunkSize / 2)), adaptiveSize: undefined };
 }
 
 /** A chunk gave up waiting for a lock and rolled back: never queue behind it (everyone after us would queue too). */

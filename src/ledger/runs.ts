@@ -19,6 +19,8 @@ export interface RunRow {
   target_relation: string | null;
   /** The database the run was planned against (src/db/identity.ts); NULL for runs registered before it. */
   database_identity: string | null;
+  /** Rows in scope at the end of the run that no planned partition covered; NULL when not measured. */
+  rows_outside_plan: string | null;
   name: string;
   workflow_id: string;
   reason: string;

@@ -28,6 +28,9 @@ export interface StatusReport {
   createdAt: string;
   finishedAt: string | null;
   lastError: string | null;
+  /** Rows in scope at the end that no planned partition covered (arrived after planning); null when not measured. */
+  rowsOutsidePlan: number | null;
+  specFile: string | null;
   totals: RunTotals;
   /** error: the ledger's full message (row values included; reading it takes database access). */
   failures: { partitionId: string; status: string; error: string | null; range: string | null; attempts: number }[];
@@ -66,6 +69,8 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     createdAt: run.created_at.toISOString(),
     finishedAt: run.finished_at?.toISOString() ?? null,
     lastError: run.last_error,
+    rowsOutsidePlan: run.rows_outside_plan === null || run.rows_outside_plan === undefined ? null : Number(run.rows_outside_plan),
+    specFile: run.spec_file,
     totals,
     holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
     failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.error_detail ?? p.last_error, range: p.error_range, attempts: p.attempts })),

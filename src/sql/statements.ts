@@ -41,6 +41,12 @@ export interface CompiledRun {
    * partition owns, so the chunk must not write at all.
    */
   outsidePartition(bounds: PartitionBounds): Statement;
+  /**
+   * Source rows in scope now that no planned partition covers (`n`): rows that arrived above
+   * the last bound or below the first, list values the plan did not have, NULLs where the plan
+   * had no NULL partition. The plan is contiguous, so its extent is enough.
+   */
+  outsidePlan(planned: PartitionBounds[]): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
   describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
@@ -152,6 +158,35 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       // a list value is row data (this text reaches Temporal): its partition is named by id alone
       if (bounds && (bounds.kind === 'range' || bounds.kind === 'time')) return `${what} from the start of the partition (${boundsText(bounds)}) through ${to}`;
       return `${what} from the partition's first row through ${to}`;
+    },
+
+    outsidePlan(planned) {
+      const values: unknown[] = [];
+      const param = (v: unknown, type: string) => {
+        values.push(v);
+        return `$${values.length}::${type}`;
+      };
+      // listed values are the scope itself: other values are outside it on purpose
+      if (spec.partition.by === 'list' && spec.partition.values) return { text: 'SELECT 0::bigint AS n', values: [] };
+      const col = `s.${pcol}`;
+      const bounded = planned.filter((b) => b.kind !== 'null');
+      const hasNull = planned.some((b) => b.kind === 'null');
+      const outside: string[] = hasNull ? [] : [`${col} IS NULL`];
+      if (bounded.length === 0) {
+        outside.push(`${col} IS NOT NULL`);
+      } else if (bounded[0].kind === 'list') {
+        outside.push(`${col}::text <> ALL (${param(bounded.map((b) => (b.kind === 'list' ? b.value : '')), 'text[]')})`);
+      } else {
+        const first = bounded[0] as Extract<PartitionBounds, { lo: string }>;
+        const last = bounded[bounded.length - 1] as Extract<PartitionBounds, { hi: string }>;
+        const type = first.kind === 'time' ? 'timestamptz' : shape.partitionColumnType;
+        const limits = INTEGER_RANGES[type];
+        if (!(limits && BigInt(first.lo) <= limits.min)) outside.push(`${col} < ${param(first.lo, type)}`);
+        if (!(limits && BigInt(last.hi) > limits.max)) outside.push(`${col} >= ${param(last.hi, type)}`);
+      }
+      if (outside.length === 0) return { text: 'SELECT 0::bigint AS n', values: [] };
+      const filter = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
+      return { text: `SELECT count(*) AS n FROM ${src} s WHERE (${outside.join(' OR ')})${filter}`, values };
     },
 
     outsidePartition(bounds) {

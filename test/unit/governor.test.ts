@@ -1,4 +1,4 @@
-import { afterBudget, afterChunk, afterLockTimeout, decide, FULL_PACE, initialGovernorState, type Decision, type GovernorInput, type GovernorState } from '../../src/governor';
+import { afterBudget, afterChunk, afterLockTimeout, afterStatementTimeout, decide, FULL_PACE, initialGovernorState, timeoutFloor, type Decision, type GovernorInput, type GovernorState } from '../../src/governor';
 import type { GuardReading } from '../../src/shared/guards';
 import type { Limits } from '../../src/shared/types';
 
@@ -151,5 +151,25 @@ describe('after the governor decided to write', () => {
       reason: 'waiting for a lock: canceling statement due to lock timeout (SQLSTATE 55P03)',
       ms: 1000,
     });
+  });
+});
+
+describe('after a statement timeout', () => {
+  test('chunks halve, stay capped through later chunks, and stop at a floor of chunkSize/16 (or minChunkSize)', () => {
+    let state = initialGovernorState();
+    const sizes: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const step = decide(state, input());
+      if (step.decision.kind !== 'write') throw new Error('expected a write');
+      sizes.push(step.decision.chunkSize);
+      if (i > 0) expect(step.decision.record.governedBy).toBe('statementTimeoutSeconds');
+      state = afterStatementTimeout(step.state, { chunkSize: step.decision.chunkSize, limits: base });
+    }
+    expect(sizes).toEqual([1000, 500, 250, 125, 62, 62]);
+    expect(timeoutFloor(base)).toBe(62);
+    expect(timeoutFloor({ ...base, minChunkSize: 300 })).toBe(300);
+    // a committed chunk keeps the cap: the size that fits is the one to keep using
+    const after = afterChunk(state, { chunkSize: 62, ms: 400, limits: base });
+    expect(decide(after, input()).decision).toMatchObject({ kind: 'write', chunkSize: 62 });
   });
 });

@@ -20,6 +20,12 @@ export function renderStatus(r: StatusReport): string {
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
   if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
   if (r.lastError) lines.push(`  error:     ${r.lastError}`);
+  if (r.rowsOutsidePlan) {
+    lines.push(
+      `  scope:     ${r.rowsOutsidePlan} row(s) in scope arrived after planning outside every planned partition and were not backfilled; ` +
+        `cover them with a new run: backfill start ${r.specFile ?? '<spec>'}`,
+    );
+  }
   const t = r.totals;
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);

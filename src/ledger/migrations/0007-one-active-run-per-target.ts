@@ -16,6 +16,9 @@ ALTER TABLE backfill.runs ADD COLUMN target_relation text;
 ALTER TABLE backfill.runs ADD COLUMN database_identity text;
 -- chunks rolled back and recomputed because the application changed their rows meanwhile
 ALTER TABLE backfill.partitions ADD COLUMN concurrent_retries integer NOT NULL DEFAULT 0;
+-- source rows in scope at the end of the run that no planned partition covered (arrived after
+-- planning); NULL when not measured
+ALTER TABLE backfill.runs ADD COLUMN rows_outside_plan bigint;
 CREATE UNIQUE INDEX runs_one_active_per_target ON backfill.runs (target_relation)
   WHERE status IN ('pending','running','paused','cancelling');
 `,
