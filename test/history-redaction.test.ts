@@ -31,24 +31,35 @@ beforeAll(async () => {
 });
 
 
-test('a run that hits constraint errors puts no row value into any history; the ledger keeps the full errors', async () => {
-  const spec = {
-    name: 'redact-sql',
+function peopleSpec(name: string, partition: unknown, transform: unknown) {
+  return {
+    name,
     reason: 'test: row data stays out of Temporal',
     database: env.db.envVar,
     source: { table: 'app.people', key: 'id' },
-    partition: { by: 'range', column: 'id', size: 250 },
-    transform: { name: 'people', version: 1, sql: 'SELECT c.id, c.n, c.ssn, c.code::integer AS code FROM chunk c' },
+    partition,
+    transform,
     target: { table: 'app.people_out', key: ['id'], mode: 'upsert' },
     limits: { chunkSize: 100, concurrency: 5 },
   };
-  const started = await env.start(spec);
-  const result = await waitForResult(started.handle);
-  expect(result.status).toBe('failed');
+}
 
+/** Runs a spec that must end failed; returns its failed partitions and the ids of every workflow it ran. */
+async function runToFailure(spec: ReturnType<typeof peopleSpec>) {
+  const started = await env.start(spec);
+  expect((await waitForResult(started.handle)).status).toBe('failed');
   const { rows } = await env.db.pool.query<{ partition_id: string; last_error: string; error_detail: string }>(
     "SELECT partition_id, last_error, error_detail FROM backfill.partitions WHERE run_id = $1 AND status = 'failed' ORDER BY ordinal",
     [started.runId],
+  );
+  const { rows: all } = await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  const workflowIds = [started.workflowId, ...all.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
+  return { started, rows, workflowIds };
+}
+
+test('a run that hits constraint errors puts no row value into any history; the ledger keeps the full errors', async () => {
+  const { started, rows, workflowIds } = await runToFailure(
+    peopleSpec('redact-sql', { by: 'range', column: 'id', size: 250 }, { name: 'people', version: 1, sql: 'SELECT c.id, c.n, c.ssn, c.code::integer AS code FROM chunk c' }),
   );
   // 250..499: unique (ssn 300), 500..749: cast (code of 600), 750..999 and 1000..1249: CHECK (n >= 900)
   expect(rows.map((r) => r.partition_id)).toEqual(['id:000000250-000000500', 'id:000000500-000000750', 'id:000000750-000001000', 'id:000001000-000001250']);
@@ -65,8 +76,7 @@ test('a run that hits constraint errors puts no row value into any history; the 
   const status = await statusReportFor(env.db.pool, started.runId);
   expect(status.failures.map((f) => f.error).join('\n')).toContain(`${SECRET}900`);
 
-  const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
-  const text = await historiesText(env.client, ids);
+  const text = await historiesText(env.client, workflowIds);
   // the scan sees failures and decoded payloads (the spec is the run's input)
   expect(text).toContain('people_out_n_check');
   expect(text).toContain('c.code::integer AS code');
@@ -86,29 +96,12 @@ test('a throwing TypeScript transform and list partitions leave neither row valu
       },
     };\n`,
   );
-  const spec = {
-    name: 'redact-ts',
-    reason: 'test: row data stays out of Temporal',
-    database: env.db.envVar,
-    source: { table: 'app.people', key: 'id' },
-    partition: { by: 'list', column: 'team' },
-    transform: { name: 'people-ts', version: 1, module: modulePath },
-    target: { table: 'app.people_out', key: ['id'], mode: 'upsert' },
-    limits: { chunkSize: 100, concurrency: 5 },
-  };
-  const started = await env.start(spec);
-  const result = await waitForResult(started.handle);
-  expect(result.status).toBe('failed');
-  const { rows } = await env.db.pool.query<{ partition_id: string; last_error: string; error_detail: string }>(
-    "SELECT partition_id, last_error, error_detail FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'",
-    [started.runId],
-  );
+  const { rows, workflowIds } = await runToFailure(peopleSpec('redact-ts', { by: 'list', column: 'team' }, { name: 'people-ts', version: 1, module: modulePath }));
   expect(rows).toHaveLength(1);
   expect(rows[0].last_error).toContain('transform people-ts@1 threw Error;');
   expect(rows[0].error_detail).toContain(`cannot handle ${SECRET}420`);
 
-  const ids = [started.workflowId, ...(await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [started.runId])).rows.map((r) => partitionWorkflowId(spec.name, started.runId, r.partition_id))];
-  const text = await historiesText(env.client, ids);
+  const text = await historiesText(env.client, workflowIds);
   expect(text).toContain('threw Error');
   expect(text).toContain('"partitionId":"team#000002"');
   expect(text).not.toContain(SECRET);
