@@ -16,6 +16,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
 import { partitionWorkflowId } from '../shared/ids';
+import { completenessProblems, type LedgerPartition } from '../ledger/completeness';
 import { recordEvent } from '../ledger/events';
 import { cancelPending, finishPartition, getPartition, nextUnfinished, partitionReport, runTotals, succeededRowCounts, type RunTotals } from '../ledger/partitions';
 import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
@@ -129,11 +130,16 @@ export function runControlActivities(deps: ActivityDeps) {
         if (run.cancel_requested) await cancelPending(client, input.runId);
         const totals = await runTotals(client, input.runId);
         const failed = totals.byStatus.failed > 0;
-        // succeeded means every planned partition is in the ledger and succeeded, not just every one found there
-        const incomplete = totals.total !== run.partitions_total;
-        const outcome: RunStatus = run.cancel_requested ? 'cancelled' : failed || incomplete || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
-        const lastError = incomplete
-          ? `the ledger holds ${totals.total} partitions but the plan had ${run.partitions_total}; the run cannot be complete: start a new run`
+        // succeeded means every planned partition is in the ledger, the partitions tile the scope,
+        // and each completed once: not just that every partition found there succeeded
+        const { rows: ledger } = await client.query<LedgerPartition>(
+          'SELECT partition_id, ordinal, bounds, status, completions FROM backfill.partitions WHERE run_id = $1',
+          [input.runId],
+        );
+        const problems = completenessProblems(run.partitions_total, ledger);
+        const outcome: RunStatus = run.cancel_requested ? 'cancelled' : failed || problems.length > 0 || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
+        const lastError = problems.length > 0
+          ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
           : failed
             ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
             : undefined;
@@ -144,7 +150,8 @@ export function runControlActivities(deps: ActivityDeps) {
           key: `finished-${run.attempt}`,
           kind: 'finished',
           actor: 'backfill',
-          detail: { status, ...totals, rowsOutsidePlan: outsidePlan },
+          // the completeness proof, kept with the audit record
+          detail: { status, ...totals, rowsOutsidePlan: outsidePlan, proof: { planned: run.partitions_total, inLedger: ledger.length, problems } },
         });
         return { status, ...totals };
       });
