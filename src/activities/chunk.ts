@@ -111,7 +111,8 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     for (const statement of compiled.write(bounds)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
     }
-    const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten) };
+    const rowsSkipped = await reconcile(client, ctx, partitionId);
+    const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten - rowsSkipped), rowsSkipped };
     const checkpointed = await checkpoint(client, runId, partitionId, hi ?? cursor, counts);
     await recordChunk(client, runId, partitionId, {
       seq: locked.chunks + 1,
@@ -193,6 +194,28 @@ async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext
   // values and keys are row data: the ledger's detail only
   const examples = rows.map((r) => `${pcol} = ${r.value ?? 'NULL'} (key ${r.key})`).join(', ');
   throw new TransformError(`${what}; the partition holds ${boundsText({ ...bounds, column: pcol } as PartitionBounds)}; for example ${examples}`, what);
+}
+
+/**
+ * Reconciliation, on every chunk, before it commits: the target must now hold every output row
+ * as the transform computed it. Update mode may skip output rows whose key the target lacks
+ * (it only updates); they are counted, never silently dropped. Any other difference (a
+ * trigger or rule rewriting values, a write path that lost rows) fails the partition, with
+ * the first keys in the ledger.
+ */
+async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: string): Promise<number> {
+  const check = ctx.compiled.reconcile();
+  const { rows } = await client.query<{ missing: string; differing: string; examples: string[] | null }>(check.text, check.values);
+  const missing = Number(rows[0].missing);
+  const differing = Number(rows[0].differing);
+  const mode = ctx.run.spec.target.mode;
+  if (differing === 0 && (missing === 0 || mode === 'update')) return mode === 'update' ? missing : 0;
+  const target = ctx.run.spec.target.table;
+  const what =
+    `reconciliation failed: after the write, ${target} does not hold what the transform computed for ` +
+    [differing ? `${differing} row(s) (other values)` : '', missing && mode !== 'update' ? `${missing} row(s) (absent)` : ''].filter(Boolean).join(' and ') +
+    `; a trigger or rule on ${target} may be rewriting them. Nothing of this chunk was committed`;
+  throw new TransformError(`${what}; keys: ${(rows[0].examples ?? []).join(', ')}`, `${what} (partition ${partitionId}; keys in the ledger)`);
 }
 
 class TransformError extends Error {

@@ -26,6 +26,7 @@ export interface PartitionRow {
   completions: number;
   last_error: string | null;
   error_range: string | null;
+  rows_skipped: string;
   /** PostgreSQL's full message and detail, row values included: never leaves the ledger. */
   error_detail: string | null;
   /** Chunks rolled back and computed again because the application changed their rows meanwhile. */
@@ -109,10 +110,10 @@ export async function checkpoint(
   const { rows } = await client.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET cursor = $3, rows_read = rows_read + $4, rows_written = rows_written + $5, rows_unchanged = rows_unchanged + $6,
-            chunks = chunks + 1, updated_at = now()
+            rows_skipped = rows_skipped + $7, chunks = chunks + 1, updated_at = now()
       WHERE run_id = $1 AND partition_id = $2
       RETURNING *`,
-    [runId, partitionId, cursor, counts.rowsRead, counts.rowsWritten, counts.rowsUnchanged],
+    [runId, partitionId, cursor, counts.rowsRead, counts.rowsWritten, counts.rowsUnchanged, counts.rowsSkipped ?? 0],
   );
   return rows[0];
 }
@@ -170,19 +171,20 @@ export interface RunTotals extends RowCounts {
 }
 
 export async function runTotals(db: Queryable, runId: string): Promise<RunTotals> {
-  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string; cr: string }>(
-    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru, sum(concurrent_retries) cr
+  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string; rs: string; cr: string }>(
+    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru, sum(rows_skipped) rs, sum(concurrent_retries) cr
        FROM backfill.partitions WHERE run_id = $1 GROUP BY status`,
     [runId],
   );
   const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
-  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, concurrentRetries: 0 };
+  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, rowsSkipped: 0, concurrentRetries: 0 };
   for (const r of rows) {
     byStatus[r.status] = Number(r.n);
     totals.total += Number(r.n);
     totals.rowsRead += Number(r.rr);
     totals.rowsWritten += Number(r.rw);
     totals.rowsUnchanged += Number(r.ru);
+    totals.rowsSkipped! += Number(r.rs);
     totals.concurrentRetries += Number(r.cr);
   }
   return totals;
@@ -228,10 +230,10 @@ export interface ChunkRecord {
 export async function recordChunk(client: pg.PoolClient, runId: string, partitionId: string, c: ChunkRecord): Promise<void> {
   await client.query(
     `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
-       chunk_size, duration_ms, wait_ms, governed_by, guard_value)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
     [runId, partitionId, c.seq, c.keyFrom, c.keyTo, c.counts.rowsRead, c.counts.rowsWritten, c.counts.rowsUnchanged,
-      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null],
+      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null, c.counts.rowsSkipped ?? 0],
   );
 }
 

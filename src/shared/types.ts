@@ -63,6 +63,8 @@ export interface RowCounts {
   rowsRead: number;
   rowsWritten: number;
   rowsUnchanged: number;
+  /** Update mode: output rows whose key the target lacks, so nothing was written for them. */
+  rowsSkipped?: number;
 }
 
 export interface PartitionReport extends RowCounts {

@@ -47,6 +47,12 @@ export interface CompiledRun {
    * had no NULL partition. The plan is contiguous, so its extent is enough.
    */
   outsidePlan(planned: PartitionBounds[]): Statement;
+  /**
+   * After the write, in the chunk's transaction: output rows the target does not hold as
+   * computed. `missing` (no target row with the key: update mode's skipped rows), `differing`
+   * (the row is there with other values), and a few of their keys.
+   */
+  reconcile(): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
   describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
@@ -158,6 +164,20 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       // a list value is row data (this text reaches Temporal): its partition is named by id alone
       if (bounds && (bounds.kind === 'range' || bounds.kind === 'time')) return `${what} from the start of the partition (${boundsText(bounds)}) through ${to}`;
       return `${what} from the partition's first row through ${to}`;
+    },
+
+    reconcile() {
+      const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+      const absent = `t.${keyCols[0]} IS NULL`;
+      const differs = valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
+      const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
+      return {
+        text:
+          `SELECT count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${differs}) AS differing, ` +
+          `(array_agg(${keyText}) FILTER (WHERE NOT ${absent} AND ${differs}))[1:5] AS examples ` +
+          `FROM ${out} o LEFT JOIN ${target} t ON ${join}`,
+        values: [],
+      };
     },
 
     outsidePlan(planned) {

@@ -27,8 +27,8 @@ export function renderStatus(r: StatusReport): string {
     );
   }
   const t = r.totals;
-  const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged'] });
-  table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged]);
+  const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'] });
+  table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged, t.rowsSkipped ?? 0]);
   lines.push(table.toString());
   if (t.concurrentRetries > 0) {
     lines.push(`  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`);

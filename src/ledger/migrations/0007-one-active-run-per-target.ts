@@ -19,6 +19,9 @@ ALTER TABLE backfill.partitions ADD COLUMN concurrent_retries integer NOT NULL D
 -- source rows in scope at the end of the run that no planned partition covered (arrived after
 -- planning); NULL when not measured
 ALTER TABLE backfill.runs ADD COLUMN rows_outside_plan bigint;
+-- output rows update mode did not write because the target has no row with their key
+ALTER TABLE backfill.partitions ADD COLUMN rows_skipped bigint NOT NULL DEFAULT 0;
+ALTER TABLE backfill.chunks ADD COLUMN rows_skipped bigint NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX runs_one_active_per_target ON backfill.runs (target_relation)
   WHERE status IN ('pending','running','paused','cancelling');
 `,
