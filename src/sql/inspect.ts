@@ -190,7 +190,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   }
   if (problems.length > 0) return { ok: false, problems };
 
+  const { rows: rewrites } = await client.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND NOT tgisinternal)
+          + (SELECT count(*) FROM pg_rewrite WHERE ev_class = to_regclass($1) AND rulename <> '_RETURN') AS n`,
+    [quoteTable(spec.target.table)],
+  );
   const shape: RunShape = {
+    targetRewrites: Number(rewrites[0].n) > 0,
     keyType: keyType!,
     partitionColumnType: partitionColumnType!,
     outputColumns,

@@ -23,4 +23,9 @@ export interface RunShape {
   transformReads?: { tables: string[]; functions: string[] };
   /** format_type() of target.partitionColumn (replace mode only). */
   targetPartitionColumnType?: string;
+  /**
+   * The target has user triggers or rules, which may rewrite what a chunk writes: every row of
+   * every chunk is then reconciled, not a sample. Absent (false) in runs registered before it.
+   */
+  targetRewrites?: boolean;
 }
