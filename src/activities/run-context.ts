@@ -9,7 +9,7 @@ import { compileRun, type CompiledRun } from '../sql/statements';
 import { getRun, type RunRow } from '../ledger/runs';
 import { checkModulePath, type WorkerTrust } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
-import { refuseOtherDatabase } from './database-check';
+import { refuseOtherDatabase, wrongDatabase } from './database-check';
 import type { TransformModule } from '../transforms/define';
 import { loadTransformModule } from '../transforms/load-module';
 
@@ -36,8 +36,13 @@ export class RunContextCache {
 }
 
 async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
-  const run = await getRun(pool, runId);
-  if (!run) throw new Error(`run ${runId} is not in the ledger of this database; was it registered against another one?`);
+  const run = await getRun(pool, runId).catch((err: { code?: string }) => {
+    if (err.code === '42P01') return undefined; // no ledger at all in the database this worker reaches
+    throw err;
+  });
+  if (!run) {
+    throw wrongDatabase(`run ${runId} is not in the ledger of the database this worker reaches; was it registered against another one? Check the database variables of this worker`);
+  }
   // a ledger restored or copied elsewhere holds the run too: the database's identity decides
   await refuseOtherDatabase(pool, run.database_identity, runId, run.database_var);
   const compiled = compileRun(run.spec, run.shape);
