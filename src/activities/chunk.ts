@@ -15,7 +15,7 @@ import { FailureType } from '../shared/failures';
 import { transformLabel } from '../shared/labels';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import { limitChunkTransaction } from '../sql/session';
-import { boundsText } from '../sql/statements';
+import { boundsText } from '../sql/partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
 

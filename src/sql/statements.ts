@@ -12,6 +12,7 @@
  */
 import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
+import { boundsText, crossableEnds, params, partitionPredicate } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../specs/schema';
 import type { RunShape } from './shape';
@@ -68,6 +69,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const cols = shape.outputColumns.map(quoteIdent);
   const keyCols = spec.target.key.map(quoteIdent);
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
+  /** Target row t and output row o are the same row. */
+  const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+  /** Target row t holds other values than output row o. */
+  const changed = valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
+  /** Output row o's key as text, for messages. */
+  const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
 
@@ -77,11 +84,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's') {
-    const values: unknown[] = [];
-    const param = (v: unknown, type: string) => {
-      values.push(v);
-      return `$${values.length}::${type}`;
-    };
+    const { values, param } = params();
     const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
     if (walksColumn(bounds)) {
       // the plain column bound lets the planner range-scan the column's index; the row comparison is exact
@@ -169,34 +172,26 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     countAbsent() {
-      const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
       return { text: `SELECT count(*) AS n FROM ${out} o WHERE NOT EXISTS (SELECT 1 FROM ${target} t WHERE ${join})`, values: [] };
     },
 
     reconcile() {
-      const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
       // without triggers or rules on the target, the write's own semantics make the target equal
       // the output; a fixed sample of keys (1 in RECONCILE_SAMPLE) then guards against a wrong
       // statement at a fraction of a second join's cost. With them, every row is compared
       const sample = shape.targetRewrites ? '' : ` WHERE (hashtextextended(${keyCols.map((c) => `o.${c}::text`).join(" || '|' || ")}, 0) & ${RECONCILE_SAMPLE - 1}) = 0`;
       const absent = `t.${keyCols[0]} IS NULL`;
-      const differs = valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
-      const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
       return {
         text:
-          `SELECT count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${differs}) AS differing, ` +
-          `(array_agg(${keyText}) FILTER (WHERE NOT ${absent} AND ${differs}))[1:5] AS examples ` +
+          `SELECT count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
+          `(array_agg(${keyText}) FILTER (WHERE NOT ${absent} AND ${changed}))[1:5] AS examples ` +
           `FROM ${out} o LEFT JOIN ${target} t ON ${join}${sample}`,
         values: [],
       };
     },
 
     outsidePlan(planned) {
-      const values: unknown[] = [];
-      const param = (v: unknown, type: string) => {
-        values.push(v);
-        return `$${values.length}::${type}`;
-      };
+      const { values, param } = params();
       // listed values are the scope itself: other values are outside it on purpose
       if (spec.partition.by === 'list' && spec.partition.values) return { text: 'SELECT 0::bigint AS n', values: [] };
       const col = `s.${pcol}`;
@@ -211,9 +206,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         const first = bounded[0] as Extract<PartitionBounds, { lo: string }>;
         const last = bounded[bounded.length - 1] as Extract<PartitionBounds, { hi: string }>;
         const type = first.kind === 'time' ? 'timestamptz' : shape.partitionColumnType;
-        const limits = INTEGER_RANGES[type];
-        if (!(limits && BigInt(first.lo) <= limits.min)) outside.push(`${col} < ${param(first.lo, type)}`);
-        if (!(limits && BigInt(last.hi) > limits.max)) outside.push(`${col} >= ${param(last.hi, type)}`);
+        const ends = crossableEnds(type, first.lo, last.hi);
+        if (ends.lo) outside.push(`${col} < ${param(first.lo, type)}`);
+        if (ends.hi) outside.push(`${col} >= ${param(last.hi, type)}`);
       }
       if (outside.length === 0) return { text: 'SELECT 0::bigint AS n', values: [] };
       const filter = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
@@ -221,14 +216,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     outsidePartition(bounds) {
-      const values: unknown[] = [];
-      const param = (v: unknown, type: string) => {
-        values.push(v);
-        return `$${values.length}::${type}`;
-      };
+      const { values, param } = params();
       const pcol = spec.target.partitionColumn!;
       const inPartition = partitionPredicate({ ...bounds, column: pcol } as PartitionBounds, 'o', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
-      const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
       return {
         text: `SELECT ${keyText} AS key, o.${quoteIdent(pcol)}::text AS value, count(*) OVER () AS total FROM ${out} o WHERE (${inPartition}) IS NOT TRUE LIMIT 5`,
         values,
@@ -236,15 +226,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     write(bounds) {
-      const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
       // t.k = o.k implies t.k lies within o's key range: saying so lets the planner read only
       // the chunk's slice of the target index instead of hashing the whole target per chunk
       const on = shape.targetKeyType && hasMinMax(shape.targetKeyType)
         ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${out}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${out})`
         : join;
-      const changed = valueCols.length > 0
-        ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})`
-        : 'false';
       const set = valueCols.map((c) => `${c} = o.${c}`).join(', ');
       const merge =
         `MERGE INTO ${target} t USING ${out} o ON ${on} ` +
@@ -259,11 +245,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: [] }];
         case 'replace': {
           // rows of this partition that the transform no longer produces go; the rest is merged
-          const values: unknown[] = [];
-          const param = (v: unknown, type: string) => {
-            values.push(v);
-            return `$${values.length}::${type}`;
-          };
+          const { values, param } = params();
           const pcol = spec.target.partitionColumn!;
           const targetBounds = { ...bounds, column: pcol } as PartitionBounds;
           const inPartition = partitionPredicate(targetBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
@@ -292,40 +274,6 @@ function parseColumnCursor(cursor: string): [string, string] {
 /** Without triggers or rules on the target, chunks reconcile one row in this many (a power of two). */
 export const RECONCILE_SAMPLE = 16;
 
-const INTEGER_RANGES: Record<string, { min: bigint; max: bigint }> = {
-  smallint: { min: -32768n, max: 32767n },
-  integer: { min: -2147483648n, max: 2147483647n },
-  bigint: { min: -9223372036854775808n, max: 9223372036854775807n },
-};
-
-function partitionPredicate(
-  bounds: PartitionBounds,
-  alias: string,
-  columnType: string,
-  param: (v: unknown, type: string) => string,
-): string {
-  const col = `${alias}.${quoteIdent(bounds.column)}`;
-  switch (bounds.kind) {
-    // half-open: a row on a boundary belongs to exactly one partition
-    case 'range': {
-      // the first and last partitions may reach past the type's range (partitions are aligned to
-      // multiples of size): a bound no value can cross is left out, it could not even be cast
-      const limits = INTEGER_RANGES[columnType];
-      const parts = [
-        ...(limits && BigInt(bounds.lo) <= limits.min ? [] : [`${col} >= ${param(bounds.lo, columnType)}`]),
-        ...(limits && BigInt(bounds.hi) > limits.max ? [] : [`${col} < ${param(bounds.hi, columnType)}`]),
-      ];
-      return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
-    }
-    case 'time':
-      return `${col} >= ${param(bounds.lo, 'timestamptz')} AND ${col} < ${param(bounds.hi, 'timestamptz')}`;
-    case 'list':
-      return `${col} = ${param(bounds.value, columnType)}`;
-    case 'null':
-      return `${col} IS NULL`;
-  }
-}
-
 const MIN_MAX_TYPES = /^(smallint|integer|bigint|numeric|text|character varying|date|timestamp)/;
 
 /** Types whose min() and max() exist and agree with ORDER BY (uuid has neither, so it takes the slower CTE path). */
@@ -340,17 +288,4 @@ export function outputTableName(spec: Spec, shape: RunShape): string {
 
 export function stripTrailingSemicolons(sql: string): string {
   return sql.replace(/[\s;]+$/, '');
-}
-
-/** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z`. */
-export function boundsText(bounds: PartitionBounds): string {
-  switch (bounds.kind) {
-    case 'range':
-    case 'time':
-      return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}`;
-    case 'list':
-      return `${bounds.column} = ${bounds.value}`;
-    case 'null':
-      return `${bounds.column} IS NULL`;
-  }
 }

@@ -1,0 +1,67 @@
+/**
+ * A partition's bounds as SQL: the predicate statements put on a partition's rows, the
+ * bounds as an operator reads them, and the numbered parameters both fill. Half-open, so a
+ * row on a boundary belongs to exactly one partition.
+ */
+import { quoteIdent } from '../db/sql';
+import type { PartitionBounds } from '../shared/types';
+
+export type Param = (value: unknown, type: string) => string;
+
+/** Numbered, typed parameters for one statement: `param(v, 'bigint')` -> `$1::bigint`. */
+export function params(): { values: unknown[]; param: Param } {
+  const values: unknown[] = [];
+  return {
+    values,
+    param: (v, type) => {
+      values.push(v);
+      return `$${values.length}::${type}`;
+    },
+  };
+}
+
+const INTEGER_RANGES: Record<string, { min: bigint; max: bigint }> = {
+  smallint: { min: -32768n, max: 32767n },
+  integer: { min: -2147483648n, max: 2147483647n },
+  bigint: { min: -9223372036854775808n, max: 9223372036854775807n },
+};
+
+/**
+ * Which ends of [lo, hi) a value of `type` can cross. The first and last range partitions may
+ * reach past the type's range (partitions are aligned to multiples of size): a bound no value
+ * can cross is left out of SQL, where it could not even be cast.
+ */
+export function crossableEnds(type: string, lo: string, hi: string): { lo: boolean; hi: boolean } {
+  const limits = INTEGER_RANGES[type];
+  return { lo: !(limits && BigInt(lo) <= limits.min), hi: !(limits && BigInt(hi) > limits.max) };
+}
+
+export function partitionPredicate(bounds: PartitionBounds, alias: string, columnType: string, param: Param): string {
+  const col = `${alias}.${quoteIdent(bounds.column)}`;
+  switch (bounds.kind) {
+    case 'range': {
+      const ends = crossableEnds(columnType, bounds.lo, bounds.hi);
+      const parts = [...(ends.lo ? [`${col} >= ${param(bounds.lo, columnType)}`] : []), ...(ends.hi ? [`${col} < ${param(bounds.hi, columnType)}`] : [])];
+      return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
+    }
+    case 'time':
+      return `${col} >= ${param(bounds.lo, 'timestamptz')} AND ${col} < ${param(bounds.hi, 'timestamptz')}`;
+    case 'list':
+      return `${col} = ${param(bounds.value, columnType)}`;
+    case 'null':
+      return `${col} IS NULL`;
+  }
+}
+
+/** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z and < …`. */
+export function boundsText(bounds: PartitionBounds): string {
+  switch (bounds.kind) {
+    case 'range':
+    case 'time':
+      return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}`;
+    case 'list':
+      return `${bounds.column} = ${bounds.value}`;
+    case 'null':
+      return `${bounds.column} IS NULL`;
+  }
+}
