@@ -6,7 +6,7 @@
  * a chunk is never applied or counted twice.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import pg from 'pg';
+import type pg from 'pg';
 import { describePgError, isDataError, isPgError, summarizePgError } from '../db/errors';
 import { checkpoint, countConcurrentChange, finishPartition, getPartition, lockPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
 import { awaitWriterTurn } from '../ledger/writer-lock';
@@ -18,6 +18,7 @@ import { limitChunkTransaction } from '../sql/session';
 import { boundsText } from '../sql/partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
+import { EXACT_TYPES } from '../transforms/exact-types';
 
 export interface ChunkRequest {
   runId: string;
@@ -232,17 +233,6 @@ class TransformError extends Error {
     super(message);
   }
 }
-
-/**
- * Rows handed to a TypeScript transform keep their exact values: timestamps and dates stay
- * PostgreSQL text (a JS Date would drop microseconds, so every row would differ from its
- * stored value and be rewritten on every run); bigint and numeric stay strings as usual.
- */
-const TEXT_OIDS = new Set([1082, 1114, 1184, 1083, 1266]);
-const EXACT_TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    TEXT_OIDS.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
-};
 
 /** Fills the session's output table with the chunk's transformed rows; returns how many. */
 async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds'], cursor: string | null, hi: string | null): Promise<number> {

@@ -10,7 +10,7 @@ export interface ActivityDeps {
   pools: PoolRegistry;
   logger: Logger;
   /** Where module transforms may come from (databases are checked by `pools`). */
-  trust: Pick<WorkerTrust, 'transformDirs'>;
+  trust: Pick<WorkerTrust, 'transformDirs' | 'webhookUrls'>;
   /** How often a running partition polls the ledger while its run is paused. */
   pausePollMs?: number;
 }

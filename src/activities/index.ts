@@ -3,6 +3,8 @@
  * dependencies. Workflows import only the *type* of this function's result.
  */
 import type { ActivityDeps } from './deps';
+import { afterActivities } from './after';
+import { gateActivities } from './gates';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
 import { RunContextCache } from './run-context';
@@ -14,6 +16,8 @@ export function createActivities(deps: ActivityDeps) {
     registerRun: registerRunActivity(deps),
     processPartition: processPartitionActivity(deps, contexts),
     ...runControlActivities(deps),
+    ...gateActivities(deps, contexts),
+    ...afterActivities(deps),
   };
 }
 

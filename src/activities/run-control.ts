@@ -18,6 +18,7 @@ import { withTransaction } from '../db/pool';
 import { partitionWorkflowId } from '../shared/ids';
 import { completenessProblems, type LedgerPartition } from '../ledger/completeness';
 import { recordEvent } from '../ledger/events';
+import { failedGates } from '../ledger/gates';
 import { cancelPending, finishPartition, getPartition, nextUnfinished, partitionReport, runTotals, succeededRowCounts, type RunTotals } from '../ledger/partitions';
 import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
@@ -137,12 +138,18 @@ export function runControlActivities(deps: ActivityDeps) {
           [input.runId],
         );
         const problems = completenessProblems(run.partitions_total, ledger);
-        const outcome: RunStatus = run.cancel_requested ? 'cancelled' : failed || problems.length > 0 || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
+        // the whole-run check's verdict, as the ledger holds it: one row per gate in sum
+        const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
+        const outcome: RunStatus = run.cancel_requested
+          ? 'cancelled'
+          : failed || problems.length > 0 || gates.length > 0 || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
         const lastError = problems.length > 0
           ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
           : failed
             ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
-            : undefined;
+            : gates.length > 0 && !run.cancel_requested
+              ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} row(s))`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
+              : undefined;
         const status = await transitionRun(client, input.runId, outcome, lastError);
         await recordEvent(client, {
           runId: input.runId,
@@ -151,7 +158,7 @@ export function runControlActivities(deps: ActivityDeps) {
           kind: 'finished',
           actor: 'backfill',
           // the completeness proof, kept with the audit record
-          detail: { status, ...totals, rowsOutsidePlan: outsidePlan, proof: { planned: run.partitions_total, inLedger: ledger.length, problems } },
+          detail: { status, ...totals, rowsOutsidePlan: outsidePlan, proof: { planned: run.partitions_total, inLedger: ledger.length, problems }, failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })) },
         });
         return { status, ...totals };
       });

@@ -21,6 +21,8 @@ export interface RunRow {
   database_identity: string | null;
   /** Rows in scope at the end of the run that no planned partition covered; NULL when not measured. */
   rows_outside_plan: string | null;
+  /** After-actions: NULL when the spec has none or they have not run (migration 0008). */
+  downstream: 'pending' | 'succeeded' | 'failed' | 'skipped' | null;
   name: string;
   workflow_id: string;
   reason: string;

@@ -12,7 +12,7 @@ import { limitsChangeProblem } from '../shared/limits';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
 import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
 import { pollUntil } from '../util/poll-until';
-import { cancelSignal, pauseSignal, resumeSignal, setLimitsUpdate } from '../workflows/messages';
+import { approveUpdate, cancelSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from '../workflows/messages';
 import { UsageError } from './errors';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';
@@ -39,6 +39,11 @@ export async function controlRun(
   if (action === 'resume' && !run.paused) throw new UsageError(`run ${ref} is not paused (${run.status}); nothing to resume`);
   if (action === 'pause' && run.paused) throw new UsageError(`run ${ref} is already paused; resume it with: backfill resume ${run.run_id}`);
   if (action === 'cancel' && run.cancel_requested) throw new UsageError(`run ${ref} is already being cancelled`);
+  if (action === 'resume') {
+    // a canary hold is lifted only by approve, which records who decided to expand
+    const progress = await client.workflow.getHandle(run.workflow_id).query(progressQuery).catch(() => undefined);
+    if (progress?.canary?.phase === 'held') throw new UsageError(`run ${ref} is held by its canary, not paused: ${progress.canary.held}`);
+  }
   const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
   await client.workflow.getHandle(run.workflow_id).signal(signal, who);
   const applied = await pollUntil(
@@ -66,6 +71,22 @@ export async function setRunLimits({ client }: Pick<Operated, 'client'>, run: Ru
     return await client.workflow.getHandle(run.workflow_id).executeUpdate(setLimitsUpdate, { args: [change] });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot change the limits of ${ref}: ${err.cause?.message ?? err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * Lets a run held by its canary expand (validate.canary): refused unless it is held. The
+ * approval, with its actor and reason, is in the ledger when this returns.
+ */
+export async function approveRun({ client }: Pick<Operated, 'client'>, run: RunRow, who: OperatorAction): Promise<void> {
+  const ref = runLabel(run.name, run.run_id);
+  if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to approve`);
+  if (!who.reason) throw new UsageError(`approving ${ref} needs --reason: it is kept in the audit record with who approved`);
+  try {
+    await client.workflow.getHandle(run.workflow_id).executeUpdate(approveUpdate, { args: [who] });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot approve ${ref}: ${err.cause?.message ?? err.message}`);
     throw err;
   }
 }

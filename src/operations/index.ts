@@ -5,7 +5,7 @@
  */
 export { defaultActor } from './actor';
 export { checkSpec, type CheckedSpec } from './check-spec';
-export { controlRun, setRunLimits, type ControlAction } from './control';
+export { approveRun, controlRun, setRunLimits, type ControlAction } from './control';
 export { UsageError } from './errors';
 export { followRun, type RunSnapshot } from './follow';
 export { findRun, openLedgerPool } from './ledger-access';
@@ -13,3 +13,4 @@ export { retryFailed, type RetryStarted } from './retry-failed';
 export { waitForResult } from './run-workflow';
 export { newRunId, startRun, type StartedRun, type StartRunOptions } from './start-run';
 export { listRunSummaries, statusReport, statusReportFor, type StatusReport } from './status';
+export { verifyRun, type VerifyReport } from './verify-run';

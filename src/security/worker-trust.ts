@@ -13,6 +13,8 @@ export interface WorkerTrust {
   databases: readonly string[];
   /** Directories module transforms may be loaded from (resolved, symlinks followed). */
   transformDirs: readonly string[];
+  /** URL prefixes an `after: webhook` action may POST to (BACKFILL_WEBHOOK_URLS); none by default. */
+  webhookUrls?: readonly string[];
 }
 
 export const DEFAULT_DATABASES = ['DATABASE_URL'];
@@ -24,7 +26,18 @@ export function workerTrustFromEnv(env: NodeJS.ProcessEnv = process.env, cwd = p
   return {
     databases: databases.length > 0 ? databases : DEFAULT_DATABASES,
     transformDirs: (dirs.length > 0 ? dirs : [cwd]).map((d) => path.resolve(cwd, d)),
+    webhookUrls: list(env.BACKFILL_WEBHOOK_URLS, ','),
   };
+}
+
+/**
+ * A spec's webhook is a URL from whoever can start a run: the worker POSTs only to prefixes
+ * its operator listed, so a spec cannot make it reach internal services.
+ */
+export function webhookRefusal(trust: Pick<WorkerTrust, 'webhookUrls'>, url: string): string | undefined {
+  const allowed = trust.webhookUrls ?? [];
+  if (allowed.some((prefix) => url.startsWith(prefix))) return undefined;
+  return `webhook ${new URL(url).origin} is not on this worker's BACKFILL_WEBHOOK_URLS (${allowed.length > 0 ? allowed.join(', ') : 'empty'}); add its URL prefix where the worker is started, then: backfill after <run>`;
 }
 
 export function databaseAllowed(trust: Pick<WorkerTrust, 'databases'>, name: string): boolean {

@@ -150,4 +150,19 @@ export interface RunProgress {
   lastError?: string;
   /** Running partitions that are slowed or held, and why (guards, window, locks). */
   conditions: PartitionCondition[];
+  /** The canary (spec validate.canary), when the run has one. */
+  canary?: CanaryProgress;
+  /** The whole-run check, once it ran. */
+  finalCheck?: { passed: boolean; failures: string[]; failureCount: number; partitionsChecked: number };
+}
+
+export interface CanaryProgress {
+  partitions: string[];
+  /** running: its partitions write; held: failed, or passed and waiting for approval; passed / approved: the run expanded. */
+  phase: 'running' | 'held' | 'passed' | 'approved';
+  /** Why it holds, and what to do. */
+  held?: string;
+  /** What failed, without row data. */
+  failures?: string[];
+  approvedBy?: OperatorAction;
 }

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_LIMITS, limitsSchema, MAX_PARTITIONS } from '../shared/limits';
+import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -106,6 +107,9 @@ export const specSchema = z
         path: ['partitionColumn'],
       }),
     limits: limitsSchema.default(DEFAULT_LIMITS),
+    validate: validateSchema.optional(),
+    after: afterSchema.optional(),
+    downstream: downstreamSchema.optional(),
   });
 
 export type Spec = z.infer<typeof specSchema>;

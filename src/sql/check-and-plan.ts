@@ -17,7 +17,7 @@ import { inReadOnlyCheck } from './session';
 import { volatileRoutines } from './volatility';
 import type { RunShape } from './shape';
 import { readSourceFacts } from './source-facts';
-import { checkGuardSql, checkTransformSql, checkWhere, guardSql, loadSqlParser, type SqlReads } from './spec-sql';
+import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, guardSql, loadSqlParser, type SqlReads } from './spec-sql';
 
 export type CheckedPlan = { ok: true; shape: RunShape; partitions: PlannedPartition[] } | { ok: false; problems: SpecProblem[] };
 
@@ -76,7 +76,7 @@ async function checkVolatility(client: pg.PoolClient, spec: Spec, parsed: Parsed
 }
 
 /** Every piece of SQL in the spec, through the PostgreSQL parser: what each field allows, nothing more. */
-export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'limits'>): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
+export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'limits' | 'validate' | 'after'>): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
   await loadSqlParser();
   const problems: SpecProblem[] = [];
   let reads: SqlReads | undefined;
@@ -95,5 +95,14 @@ export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'li
     const guard = checkGuardSql(sql);
     if (!guard.ok) problems.push({ path, message: guard.message });
   }
+  (spec.validate?.invariants ?? []).forEach((invariant, i) => {
+    const verdict = checkInvariantSql(invariant.sql);
+    if (!verdict.ok) problems.push({ path: `validate.invariants.${i}.sql`, message: verdict.message });
+  });
+  (spec.after ?? []).forEach((action, i) => {
+    if (action.action !== 'sql') return;
+    const verdict = checkAfterSql(action.sql);
+    if (!verdict.ok) problems.push({ path: `after.${i}.sql`, message: verdict.message });
+  });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, reads, whereRoutines };
 }

@@ -154,6 +154,33 @@ export function checkGuardSql(sql: string): SqlVerdict {
   return verdict.ok ? { ok: true } : verdict;
 }
 
+/** validate.invariants[].sql: one SELECT whose rows are the violations, and nothing but reads. */
+export function checkInvariantSql(sql: string): SqlVerdict {
+  const verdict = oneSelect(sql, 'a SELECT returning the rows that break the invariant');
+  return verdict.ok ? { ok: true } : verdict;
+}
+
+/** What an `after: - action: sql` statement may be: it changes data downstream, nothing else. */
+const AFTER_STATEMENTS = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'RefreshMatViewStmt', 'SelectStmt']);
+
+/**
+ * after[].sql: exactly one statement that writes data or refreshes a view (INSERT, UPDATE,
+ * DELETE, MERGE, REFRESH MATERIALIZED VIEW, or a SELECT calling a function). Never DDL,
+ * grants, roles, session settings, COPY or transaction control.
+ */
+export function checkAfterSql(sql: string): SqlVerdict {
+  const parsed = parse(sql);
+  if (!parsed.ok) return parsed;
+  if (parsed.stmts.length !== 1) return { ok: false, message: `must be exactly one statement (found ${parsed.stmts.length}); list several as separate actions` };
+  const kind = kindOf(parsed.stmts[0]);
+  if (!AFTER_STATEMENTS.has(kind)) {
+    return { ok: false, message: `may be INSERT, UPDATE, DELETE, MERGE, REFRESH MATERIALIZED VIEW or SELECT (found ${describeKind(kind)}); use the analyze and refresh actions for those` };
+  }
+  const select = parsed.stmts[0].SelectStmt as Node | undefined;
+  if (select?.intoClause) return { ok: false, message: 'is SELECT … INTO, which creates a table; remove INTO' };
+  return { ok: true };
+}
+
 /** Each guard's SQL with the spec field it comes from. */
 export function guardSql(guards: GuardsSpec | undefined): [string, string][] {
   return [

@@ -56,6 +56,19 @@ export interface CompiledRun {
   reconcile(): Statement;
   /** Update mode: output rows whose key the target lacks (`n`), which an update cannot write. */
   countAbsent(): Statement;
+  /**
+   * Verification (src/validation): the SQL transform recomputed for (cursor, hi] of a partition
+   * — 1 source key in `sampleEvery` — typed like the target, compared with what the target holds.
+   * `compared`, `missing` (no target row with the key), `differing`, `extra` (replace mode:
+   * target rows of the partition the transform no longer produces) and a few `examples` keys.
+   */
+  compareFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[], sampleEvery: number): Statement;
+  /** The same comparison for a TypeScript transform's output rows, serialised as one JSON array. */
+  compareFromJson(bounds: PartitionBounds, rowsJson: string, types: string[], wholePartition: boolean): Statement;
+  /** Module transform verification: the rows to hand the transform, 1 source key in `sampleEvery`. */
+  readSample(bounds: PartitionBounds, cursor: string | null, hi: string | null, columns: string[] | undefined, sampleEvery: number): Statement;
+  /** Invariant SQL with `source_rows` bound to a partition's source rows in scope, or the whole plan's (bounds omitted); up to `limit` violating rows as text and their count. */
+  invariant(sql: string, bounds: PartitionBounds | null, limit: number): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
   describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
@@ -83,9 +96,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const pcol = quoteIdent(spec.partition.column);
 
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
-  function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's') {
-    const { values, param } = params();
+  function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', sampleEvery = 1, numbered = params()) {
+    const { values, param } = numbered;
     const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
+    // a fixed subset of source keys, the same on every check: hashtextextended is stable across versions
+    if (sampleEvery > 1) parts.push(`(hashtextextended(${alias}.${key}::text, 0) & ${sampleEvery - 1}) = 0`);
     if (walksColumn(bounds)) {
       // the plain column bound lets the planner range-scan the column's index; the row comparison is exact
       const edge = (at: string, cmp: '>' | '<=') => {
@@ -104,6 +119,27 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   }
 
   const transformSql = spec.transform.sql ? stripTrailingSemicolons(spec.transform.sql) : undefined;
+
+  /** The output rows (`output`, a SELECT typed like the target) against the target; `bounds` adds replace mode's extra rows. */
+  function comparison(output: string, replaceBounds: PartitionBounds | null, numbered: ReturnType<typeof params>): Statement {
+    const absent = `t.${keyCols[0]} IS NULL`;
+    // update mode cannot write a row whose key the target lacks: absent is skipped there, not wrong
+    const wrong = spec.target.mode === 'update' ? `NOT ${absent} AND ${changed}` : `${absent} OR ${changed}`;
+    let extra = '0::bigint';
+    if (replaceBounds) {
+      const pcolT = spec.target.partitionColumn!;
+      const inPartition = partitionPredicate({ ...replaceBounds, column: pcolT } as PartitionBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, numbered.param);
+      extra = `(SELECT count(*) FROM ${target} t WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM o WHERE ${join}))`;
+    }
+    return {
+      text:
+        `WITH o AS MATERIALIZED (${output}) ` +
+        `SELECT count(*) AS compared, count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
+        `${extra} AS extra, (array_agg(${keyText}) FILTER (WHERE ${wrong}))[1:5] AS examples ` +
+        `FROM o LEFT JOIN ${target} t ON ${join}`,
+      values: numbered.values,
+    };
+  }
 
   return {
     outputTable: out,
@@ -151,6 +187,43 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
       const order = walksColumn(bounds) ? `s.${pcol}, s.${key}` : `s.${key}`;
       return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
+    },
+
+    compareFromSql(bounds, cursor, hi, types, sampleEvery) {
+      if (!transformSql) throw new Error('compareFromSql needs a SQL transform');
+      const numbered = params();
+      const p = chunkPredicate(bounds, cursor, hi, 's', sampleEvery, numbered);
+      const typed = cols.map((c, i) => `t.${c}::${types[i]} AS ${c}`).join(', ');
+      const output = `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) SELECT ${typed} FROM (${transformSql}\n) t`;
+      // rows of the partition the transform does not produce count only when the whole partition was recomputed
+      return comparison(output, spec.target.mode === 'replace' && cursor === null && hi === null && sampleEvery === 1 ? bounds : null, numbered);
+    },
+
+    compareFromJson(bounds, rowsJson, types, wholePartition) {
+      const numbered = params();
+      const json = numbered.param(rowsJson, 'json');
+      const output = `SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`;
+      return comparison(output, spec.target.mode === 'replace' && wholePartition ? bounds : null, numbered);
+    },
+
+    readSample(bounds, cursor, hi, columns, sampleEvery) {
+      const p = chunkPredicate(bounds, cursor, hi, 's', sampleEvery);
+      const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
+      const order = walksColumn(bounds) ? `s.${pcol}, s.${key}` : `s.${key}`;
+      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
+    },
+
+    invariant(sql, bounds, limit) {
+      const numbered = params();
+      const scope = bounds ? partitionPredicate(bounds, 's', shape.partitionColumnType, numbered.param) : 'true';
+      const lim = numbered.param(limit, 'integer');
+      // the newline ends a trailing -- comment; the text was parsed as exactly one SELECT
+      return {
+        text:
+          `WITH source_rows AS (SELECT s.* FROM ${src} s WHERE ${scope}${where}), v AS (${stripTrailingSemicolons(sql)}\n) ` +
+          `SELECT (SELECT count(*) FROM v) AS n, (SELECT array_agg(x) FROM (SELECT row_to_json(v)::text AS x FROM v LIMIT ${lim}) e) AS examples`,
+        values: numbered.values,
+      };
     },
 
     fillFromJson(rowsJson) {

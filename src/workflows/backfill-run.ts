@@ -33,11 +33,11 @@ import type { Activities } from '../activities';
 import { partitionWorkflowId } from '../shared/ids';
 import { NON_RETRYABLE_FAILURES } from '../shared/failures';
 import type { RunStatus } from '../shared/statuses';
-import type { PartitionReport } from '../shared/types';
+import type { OperatorAction, PartitionReport } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
-import { cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
+import { approveUpdate, cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
 import { publish, showDetails } from './publish';
 import * as run from './run-state';
 import type { RunState } from './run-state';
@@ -71,6 +71,8 @@ export interface RunResult {
   rowsRead: number;
   rowsWritten: number;
   rowsUnchanged: number;
+  /** After-actions: absent when the spec has none or the run did not succeed. */
+  downstream?: 'succeeded' | 'failed';
 }
 
 const PAGE = 100;
@@ -88,6 +90,14 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     startToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
+  // checks that read whole partitions: alive by heartbeat, resumed from it on retry
+  const checks = proxyActivities<Activities>({
+    startToCloseTimeout: '24 hours',
+    heartbeatTimeout: '5 minutes',
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+  // executions recorded before the gates existed replay without them
+  const gated = patched('gates-and-after');
 
   let s: RunState = input.state ?? run.initialRunState(spec.limits, new Date().toISOString());
   const progress = () => run.progress(s, who, Date.now());
@@ -123,6 +133,21 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       description: HANDLER_DESCRIPTIONS.setLimits,
     },
   );
+  setHandler(
+    approveUpdate,
+    async (who) => {
+      s = run.approve(s, who, uuid4());
+      const version = s.controlVersion;
+      await condition(() => s.syncedVersion >= version);
+    },
+    {
+      validator: (_who: OperatorAction) => {
+        const refusal = run.approveRefusal(s, runId);
+        if (refusal) throw new Error(refusal);
+      },
+      description: HANDLER_DESCRIPTIONS.approve,
+    },
+  );
   // an operator cancelling the workflow in the UI or CLI gets the same orderly stop as the cancel signal
   CancellationScope.current().cancelRequested.catch(() => {
     s = run.requestCancel(s, { actor: 'temporal', reason: 'workflow cancellation requested' }, uuid4(), true);
@@ -139,11 +164,51 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;
+      const canary = spec.validate?.canary;
+      if (gated && canary && !input.retry) {
+        const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
+        s = run.canaryPicked(s, picked.map((p) => p.id));
+      }
     }
     const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
+    const continueIfFull = async () => {
+      // handlers may be mid-flight; dropping them would lose an operator's action
+      await condition(allHandlersFinished);
+      if (run.isDirty(s)) await syncControl();
+      s = { ...s, continuedAsNew: s.continuedAsNew + 1 };
+      await continueAsNew<typeof backfillRunWorkflow>({ ...input, state: s });
+    };
 
     publishNow();
     if (reconciling) void reconcileLoop();
+
+    // the canary: its partitions alone, then its gates; nothing else is written before they pass
+    while (s.canary?.phase === 'running' && !(s.cancelRequested && s.inFlight.length === 0)) {
+      await condition(() => run.isDirty(s) || run.canaryFinished(s) || run.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull());
+      if (run.isDirty(s)) {
+        await syncControl();
+        continue;
+      }
+      if (run.canaryFinished(s)) {
+        const verdict = await checks.checkCanary({ database, runId, partitionIds: s.canary.partitions });
+        s = run.canaryJudged(s, verdict, spec.validate?.canary?.approve === true, runId, uuid4());
+        await syncControl();
+        break;
+      }
+      if (historyFull()) await continueIfFull();
+      if (!run.canaryCanLaunch(s)) continue;
+      const next = run.canaryLaunched(s);
+      s = next.s;
+      await launch(next.id);
+      publishNow();
+    }
+    // held: by a failed canary, or for approval; only approve or cancel ends it
+    while (s.canary?.phase === 'held' && !s.cancelRequested) {
+      await condition(() => run.isDirty(s) || s.canary?.phase !== 'held' || s.cancelRequested || historyFull());
+      if (run.isDirty(s)) await syncControl();
+      else if (historyFull()) await continueIfFull();
+    }
+
     for (;;) {
       await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || run.canLaunch(s, planLeft()) || historyFull());
       if (run.isDirty(s)) {
@@ -151,13 +216,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         continue;
       }
       if (run.isFinished(s, planLeft())) break;
-      if (historyFull()) {
-        // handlers may be mid-flight; dropping them would lose an operator's action
-        await condition(allHandlersFinished);
-        if (run.isDirty(s)) await syncControl();
-        s = { ...s, continuedAsNew: s.continuedAsNew + 1 };
-        await continueAsNew<typeof backfillRunWorkflow>({ ...input, state: s });
-      }
+      if (historyFull()) await continueIfFull();
       if (queue.length === 0) {
         queue = await acts.nextPartitions({ database, runId, fromOrdinal: s.nextOrdinal, limit: PAGE });
         exhausted = queue.length < PAGE;
@@ -170,9 +229,23 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     }
 
     finishing = true;
+    if (gated && !s.cancelRequested && s.counts.failed === 0 && s.counts.cancelled === 0) {
+      // the whole-run check: finalizeRun reads its verdict from the ledger
+      s = { ...s, finalCheck: await checks.checkFinal({ database, runId }) };
+      publishNow();
+    }
     const final = await acts.finalizeRun({ database, runId });
     s = { ...s, status: final.status };
     publishNow();
+    let downstream: RunResult['downstream'];
+    if (gated && final.status === 'succeeded' && (spec.after?.length ?? 0) > 0) {
+      try {
+        downstream = (await checks.runAfterActions({ database, runId })).downstream;
+      } catch {
+        // the data is right and the run stays succeeded; what failed is recorded for `backfill after`
+        downstream = 'failed';
+      }
+    }
     const result: RunResult = {
       runId,
       status: final.status,
@@ -180,6 +253,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       rowsRead: final.rowsRead,
       rowsWritten: final.rowsWritten,
       rowsUnchanged: final.rowsUnchanged,
+      ...(downstream ? { downstream } : {}),
     };
     if (s.cancelledByTemporal) throw new CancelledFailure(`backfill ${spec.name}/${runId} cancelled; ${result.rowsWritten} rows were written before it stopped`);
     return result;

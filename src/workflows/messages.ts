@@ -16,11 +16,14 @@ export const partitionConditionSignal = defineSignal<[PartitionCondition]>('part
 export const progressQuery = defineQuery<RunProgress>('progress');
 /** Returns the limits in force once running partitions can see them (written to the ledger). */
 export const setLimitsUpdate = defineUpdate<Limits, [LimitsChange]>('setLimits');
+/** Lets a run held by its canary expand; refused unless it is held. Returns once the ledger records it. */
+export const approveUpdate = defineUpdate<void, [OperatorAction]>('approve');
 
 export const HANDLER_DESCRIPTIONS = {
   pause: 'Pause the backfill: chunks in flight finish, no new chunk or partition starts. Args: {"actor": "...", "reason": "..."}',
   resume: 'Resume a paused backfill. Args: {"actor": "...", "reason": "..."}',
   cancel: 'Cancel the backfill: running partitions stop at their next chunk boundary; committed chunks stay. Args: {"actor": "...", "reason": "..."}',
+  approve: 'Let a run held by its canary (failed, or passed and waiting for approval) expand to the rest of its scope. Args: {"actor": "...", "reason": "..."}',
   partitionFinished: 'Internal: a partition workflow reports its outcome.',
   partitionCondition: 'Internal: a running partition is slowed or held by a guard, the window or a lock, or writes again.',
   progress: 'Partitions by status, rows of finished partitions, rate and ETA, and which partitions are slowed or held and why.',

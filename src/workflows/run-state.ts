@@ -7,12 +7,12 @@
  */
 import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
 import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
-import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress } from '../shared/types';
+import type { CanaryProgress, Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress } from '../shared/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {
   key: string;
-  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed';
+  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed' | 'canary-passed' | 'canary-failed' | 'approved';
   detail?: Record<string, unknown>;
 }
 
@@ -38,6 +38,17 @@ export interface RunState {
   lastError?: string;
   /** Running partitions that are slowed or held, by partition id; absent in state carried from before it existed. */
   conditions?: Record<string, PartitionCondition>;
+  /** The canary and how far it got; `launched` counts its partitions started. */
+  canary?: CanaryProgress & { launched: number };
+  finalCheck?: RunProgress['finalCheck'];
+}
+
+/** What checkCanary / checkFinal found (no row data). */
+export interface GateVerdictLike {
+  passed: boolean;
+  failures: string[];
+  failureCount: number;
+  partitionsChecked: number;
 }
 
 /** What registerRun (a first attempt) and startRunAttempt (retry-failed) both return. */
@@ -103,7 +114,8 @@ export function pause(s: RunState, who: OperatorAction | undefined, key: string)
 }
 
 export function resume(s: RunState, who: OperatorAction | undefined, key: string): RunState {
-  if (!s.paused || s.cancelRequested) return s;
+  // a canary hold is lifted by approve, which records who decided to expand despite it
+  if (!s.paused || s.cancelRequested || s.canary?.phase === 'held') return s;
   return decided(s, 'resumed', who, key, { paused: false, heldBy: undefined });
 }
 
@@ -124,6 +136,59 @@ export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsCh
 export function changeLimits(s: RunState, change: LimitsChange, key: string): RunState {
   const to = applyLimitsChange(s.limits, change);
   return decided(s, 'limits-changed', change, key, { limits: to }, { from: s.limits, to });
+}
+
+/** The canary's partitions, chosen by the ledger: they run first, alone. */
+export function canaryPicked(s: RunState, ids: string[]): RunState {
+  return { ...s, canary: { partitions: ids, launched: 0, phase: 'running' } };
+}
+
+export function canaryCanLaunch(s: RunState): boolean {
+  return !!s.canary && s.canary.phase === 'running' && !s.paused && !s.cancelRequested && s.inFlight.length < s.limits.concurrency && s.canary.launched < s.canary.partitions.length;
+}
+
+/** Launches the canary's next partition (out of plan order: the run's paging is untouched). */
+export function canaryLaunched(s: RunState): { s: RunState; id: string } {
+  const c = s.canary!;
+  const id = c.partitions[c.launched];
+  return { s: { ...s, inFlight: [...s.inFlight, id], canary: { ...c, launched: c.launched + 1 } }, id };
+}
+
+/** Every canary partition started and reported. */
+export function canaryFinished(s: RunState): boolean {
+  const c = s.canary;
+  return !!c && c.phase === 'running' && c.launched === c.partitions.length && !c.partitions.some((id) => s.inFlight.includes(id));
+}
+
+/** The canary's gates decided: expand, or hold for a person (it failed, or approval is required). */
+export function canaryJudged(s: RunState, verdict: GateVerdictLike, approveRequired: boolean, runId: string, key: string): RunState {
+  const c = s.canary!;
+  const failures = verdict.failures;
+  if (!verdict.passed) {
+    const held =
+      `the canary failed (${verdict.failureCount} problem(s): ${failures.slice(0, 3).join('; ')}); nothing beyond its ${c.partitions.length} partition(s) was written. ` +
+      `Fix the transform and start a new run (backfill cancel ${runId}), or expand anyway: backfill approve ${runId} --reason …`;
+    const next = { ...s, canary: { ...c, phase: 'held' as const, held, failures } };
+    return decided(next, 'canary-failed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'canary', reason: held } }, { failures, failureCount: verdict.failureCount });
+  }
+  if (approveRequired) {
+    const held = `the canary passed (${c.partitions.length} partition(s)); waiting for approval: backfill approve ${runId} --reason …`;
+    const next = { ...s, canary: { ...c, phase: 'held' as const, held } };
+    return decided(next, 'canary-passed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'canary', reason: held } }, { partitions: c.partitions });
+  }
+  return decided({ ...s, canary: { ...c, phase: 'passed' } }, 'canary-passed', { actor: 'backfill' }, key, {}, { partitions: c.partitions });
+}
+
+/** Why approve is refused (the update's validator), or undefined. */
+export function approveRefusal(s: RunState, runId: string): string | undefined {
+  if (s.canary?.phase !== 'held' || s.cancelRequested) return `run ${runId} is not waiting for approval${s.canary ? ` (its canary is ${s.canary.phase})` : ' (it has no canary)'}`;
+  return undefined;
+}
+
+/** A person lets the run expand beyond its canary; recorded with who and why. */
+export function approve(s: RunState, who: OperatorAction, key: string): RunState {
+  const c = s.canary!;
+  return decided({ ...s, canary: { ...c, phase: 'approved', held: undefined, approvedBy: actor(who) } }, 'approved', who, key, { paused: false, heldBy: undefined }, { canaryFailures: c.failures ?? [] });
 }
 
 /** The ledger now holds `version` and the events sent with it; `status` is the run's status there. */
@@ -211,5 +276,7 @@ export function progress(s: RunState, run: { runId: string; name: string }, nowM
     heldBy: s.heldBy,
     lastError: s.lastError,
     conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
+    ...(s.canary ? { canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy } } : {}),
+    ...(s.finalCheck ? { finalCheck: s.finalCheck } : {}),
   };
 }

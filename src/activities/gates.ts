@@ -1,0 +1,116 @@
+/**
+ * The gates, as activities of the run workflow: pickCanary chooses the canary's partitions,
+ * checkCanary judges them once they finished, checkFinal judges the whole run before
+ * finalizeRun. All read-only on the data; results go to backfill.gate_results. checkFinal may
+ * take long on a large run: it heartbeats where it is, and a retry continues from there.
+ */
+import { Context } from '@temporalio/activity';
+import type pg from 'pg';
+import { getRun } from '../ledger/runs';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
+import type { PartitionBounds } from '../shared/types';
+import { canaryOrdinals, checkPartition, checkRunInvariants, emptyTally, finalSampleEvery, recordTally, typesFor, type GateContext, type GateTally } from '../validation/gates';
+import type { ActivityDeps } from './deps';
+import type { RunContext, RunContextCache } from './run-context';
+
+export interface GateVerdict {
+  passed: boolean;
+  /** What failed, without row data (keys stay in the ledger). */
+  failures: string[];
+  failureCount: number;
+  partitionsChecked: number;
+}
+
+/** Source keys per comparison page (before sampling). */
+const PAGE_ROWS = 20_000;
+const PARTITIONS_PER_READ = 100;
+
+function verdict(t: GateTally): GateVerdict {
+  return { passed: t.failureCount === 0, failures: t.failures, failureCount: t.failureCount, partitionsChecked: t.partitionsChecked };
+}
+
+export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
+  async function gateContext(pool: pg.Pool, ctx: RunContext, stage: 'canary' | 'final', sampleEvery: number): Promise<GateContext> {
+    const run = await getRun(pool, ctx.run.run_id);
+    const activity = Context.current();
+    return {
+      pool,
+      ctx,
+      runId: ctx.run.run_id,
+      attempt: run!.attempt,
+      stage,
+      sampleEvery,
+      timeoutMs: (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
+      pageRows: PAGE_ROWS,
+      recordPassing: stage === 'canary',
+      onPage: () => activity.heartbeat(),
+    };
+  }
+
+  return {
+    async pickCanary(input: { database: string; runId: string; count: number | string }): Promise<{ id: string; ordinal: number }[]> {
+      const pool = deps.pools.get(input.database);
+      const run = await getRun(pool, input.runId);
+      const ordinals = canaryOrdinals(run!.partitions_total, input.count);
+      const { rows } = await pool.query<{ partition_id: string; ordinal: number }>(
+        'SELECT partition_id, ordinal FROM backfill.partitions WHERE run_id = $1 AND ordinal = ANY($2) ORDER BY ordinal',
+        [input.runId, ordinals],
+      );
+      return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
+    },
+
+    /** The canary's partitions must have succeeded, match the transform row for row, and keep every partition invariant. */
+    async checkCanary(input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> {
+      const pool = deps.pools.get(input.database);
+      const ctx = await contexts.get(pool, input.runId);
+      const g = await gateContext(pool, ctx, 'canary', 1);
+      const tally = emptyTally();
+      const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; status: string; last_error: string | null }>(
+        'SELECT partition_id, bounds, status, last_error FROM backfill.partitions WHERE run_id = $1 AND partition_id = ANY($2) ORDER BY ordinal',
+        [input.runId, input.partitionIds],
+      );
+      const unfinished = rows.filter((r) => r.status !== 'succeeded');
+      for (const r of unfinished) {
+        tally.failureCount++;
+        tally.failures.push(`partition ${r.partition_id} ${r.status}${r.last_error ? `: ${r.last_error}` : ''}`);
+      }
+      const types = await typesFor(g);
+      for (const r of rows.filter((p) => p.status === 'succeeded')) await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
+      await recordTally(g, tally, { partitions: { passed: unfinished.length === 0, violations: unfinished.length } });
+      return verdict(tally);
+    },
+
+    /**
+     * The whole-run check: every succeeded partition recomputed for a deterministic sample of
+     * its keys (validate.finalCheck) and compared with the target now — which catches a later
+     * partition or the application overwriting rows an earlier chunk wrote — then every
+     * invariant. Resumes from its last heartbeat.
+     */
+    async checkFinal(input: { database: string; runId: string }): Promise<GateVerdict> {
+      const pool = deps.pools.get(input.database);
+      const ctx = await contexts.get(pool, input.runId);
+      const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
+      const activity = Context.current();
+      const resumed = activity.info.heartbeatDetails as { ordinal: number; tally: GateTally } | undefined;
+      let ordinal = resumed?.ordinal ?? 0;
+      const tally = resumed?.tally ?? emptyTally();
+      const types = await typesFor(g);
+      const perPartition = g.sampleEvery > 0 || (ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
+      while (perPartition) {
+        const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; ordinal: number }>(
+          `SELECT partition_id, bounds, ordinal FROM backfill.partitions WHERE run_id = $1 AND ordinal >= $2 AND status = 'succeeded' ORDER BY ordinal LIMIT $3`,
+          [input.runId, ordinal, PARTITIONS_PER_READ],
+        );
+        for (const r of rows) {
+          await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
+          ordinal = r.ordinal + 1;
+          activity.heartbeat({ ordinal, tally });
+        }
+        if (rows.length < PARTITIONS_PER_READ) break;
+      }
+      await checkRunInvariants(g, tally);
+      await recordTally(g, tally);
+      return verdict(tally);
+    },
+  };
+}

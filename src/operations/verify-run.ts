@@ -1,0 +1,100 @@
+/**
+ * `backfill verify <run>`: the transform recomputed from the run's frozen spec (and, for a
+ * TypeScript transform, the module whose code hash the run recorded) and compared with the
+ * target now, partition by partition, with the spec's invariants; usable days after the run.
+ * Wrong rows are reported by key, with the key ranges that hold them. Writes nothing but its
+ * results, to backfill.gate_results (stage `verify`).
+ */
+import type pg from 'pg';
+import type { PartitionBounds } from '../shared/types';
+import type { RunRow } from '../ledger/runs';
+import { checkModulePath, workerTrustFromEnv } from '../security/worker-trust';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
+import { compileRun } from '../sql/statements';
+import { loadTransformModule } from '../transforms/load-module';
+import type { Recomputable } from '../validation/compare';
+import { wrongRows } from '../validation/compare';
+import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext, type PartitionFindings } from '../validation/gates';
+import type { InvariantResult } from '../validation/invariants';
+import { UsageError } from './errors';
+
+export interface VerifiedPartition extends PartitionFindings {
+  id: string;
+  status: string;
+  /** Wrong rows: compared and not as the transform computes them, plus invariant violations. */
+  wrong: number;
+}
+
+export interface VerifyReport {
+  runId: string;
+  name: string;
+  clean: boolean;
+  rowsCompared: number;
+  partitions: VerifiedPartition[];
+  runInvariants: InvariantResult[];
+  /** Partitions not compared because they did not succeed. */
+  skipped: { id: string; status: string }[];
+}
+
+export interface VerifyOptions {
+  /** One partition id; all succeeded partitions when absent. */
+  partition?: string;
+  onPartition?: (p: VerifiedPartition, done: number, total: number) => void;
+}
+
+export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const ctx = recomputable(run);
+  const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; status: string }>(
+    'SELECT partition_id, bounds, status FROM backfill.partitions WHERE run_id = $1 AND ($2::text IS NULL OR partition_id = $2) ORDER BY ordinal',
+    [run.run_id, options.partition ?? null],
+  );
+  if (options.partition && rows.length === 0) throw new UsageError(`run ${run.run_id} has no partition ${options.partition}; list them with: backfill status ${run.run_id} --partitions`);
+  const g: GateContext = {
+    pool,
+    ctx,
+    runId: run.run_id,
+    attempt: run.attempt,
+    stage: 'verify',
+    sampleEvery: 1,
+    timeoutMs: (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
+    pageRows: 20_000,
+    recordPassing: true,
+  };
+  const types = await typesFor(g);
+  const tally = emptyTally();
+  const report: VerifyReport = { runId: run.run_id, name: run.name, clean: true, rowsCompared: 0, partitions: [], runInvariants: [], skipped: [] };
+  const checkable = rows.filter((r) => r.status === 'succeeded' || options.partition);
+  report.skipped = rows.filter((r) => !checkable.includes(r)).map((r) => ({ id: r.partition_id, status: r.status }));
+  for (const [i, r] of checkable.entries()) {
+    const findings = await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
+    const c = findings.comparison;
+    const wrong = (c ? wrongRows(c, run.spec.target.mode) : 0) + findings.invariants.reduce((n, x) => n + x.violations, 0);
+    const verified: VerifiedPartition = { id: r.partition_id, status: r.status, wrong, ...findings };
+    report.rowsCompared += c?.compared ?? 0;
+    if (wrong > 0) report.clean = false;
+    report.partitions.push(verified);
+    options.onPartition?.(verified, i + 1, checkable.length);
+  }
+  if (!options.partition) {
+    report.runInvariants = await checkRunInvariants(g, tally);
+    if (report.runInvariants.some((x) => x.violations > 0)) report.clean = false;
+  }
+  await recordTally(g, tally);
+  return report;
+}
+
+/** The run's frozen transform, ready to recompute: its SQL, or its module if the code hash still matches. */
+function recomputable(run: RunRow): Recomputable {
+  const compiled = compileRun(run.spec, run.shape);
+  if (run.transform_kind === 'sql') return { run, compiled };
+  const allowed = checkModulePath(workerTrustFromEnv(), run.module_path!);
+  if (!allowed.ok) throw new UsageError(`cannot verify run ${run.run_id}: ${allowed.message}`);
+  const loaded = loadTransformModule(allowed.path);
+  if (loaded.codeHash !== run.transform_hash) {
+    throw new UsageError(
+      `cannot verify run ${run.run_id}: ${run.module_path} is not the code the run froze (code ${loaded.codeHash.slice(0, 12)}, run ${run.transform_hash.slice(0, 12)}); ` +
+        'check out the version the run used (its hash is in backfill status) and verify again',
+    );
+  }
+  return { run, compiled, module: loaded.module };
+}

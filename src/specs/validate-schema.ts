@@ -1,0 +1,70 @@
+/**
+ * The spec's proof and follow-up sections: `validate` (canary, invariants, the whole-run
+ * check) and `after` (what runs once every gate passed), with `downstream` (who consumes the
+ * changed columns). Separate from schema.ts so the run's core contract stays readable.
+ */
+import { z } from 'zod';
+
+const gateName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { message: 'must be lowercase letters, digits, _ - (it names the gate in status and the report)' });
+
+/** `3` partitions, or `"5%"` of the plan (at least one). */
+const canaryCount = z.union([
+  z.number().int({ message: 'must be a whole number of partitions or a share such as "5%"' }).positive({ message: 'must be at least 1' }),
+  z.string().regex(/^(100|[1-9]?[0-9](\.[0-9]+)?)%$/, { message: 'must be a whole number of partitions or a share such as "5%"' }),
+]);
+
+export const canarySchema = z.strictObject({
+  partitions: canaryCount,
+  /** Hold after a passing canary until `backfill approve <run> --reason …`. */
+  approve: z.boolean().optional(),
+});
+
+export const invariantSchema = z.strictObject({
+  name: gateName,
+  /**
+   * One SELECT returning the rows that break the invariant (zero rows: it holds). It may read
+   * `source_rows`: the partition's source rows in scope (scope: partition) or the whole run's
+   * (scope: run), and any table by name. Runs read-only.
+   */
+  sql: z.string().min(1),
+  scope: z.enum(['partition', 'run'], { message: 'must be partition or run' }).optional(),
+});
+
+export const validateSchema = z.strictObject({
+  canary: canarySchema.optional(),
+  invariants: z.array(invariantSchema).max(50, { message: 'must list at most 50 invariants' }).optional()
+    .refine((list) => !list || new Set(list.map((i) => i.name)).size === list.length, { message: 'names must be unique' }),
+  /**
+   * The whole-run check before the run may end succeeded: the transform recomputed for a
+   * deterministic 1-in-16 sample of source keys in every partition (`sample`, the default),
+   * every key (`all`), or not at all (`off`, recorded).
+   */
+  finalCheck: z.enum(['sample', 'all', 'off'], { message: 'must be sample, all or off' }).optional(),
+});
+
+const afterAction = z.discriminatedUnion('action', [
+  z.strictObject({ action: z.literal('analyze') }),
+  z.strictObject({
+    action: z.literal('refresh'),
+    view: z.string().regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a materialized view name like public.daily_totals' }),
+  }),
+  z.strictObject({ action: z.literal('sql'), sql: z.string().min(1) }),
+  z.strictObject({
+    action: z.literal('notify'),
+    channel: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain channel name' }),
+  }),
+  z.strictObject({ action: z.literal('webhook'), url: z.string().url({ message: 'must be an http(s) URL' }).refine((u) => /^https?:\/\//.test(u), { message: 'must be an http(s) URL' }) }),
+], { message: 'action must be one of analyze, refresh, sql, notify, webhook' });
+
+export const afterSchema = z.array(afterAction).max(20, { message: 'must list at most 20 actions' });
+export type AfterAction = z.infer<typeof afterAction>;
+
+export const downstreamSchema = z.strictObject({
+  /** Who reads the changed columns: dashboards, services, teams. Shown in status and the report. */
+  consumers: z.array(z.string().min(1).max(200)).max(50).optional(),
+  /** The change alters what the values mean (not only corrects them): consumers must be told. */
+  changesSemantics: z.boolean().optional(),
+});
+
+export type ValidateSpec = z.infer<typeof validateSchema>;
+export type Invariant = z.infer<typeof invariantSchema>;

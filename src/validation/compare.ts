@@ -1,0 +1,131 @@
+/**
+ * Recompute and compare: the transform run again, read-only, over a partition's source rows
+ * (all of them, or a fixed 1-in-n sample of source keys), and its output compared row by row
+ * with what the target holds now. This is what `backfill verify`, the canary gate and the
+ * whole-run check share. It writes nothing: every page is one read-only, time-limited
+ * REPEATABLE READ transaction, so the recomputed input and the target are one snapshot.
+ */
+import type pg from 'pg';
+import type { RunRow } from '../ledger/runs';
+import type { PartitionBounds } from '../shared/types';
+import { querySingle } from '../sql/session';
+import type { CompiledRun } from '../sql/statements';
+import type { TransformModule } from '../transforms/define';
+import { EXACT_TYPES } from '../transforms/exact-types';
+
+export interface Comparison {
+  /** Output rows compared with the target. */
+  compared: number;
+  /** Output rows whose key the target lacks (update mode: skipped, not wrong). */
+  missing: number;
+  /** Output rows the target holds with other values. */
+  differing: number;
+  /** Replace mode: target rows of the partition the transform does not produce. */
+  extra: number;
+  /** Keys of wrong rows (row data: ledger and operator only). */
+  examples: string[];
+  /** Key ranges that hold wrong rows, in words. */
+  ranges: string[];
+}
+
+export interface Recomputable {
+  run: Pick<RunRow, 'spec' | 'shape' | 'transform_name' | 'transform_version'>;
+  compiled: CompiledRun;
+  module?: TransformModule;
+}
+
+export const MAX_EXAMPLES = 20;
+
+export function wrongRows(c: Comparison, mode: string): number {
+  return c.differing + c.extra + (mode === 'update' ? 0 : c.missing);
+}
+
+/** format_type() of each output column in the target, in output order: the recomputed rows are cast to them. */
+export async function outputTypes(db: pg.Pool | pg.PoolClient, ctx: Recomputable): Promise<string[]> {
+  const { rows } = await db.query<{ attname: string; type: string }>(
+    `SELECT attname, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+      WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
+    [ctx.run.spec.target.table],
+  );
+  const byName = new Map(rows.map((r) => [r.attname, r.type]));
+  return ctx.run.shape.outputColumns.map((c) => {
+    const type = byName.get(c);
+    if (!type) throw new Error(`target ${ctx.run.spec.target.table} no longer has column ${c}; the run's shape cannot be verified`);
+    return type;
+  });
+}
+
+export interface CompareOptions {
+  /** 1: every source key; n (a power of two): one key in n, the same ones every time. */
+  sampleEvery: number;
+  /** Source keys per page (one transaction each). */
+  pageRows: number;
+  timeoutMs: number;
+  types: string[];
+  /** Called after each page, so a long comparison can heartbeat. */
+  onPage?: () => void;
+}
+
+export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds: PartitionBounds, opts: CompareOptions): Promise<Comparison> {
+  const total: Comparison = { compared: 0, missing: 0, differing: 0, extra: 0, examples: [], ranges: [] };
+  const mode = ctx.run.spec.target.mode;
+  // replace mode computes a partition as a whole (a rollup must see all of its rows)
+  const whole = mode === 'replace';
+  const sampleEvery = whole ? 1 : opts.sampleEvery;
+  let cursor: string | null = null;
+  for (;;) {
+    const page = await readOnly(pool, opts.timeoutMs, async (client) => {
+      let hi: string | null = null;
+      let n = 0;
+      if (!whole) {
+        // pages walk every key (the index), and the sample is taken inside each page
+        const b = ctx.compiled.chunkBounds(bounds, cursor, opts.pageRows * sampleEvery);
+        const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+        n = rows[0].n;
+        hi = rows[0].hi;
+        if (n === 0) return { n, hi, result: undefined };
+      }
+      const statement = ctx.module
+        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi, sampleEvery)), opts.types, whole)
+        : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types, sampleEvery);
+      const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(client, statement.text, statement.values);
+      return { n, hi, result: rows[0] };
+    });
+    if (page.result) {
+      const r = page.result;
+      const c = { compared: Number(r.compared), missing: Number(r.missing), differing: Number(r.differing), extra: Number(r.extra) };
+      total.compared += c.compared;
+      total.missing += c.missing;
+      total.differing += c.differing;
+      total.extra += c.extra;
+      if (wrongRows({ ...c, examples: [], ranges: [] }, mode) > 0) {
+        total.ranges.push(ctx.compiled.describeRange(bounds, cursor, page.hi));
+        total.examples.push(...(r.examples ?? []).slice(0, MAX_EXAMPLES - total.examples.length));
+      }
+    }
+    opts.onPage?.();
+    if (whole || page.n < opts.pageRows * sampleEvery) return total;
+    cursor = page.hi;
+  }
+}
+
+async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds: PartitionBounds, cursor: string | null, hi: string | null, sampleEvery: number): Promise<Record<string, unknown>[]> {
+  const read = ctx.compiled.readSample(bounds, cursor, hi, ctx.module!.reads, sampleEvery);
+  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
+  const out = await ctx.module!.transform(rows);
+  if (!Array.isArray(out)) throw new Error(`transform ${ctx.run.transform_name}@${ctx.run.transform_version} returned ${typeof out}, not an array of rows`);
+  return out;
+}
+
+/** Read-only, time-limited, one snapshot, always rolled back. */
+export async function readOnly<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+    return await fn(client);
+  } finally {
+    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The gates a run passes before it may expand (canary) and before it may end succeeded
+ * (final): the transform recomputed and compared with the target, and the spec's declared
+ * invariants. Each result goes to the ledger (src/ledger/gates.ts); what comes back — and
+ * travels through Temporal — names gates, partitions and counts, never row values.
+ */
+import type pg from 'pg';
+import { recordGate, type GateStage } from '../ledger/gates';
+import type { PartitionBounds } from '../shared/types';
+import type { ValidateSpec } from '../specs/validate-schema';
+import { comparePartition, MAX_EXAMPLES, outputTypes, wrongRows, type Comparison, type Recomputable } from './compare';
+import { checkInvariant, invariantsFor, type InvariantResult } from './invariants';
+
+/** finalCheck: sample keeps 1 source key in this many (a power of two, like chunk reconciliation's). */
+export const FINAL_SAMPLE = 16;
+
+export function finalSampleEvery(validate: ValidateSpec | undefined): number {
+  const mode = validate?.finalCheck ?? 'sample';
+  return mode === 'all' ? 1 : mode === 'off' ? 0 : FINAL_SAMPLE;
+}
+
+/**
+ * The canary's partitions, by ordinal: the first, the last and the rest evenly spaced between,
+ * so the canary sees both ends of the scope. Deterministic: the same plan, the same canary.
+ */
+export function canaryOrdinals(total: number, count: number | string): number[] {
+  const wanted = typeof count === 'number' ? count : Math.ceil((total * Number(count.replace('%', ''))) / 100);
+  const k = Math.max(1, Math.min(total, wanted));
+  if (k === 1 || total === 1) return [0];
+  const picked = new Set<number>();
+  for (let i = 0; i < k; i++) picked.add(Math.round((i * (total - 1)) / (k - 1)));
+  return [...picked].sort((a, b) => a - b);
+}
+
+export interface CheckedPartition {
+  id: string;
+  bounds: PartitionBounds;
+}
+
+export interface GateTally {
+  /** Per gate: rows checked and violations, summed over partitions. */
+  gates: Record<string, { rowsChecked: number; violations: number }>;
+  /** One line per failure, without row data; at most MAX_FAILURE_LINES. */
+  failures: string[];
+  failureCount: number;
+  partitionsChecked: number;
+}
+
+const MAX_FAILURE_LINES = 10;
+
+export function emptyTally(): GateTally {
+  return { gates: {}, failures: [], failureCount: 0, partitionsChecked: 0 };
+}
+
+export interface GateContext {
+  pool: pg.Pool;
+  ctx: Recomputable;
+  runId: string;
+  attempt: number;
+  stage: GateStage;
+  /** 0: no comparison; 1: every key; n: one in n. */
+  sampleEvery: number;
+  timeoutMs: number;
+  pageRows: number;
+  /** Record every partition's result (canary, verify), not only the failures (final, where there may be 100,000). */
+  recordPassing: boolean;
+  onPage?: () => void;
+}
+
+function count(t: GateTally, gate: string, rowsChecked: number, violations: number): void {
+  const g = (t.gates[gate] ??= { rowsChecked: 0, violations: 0 });
+  g.rowsChecked += rowsChecked;
+  g.violations += violations;
+}
+
+function fail(t: GateTally, line: string): void {
+  t.failureCount++;
+  if (t.failures.length < MAX_FAILURE_LINES) t.failures.push(line);
+}
+
+/** Compares one partition and checks its partition-scope invariants; adds to the tally and the ledger. */
+export async function checkPartition(g: GateContext, partition: CheckedPartition, tally: GateTally, types: string[] | undefined): Promise<PartitionFindings> {
+  const mode = g.ctx.run.spec.target.mode;
+  const findings: PartitionFindings = { invariants: [] };
+  tally.partitionsChecked++;
+  if (g.sampleEvery > 0 && types) {
+    const started = Date.now();
+    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { sampleEvery: g.sampleEvery, pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage });
+    const wrong = wrongRows(c, mode);
+    count(tally, 'compare', c.compared, wrong);
+    if (wrong > 0) {
+      const what = [c.differing && `${c.differing} differ`, mode !== 'update' && c.missing && `${c.missing} absent`, c.extra && `${c.extra} not produced by the transform`].filter(Boolean).join(', ');
+      fail(tally, `compare: partition ${partition.id}: ${wrong} of ${c.compared} recomputed row(s) do not match the target (${what})`);
+    }
+    if (wrong > 0 || g.recordPassing) {
+      const examples = wrong > 0 ? `keys: ${c.examples.slice(0, MAX_EXAMPLES).join(', ')}; in ${c.ranges.slice(0, 5).join('; ')}` : undefined;
+      await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: 'compare', partitionId: partition.id, passed: wrong === 0, rowsChecked: c.compared, violations: wrong, examples, durationMs: Date.now() - started });
+    }
+  }
+  for (const invariant of invariantsFor(g.ctx.run.spec.validate?.invariants, 'partition')) {
+    const started = Date.now();
+    const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, partition.bounds, g.timeoutMs);
+    findings.invariants.push(r);
+    const gate = `invariant:${invariant.name}`;
+    count(tally, gate, 0, r.violations);
+    if (r.violations > 0) fail(tally, `invariant ${invariant.name}: partition ${partition.id}: ${r.violations} violating row(s)`);
+    if (r.violations > 0 || g.recordPassing) {
+      await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: partition.id, passed: r.violations === 0, rowsChecked: 0, violations: r.violations, examples: r.examples.join('\n') || undefined, durationMs: Date.now() - started });
+    }
+  }
+  return findings;
+}
+
+/** What one partition's checks found, row data included (ledger and operator only). */
+export interface PartitionFindings {
+  comparison?: Comparison;
+  invariants: InvariantResult[];
+}
+
+/** Run-scope invariants, once, over the whole scope. */
+export async function checkRunInvariants(g: GateContext, tally: GateTally): Promise<InvariantResult[]> {
+  const results: InvariantResult[] = [];
+  for (const invariant of invariantsFor(g.ctx.run.spec.validate?.invariants, 'run')) {
+    const started = Date.now();
+    const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, null, g.timeoutMs);
+    results.push(r);
+    const gate = `invariant:${invariant.name}`;
+    count(tally, gate, 0, r.violations);
+    if (r.violations > 0) fail(tally, `invariant ${invariant.name} (whole run): ${r.violations} violating row(s)`);
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: r.violations === 0, rowsChecked: 0, violations: r.violations, examples: r.examples.join('\n') || undefined, durationMs: Date.now() - started });
+  }
+  return results;
+}
+
+/** One row per gate in sum (partition NULL), so the ledger says every gate ran, even where nothing failed. */
+export async function recordTally(g: GateContext, tally: GateTally, extra: Record<string, { passed: boolean; violations: number }> = {}): Promise<void> {
+  for (const [gate, t] of Object.entries(tally.gates)) {
+    if (gate.startsWith('invariant:') && invariantsFor(g.ctx.run.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: t.violations === 0, rowsChecked: t.rowsChecked, violations: t.violations, durationMs: 0 });
+  }
+  for (const [gate, r] of Object.entries(extra)) {
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: r.passed, rowsChecked: 0, violations: r.violations, durationMs: 0 });
+  }
+}
+
+export async function typesFor(g: GateContext): Promise<string[] | undefined> {
+  return g.sampleEvery > 0 ? outputTypes(g.pool, g.ctx) : undefined;
+}

@@ -1,0 +1,133 @@
+/**
+ * Proof before expansion and before success: a canary of partitions runs first and must pass
+ * its gates (the transform recomputed and compared, declared invariants) before anything else
+ * is written; the whole-run check catches what per-chunk checks cannot (a row changed after
+ * its chunk committed); `verify` pinpoints a corrupted row days later.
+ */
+import { approveRun, controlRun, findRun, statusReportFor, verifyRun, waitForResult } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
+import { progressQuery } from '../src/workflows/messages';
+import { useTestEnvironment } from './helpers/environment';
+import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
+import { waitUntil } from './helpers/wait';
+
+const env = useTestEnvironment('gates', { rows: 30_000 });
+
+/** ids run to ~90,000: ten partitions of 10,000 ids (the last one aligned past the end). */
+const partition = { by: 'range' as const, column: 'id', size: 10_000 };
+
+/** The invariant a careful author writes: amount_usd is the source amount at the source's rate, to the cent. */
+const AMOUNT_MATCHES_RATE = {
+  name: 'amount-matches-rate',
+  sql: `SELECT s.id FROM source_rows s LEFT JOIN app.fx f USING (currency) JOIN app.orders_usd t ON t.id = s.id
+         WHERE t.amount_usd IS DISTINCT FROM round(s.amount_cents * f.usd_rate / 100.0, 2)`,
+};
+
+async function gateRows(runId: string) {
+  const { rows } = await env.db.pool.query<{ stage: string; gate: string; partition_id: string | null; passed: boolean; violations: string; examples: string | null }>(
+    'SELECT stage, gate, partition_id, passed, violations, examples FROM backfill.gate_results WHERE run_id = $1 ORDER BY id',
+    [runId],
+  );
+  return rows;
+}
+
+afterEach(async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+});
+
+test('a transform off by one cent on some rows fails its canary on an invariant; nothing beyond the canary is written, and the run holds until cancelled', async () => {
+  const wrong = TRANSFORM_SQL.replace('AS amount_usd', '+ CASE WHEN c.id % 50 = 0 THEN 0.01 ELSE 0 END AS amount_usd');
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-wrong-cent',
+      partition,
+      transform: { name: 'orders-usd', version: 2, sql: wrong },
+      validate: { canary: { partitions: 3 }, invariants: [AMOUNT_MATCHES_RATE] },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to hold the run', 60_000);
+  const progress = await started.handle.query(progressQuery);
+  expect(progress.canary!.partitions).toEqual(['id:000000000-000010000', 'id:000050000-000060000', 'id:000090000-000100000']);
+  expect(progress.canary!.held).toMatch(/the canary failed .*invariant amount-matches-rate: partition id:000000000-000010000: \d+ violating row\(s\)/);
+  expect(progress.status).toBe('paused');
+  // only the canary's partitions were written
+  const { rows } = await env.db.pool.query<{ outside: number; inside: number }>(
+    `SELECT count(*) FILTER (WHERE NOT (id < 10000 OR id BETWEEN 50000 AND 59999 OR id >= 90000))::int AS outside, count(*)::int AS inside FROM app.orders_usd`,
+  );
+  expect(rows[0]).toMatchObject({ outside: 0 });
+  expect(rows[0].inside).toBeGreaterThan(0);
+  // the violating keys are in the ledger, and status shows why the run holds
+  const gates = await gateRows(started.runId);
+  const failed = gates.filter((g) => g.stage === 'canary' && !g.passed && g.partition_id);
+  expect(failed.map((g) => g.gate)).toEqual(['invariant:amount-matches-rate', 'invariant:amount-matches-rate', 'invariant:amount-matches-rate']);
+  expect(failed[0].examples).toMatch(/\{"id":\d+\}/);
+  const run = await findRun(env.db.pool, started.runId, env.db.envVar);
+  expect(renderStatus(await statusReportFor(env.db.pool, started.runId))).toMatch(/canary/);
+  // resume does not lift a canary hold; cancel ends the run with nothing more written
+  await expect(controlRun({ client: env.client, pool: env.db.pool }, run, 'resume', { actor: 'test' })).rejects.toThrow(/held by its canary, not paused/);
+  await controlRun({ client: env.client, pool: env.db.pool }, run, 'cancel', { actor: 'test', reason: 'wrong transform' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('cancelled');
+  const { rows: after } = await env.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM app.orders_usd');
+  expect(after[0].n).toBe(rows[0].inside);
+});
+
+test('a passing canary that needs approval holds until a person approves, with who and why recorded; then the run expands and succeeds', async () => {
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-approve',
+      partition,
+      validate: { canary: { partitions: 2, approve: true }, invariants: [AMOUNT_MATCHES_RATE] },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to wait for approval', 60_000);
+  expect((await started.handle.query(progressQuery)).canary!.held).toMatch(/the canary passed \(2 partition\(s\)\); waiting for approval: backfill approve/);
+  const run = await findRun(env.db.pool, started.runId, env.db.envVar);
+  await expect(approveRun({ client: env.client }, run, { actor: 'test' })).rejects.toThrow(/needs --reason/);
+  await approveRun({ client: env.client }, run, { actor: 'alice', reason: 'canary numbers checked against finance' });
+  await expect(approveRun({ client: env.client }, run, { actor: 'alice', reason: 'again' })).rejects.toThrow(/is not waiting for approval \(its canary is approved\)/);
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  const { rows: events } = await env.db.pool.query('SELECT kind, actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ($2, $3)', [started.runId, 'canary-passed', 'approved']);
+  expect(events).toEqual([
+    expect.objectContaining({ kind: 'canary-passed', actor: 'backfill' }),
+    { kind: 'approved', actor: 'alice', reason: 'canary numbers checked against finance' },
+  ]);
+  const final = (await gateRows(started.runId)).filter((g) => g.stage === 'final' && g.partition_id === null);
+  expect(final.map((g) => [g.gate, g.passed])).toEqual(expect.arrayContaining([['compare', true], ['invariant:amount-matches-rate', true]]));
+});
+
+test('a row changed after its chunk committed fails the whole-run check, and verify pinpoints it by key', async () => {
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-final',
+      partition,
+      validate: { canary: { partitions: 1, approve: true }, finalCheck: 'all' },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to wait for approval', 60_000);
+  // the application (or anyone) changes a row the canary wrote, after its chunk committed
+  const { rows: victim } = await env.db.pool.query<{ id: string }>('UPDATE app.orders_usd SET amount_usd = amount_usd + 1 WHERE id = (SELECT min(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL) RETURNING id');
+  const run = await findRun(env.db.pool, started.runId, env.db.envVar);
+  await approveRun({ client: env.client }, run, { actor: 'test', reason: 'go' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+  const finished = await findRun(env.db.pool, started.runId, env.db.envVar);
+  expect(finished.last_error).toMatch(/the final check failed: compare \(1 row\(s\)\); the keys are in the ledger/);
+  const failed = (await gateRows(started.runId)).filter((g) => g.stage === 'final' && !g.passed && g.partition_id);
+  expect(failed).toHaveLength(1);
+  expect(failed[0].examples).toContain(`keys: ${victim[0].id};`);
+
+  const report = await verifyRun(env.db.pool, finished);
+  expect(report.clean).toBe(false);
+  const wrong = report.partitions.filter((p) => p.wrong > 0);
+  expect(wrong.map((p) => [p.id, p.wrong, p.comparison!.examples])).toEqual([['id:000000000-000010000', 1, [victim[0].id]]]);
+  expect(wrong[0].comparison!.ranges[0]).toMatch(/^id in /);
+  // repaired, verify is clean
+  await env.db.pool.query('UPDATE app.orders_usd SET amount_usd = amount_usd - 1 WHERE id = $1', [victim[0].id]);
+  expect((await verifyRun(env.db.pool, finished, { partition: 'id:000000000-000010000' })).clean).toBe(true);
+});

@@ -1,0 +1,107 @@
+import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/sql/spec-sql';
+import { canaryOrdinals, finalSampleEvery } from '../../src/validation/gates';
+import * as run from '../../src/workflows/run-state';
+
+beforeAll(() => loadSqlParser());
+
+describe('canaryOrdinals: first, last and evenly spaced, deterministic', () => {
+  test.each([
+    [10, 3, [0, 5, 9]],
+    [10, 1, [0]],
+    [1, 5, [0]],
+    [4, 10, [0, 1, 2, 3]],
+    [91, 4, [0, 30, 60, 90]],
+    [200, '5%', [0, 22, 44, 66, 88, 111, 133, 155, 177, 199]],
+    [3, '1%', [0]],
+  ] as [number, number | string, number[]][])('%d partitions, canary %s', (total, count, expected) => {
+    expect(canaryOrdinals(total, count)).toEqual(expected);
+  });
+});
+
+test('finalCheck: sample keeps 1 key in 16 by default, all every key, off none', () => {
+  expect(finalSampleEvery(undefined)).toBe(16);
+  expect(finalSampleEvery({ finalCheck: 'all' })).toBe(1);
+  expect(finalSampleEvery({ finalCheck: 'off' })).toBe(0);
+});
+
+describe('invariant SQL: one read-only SELECT', () => {
+  test.each([
+    ['SELECT id FROM source_rows WHERE x IS NULL', undefined],
+    ['DELETE FROM app.t', /must be a SELECT returning the rows that break the invariant \(found DELETE\)/],
+    ['SELECT 1; DROP TABLE app.t', /exactly one statement/],
+    ['WITH d AS (DELETE FROM app.t RETURNING *) SELECT * FROM d', /data-modifying WITH/],
+    ['SELECT * INTO app.copy FROM source_rows', /SELECT … INTO/],
+    ['SELECT * FROM source_rows FOR UPDATE', /locks rows/],
+  ])('%s', (sql, problem) => {
+    const verdict = checkInvariantSql(sql);
+    if (!problem) expect(verdict.ok).toBe(true);
+    else expect(verdict.ok ? '' : verdict.message).toMatch(problem);
+  });
+});
+
+describe('after sql: one statement that changes data, never DDL, roles or settings', () => {
+  test.each([
+    ['INSERT INTO app.log SELECT now()', undefined],
+    ['REFRESH MATERIALIZED VIEW app.daily', undefined],
+    ['SELECT app.rebuild_cache()', undefined],
+    ['DROP TABLE app.orders', /found DROP/],
+    ['GRANT ALL ON app.orders TO public', /found GRANT/],
+    ['SET ROLE postgres', /found VARIABLE SET/],
+    ["COPY app.orders TO PROGRAM 'sh'", /found COPY/],
+    ['COMMIT', /found TRANSACTION/],
+    ['UPDATE app.a SET x = 1; UPDATE app.b SET y = 2', /exactly one statement \(found 2\)/],
+    ['SELECT * INTO app.copy FROM app.orders', /SELECT … INTO/],
+  ])('%s', (sql, problem) => {
+    const verdict = checkAfterSql(sql);
+    if (!problem) expect(verdict.ok).toBe(true);
+    else expect(verdict.ok ? '' : verdict.message).toMatch(problem);
+  });
+});
+
+describe('the canary in the run state', () => {
+  const limits = { chunkSize: 1000, concurrency: 2 };
+  const opened = () => run.canaryPicked({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running' }, ['a', 'b', 'c']);
+  const verdict = (passed: boolean) => ({ passed, failures: passed ? [] : ['invariant x: partition a: 3 violating row(s)'], failureCount: passed ? 0 : 1, partitionsChecked: 3 });
+
+  test('launches its partitions within the concurrency limit, and is finished when all reported', () => {
+    let s = opened();
+    const launched: string[] = [];
+    while (run.canaryCanLaunch(s)) {
+      const next = run.canaryLaunched(s);
+      s = next.s;
+      launched.push(next.id);
+    }
+    expect(launched).toEqual(['a', 'b']);
+    expect(s.nextOrdinal).toBe(0); // the run's own paging is untouched
+    s = run.applyReport(s, { partitionId: 'a', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
+    expect(run.canaryFinished(s)).toBe(false);
+    s = run.canaryLaunched(s).s;
+    s = run.applyReport(s, { partitionId: 'b', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
+    s = run.applyReport(s, { partitionId: 'c', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
+    expect(run.canaryFinished(s)).toBe(true);
+  });
+
+  test('a failed canary holds the run; resume does not lift it, approve does, and records who', () => {
+    let s = run.canaryJudged(opened(), verdict(false), false, 'r1', 'k1');
+    expect(s.canary!.phase).toBe('held');
+    expect(s.paused).toBe(true);
+    expect(s.heldBy!.reason).toMatch(/the canary failed \(1 problem\(s\): invariant x: partition a: 3 violating row\(s\)\); nothing beyond its 3 partition\(s\) was written/);
+    expect(run.resume(s, { actor: 'bob' }, 'k2')).toBe(s);
+    expect(run.approveRefusal(s, 'r1')).toBeUndefined();
+    s = run.approve(s, { actor: 'alice', reason: 'checked' }, 'k3');
+    expect(s).toMatchObject({ paused: false, heldBy: undefined, canary: { phase: 'approved', approvedBy: { actor: 'alice', reason: 'checked' } } });
+    expect(s.pendingEvents.map((e) => e.kind)).toEqual(['canary-failed', 'approved']);
+    expect(run.approveRefusal(s, 'r1')).toMatch(/not waiting for approval \(its canary is approved\)/);
+  });
+
+  test('a passing canary expands at once, or holds for approval when the spec asks', () => {
+    expect(run.canaryJudged(opened(), verdict(true), false, 'r1', 'k').canary!.phase).toBe('passed');
+    const held = run.canaryJudged(opened(), verdict(true), true, 'r1', 'k');
+    expect(held).toMatchObject({ paused: true, canary: { phase: 'held' } });
+    expect(run.progress(held, { runId: 'r1', name: 'n' }, Date.now()).canary!.held).toMatch(/waiting for approval: backfill approve r1 --reason/);
+  });
+
+  test('approve is refused on a run without a canary', () => {
+    expect(run.approveRefusal(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'r1')).toMatch(/has no canary/);
+  });
+});
