@@ -12,6 +12,7 @@ import { devCommand } from './commands/dev';
 import { planCommand } from './commands/plan';
 import { startCommand } from './commands/start';
 import { migrateCommand } from './commands/migrate';
+import { afterCommand, approveCommand, verifyCommand } from './commands/proof';
 import { listCommand, statusCommand } from './commands/status';
 import { reportError, type OutputOptions } from './output';
 
@@ -98,6 +99,34 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(outputOption())
     .action(retryFailedCommand);
+
+  program
+    .command('approve')
+    .description('let a run held by its canary (validate.canary) expand to the rest of its scope')
+    .argument('<run>', 'run id or workflow id')
+    .requiredOption('--reason <text>', 'why it may expand; kept in the audit record with who approved')
+    .option('--actor <name>', 'who approves, for the audit record (default: OS user)')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(approveCommand);
+
+  program
+    .command('verify')
+    .description("recompute the run's frozen transform and compare it with the target now, partition by partition; exit 1 on mismatches")
+    .argument('<run>', 'run id or workflow id')
+    .option('--partition <id>', 'only this partition')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(verifyCommand);
+
+  program
+    .command('after')
+    .description("run a succeeded run's after-actions (analyze, refresh, sql, notify, webhook) that have not succeeded yet")
+    .argument('<run>', 'run id or workflow id')
+    .option('--actor <name>', 'who does it, for the audit record (default: OS user)')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(afterCommand);
 
   program
     .command('watch')

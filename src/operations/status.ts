@@ -4,7 +4,9 @@
  * partitions wait, and the last control events. `backfill status` and `list` render these.
  */
 import type pg from 'pg';
+import { listAfterActions } from '../downstream/after-actions';
 import { listEvents, type RunEventRow } from '../ledger/events';
+import { gateResults } from '../ledger/gates';
 import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
 import type { Limits } from '../shared/types';
@@ -37,6 +39,12 @@ export interface StatusReport {
   /** Running partitions that are not writing right now, and why (guard, window, pause). */
   holding: { partitionId: string; reason: string }[];
   events: { at: string; kind: string; actor: string | null; reason: string | null }[];
+  /** Every gate of the newest attempt in sum, and each failure with its keys (row data: ledger access only). */
+  gates: { stage: string; gate: string; partitionId: string | null; passed: boolean; rowsChecked: number; violations: number; examples: string | null }[];
+  /** After-actions and their outcome; null when the spec has none. */
+  downstream: { status: string | null; actions: { action: string; description: string; status: string; tries: number; error: string | null }[] } | null;
+  consumers: string[];
+  changesSemantics: boolean;
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -47,12 +55,16 @@ export async function statusReportFor(pool: pg.Pool, runId: string): Promise<Sta
 }
 
 export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusReport> {
-  const [totals, failures, events, running] = await Promise.all([
+  const [totals, failures, events, running, gates, actions] = await Promise.all([
     runTotals(pool, run.run_id),
     listPartitions(pool, run.run_id, { status: ['failed'], limit: 20 }),
     listEvents(pool, run.run_id, 10),
     listPartitions(pool, run.run_id, { status: ['running'], limit: 100 }),
+    gateResults(pool, run.run_id),
+    listAfterActions(pool, run.run_id),
   ]);
+  // the newest attempt's gates: in sum, and the failures by partition (at most 20)
+  const current = gates.filter((g) => g.attempt === run.attempt && (g.partition_id === null || !g.passed)).slice(0, 60);
   const closedFor = run.limits.window && ACTIVE_RUN_STATUSES.includes(run.status) ? msUntilOpen(run.limits.window, new Date()) : 0;
   return {
     limits: run.limits,
@@ -75,6 +87,12 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
     failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.error_detail ?? p.last_error, range: p.error_range, attempts: p.attempts })),
     events: events.map((e: RunEventRow) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
+    gates: current.map((g) => ({ stage: g.stage, gate: g.gate, partitionId: g.partition_id, passed: g.passed, rowsChecked: Number(g.rows_checked), violations: Number(g.violations), examples: g.examples })),
+    downstream: (run.spec.after?.length ?? 0) > 0
+      ? { status: run.downstream, actions: actions.map((a) => ({ action: a.action, description: a.description, status: a.status, tries: a.tries, error: a.last_error })) }
+      : null,
+    consumers: run.spec.downstream?.consumers ?? [],
+    changesSemantics: run.spec.downstream?.changesSemantics === true,
   };
 }
 

@@ -73,11 +73,11 @@ describe('the canary in the run state', () => {
     }
     expect(launched).toEqual(['a', 'b']);
     expect(s.nextOrdinal).toBe(0); // the run's own paging is untouched
-    s = run.applyReport(s, { partitionId: 'a', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
+    s = run.applyReport(s, { partitionId: 'a', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
     expect(run.canaryFinished(s)).toBe(false);
     s = run.canaryLaunched(s).s;
-    s = run.applyReport(s, { partitionId: 'b', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
-    s = run.applyReport(s, { partitionId: 'c', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0 });
+    s = run.applyReport(s, { partitionId: 'b', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
+    s = run.applyReport(s, { partitionId: 'c', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
     expect(run.canaryFinished(s)).toBe(true);
   });
 

@@ -41,6 +41,21 @@ export function renderStatus(r: StatusReport): string {
     lines.push('Failed partitions:');
     for (const f of r.failures) lines.push(`  ${f.partitionId} (${f.attempts} attempt${f.attempts === 1 ? '' : 's'}): ${f.error ?? 'no message'}`);
   }
+  if (r.gates.length > 0) {
+    lines.push('Gates:');
+    for (const g of r.gates) {
+      const where = g.partitionId ? ` partition ${g.partitionId}` : '';
+      const what = g.rowsChecked > 0 ? `${g.rowsChecked} rows compared, ${g.violations} wrong` : `${g.violations} violation(s)`;
+      lines.push(`  ${g.stage.padEnd(6)} ${g.gate}${where}: ${g.passed ? 'passed' : 'FAILED'} (${what})${g.examples ? `; ${g.examples.replace(/\n/g, ' ')}` : ''}`);
+    }
+  }
+  if (r.downstream) {
+    lines.push(`Downstream: ${r.downstream.status ?? 'not run yet'}${r.downstream.status === 'failed' ? ` — retry the actions alone with: backfill after ${r.runId}` : ''}`);
+    for (const a of r.downstream.actions) lines.push(`  ${a.status.padEnd(9)} ${a.description}${a.tries > 1 ? ` (${a.tries} tries)` : ''}${a.error ? `: ${a.error}` : ''}`);
+  }
+  if (r.consumers.length > 0 || r.changesSemantics) {
+    lines.push(`Consumers: ${r.consumers.join(', ') || 'not listed'}${r.changesSemantics ? ' — this change alters what the values mean: tell them' : ''}`);
+  }
   if (r.events.length > 0) {
     lines.push('Recent events:');
     for (const e of r.events) lines.push(`  ${e.at}  ${e.kind.padEnd(16)} ${e.actor ?? ''}${e.reason ? ` — ${e.reason}` : ''}`);
