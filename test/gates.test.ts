@@ -6,6 +6,7 @@
  */
 import { approveRun, controlRun, findRun, statusReportFor, verifyRun, waitForResult } from '../src/operations';
 import { renderStatus } from '../src/cli/render/status';
+import type { RunProgress } from '../src/shared/types';
 import { progressQuery } from '../src/workflows/messages';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
@@ -31,6 +32,9 @@ async function gateRows(runId: string) {
   return rows;
 }
 
+/** Held, and the ledger says so (the workflow decides first, then writes the ledger). */
+const held = (p: RunProgress) => p.canary?.phase === 'held' && p.status === 'paused';
+
 afterEach(async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
 });
@@ -46,7 +50,7 @@ test('a transform off by one cent on some rows fails its canary on an invariant;
       limits: { chunkSize: 2000, concurrency: 4 },
     }),
   );
-  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to hold the run', 60_000);
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to hold the run', 60_000);
   const progress = await started.handle.query(progressQuery);
   expect(progress.canary!.partitions).toEqual(['id:000000000-000010000', 'id:000050000-000060000', 'id:000090000-000100000']);
   expect(progress.canary!.held).toMatch(/the canary failed .*invariant amount-matches-rate: partition id:000000000-000010000: \d+ violating row\(s\)/);
@@ -63,7 +67,7 @@ test('a transform off by one cent on some rows fails its canary on an invariant;
   expect(failed.map((g) => g.gate)).toEqual(['invariant:amount-matches-rate', 'invariant:amount-matches-rate', 'invariant:amount-matches-rate']);
   expect(failed[0].examples).toMatch(/\{"id":\d+\}/);
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
-  expect(renderStatus(await statusReportFor(env.db.pool, started.runId))).toMatch(/canary/);
+  expect(renderStatus(await statusReportFor(env.db.pool, started.runId))).toMatch(/PAUSED \(held by its canary: the canary failed \(3 problem\(s\)/);
   // resume does not lift a canary hold; cancel ends the run with nothing more written
   await expect(controlRun({ client: env.client, pool: env.db.pool }, run, 'resume', { actor: 'test' })).rejects.toThrow(/held by its canary, not paused/);
   await controlRun({ client: env.client, pool: env.db.pool }, run, 'cancel', { actor: 'test', reason: 'wrong transform' });
@@ -82,7 +86,7 @@ test('a passing canary that needs approval holds until a person approves, with w
       limits: { chunkSize: 2000, concurrency: 4 },
     }),
   );
-  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to wait for approval', 60_000);
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
   expect((await started.handle.query(progressQuery)).canary!.held).toMatch(/the canary passed \(2 partition\(s\)\); waiting for approval: backfill approve/);
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
   await expect(approveRun({ client: env.client }, run, { actor: 'test' })).rejects.toThrow(/needs --reason/);
@@ -109,7 +113,7 @@ test('a row changed after its chunk committed fails the whole-run check, and ver
       limits: { chunkSize: 2000, concurrency: 4 },
     }),
   );
-  await waitUntil(async () => (await started.handle.query(progressQuery)).canary?.phase === 'held', 'the canary to wait for approval', 60_000);
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
   // the application (or anyone) changes a row the canary wrote, after its chunk committed
   const { rows: victim } = await env.db.pool.query<{ id: string }>('UPDATE app.orders_usd SET amount_usd = amount_usd + 1 WHERE id = (SELECT min(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL) RETURNING id');
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);

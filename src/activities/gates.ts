@@ -6,10 +6,12 @@
  */
 import { Context } from '@temporalio/activity';
 import type pg from 'pg';
+import { recordGate } from '../ledger/gates';
 import { getRun } from '../ledger/runs';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import type { PartitionBounds } from '../shared/types';
 import { canaryOrdinals, checkPartition, checkRunInvariants, emptyTally, finalSampleEvery, recordTally, typesFor, type GateContext, type GateTally } from '../validation/gates';
+import { captureColumn, driftProblems, loadCaptures, storeCapture } from '../validation/distributions';
 import type { ActivityDeps } from './deps';
 import type { RunContext, RunContextCache } from './run-context';
 
@@ -57,6 +59,19 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
         [input.runId, ordinals],
       );
       return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
+    },
+
+    /** Captures the declared distributions before the run writes anything: the baseline of the final gate. */
+    async captureDistributions(input: { database: string; runId: string }): Promise<number> {
+      const pool = deps.pools.get(input.database);
+      const run = (await getRun(pool, input.runId))!;
+      const timeoutMs = (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
+      const checks = run.spec.validate?.distributions ?? [];
+      for (const check of checks) {
+        await storeCapture(pool, input.runId, run.attempt, 'before', await captureColumn(pool, run.spec.target.table, check.column, null, timeoutMs));
+        Context.current().heartbeat();
+      }
+      return checks.length;
     },
 
     /** The canary's partitions must have succeeded, match the transform row for row, and keep every partition invariant. */
@@ -109,8 +124,33 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
         if (rows.length < PARTITIONS_PER_READ) break;
       }
       await checkRunInvariants(g, tally);
+      await checkDistributions(g, tally);
       await recordTally(g, tally);
       return verdict(tally);
     },
   };
+}
+
+/** Each declared distribution captured again and compared with its baseline from before the run wrote. */
+async function checkDistributions(g: GateContext, tally: GateTally): Promise<void> {
+  const checks = g.ctx.run.spec.validate?.distributions ?? [];
+  if (checks.length === 0) return;
+  const captures = await loadCaptures(g.pool, g.runId);
+  for (const check of checks) {
+    const started = Date.now();
+    const before = captures.find((c) => c.stage === 'before' && c.column === check.column);
+    const after = await captureColumn(g.pool, g.ctx.run.spec.target.table, check.column, before?.histogram ?? null, g.timeoutMs);
+    await storeCapture(g.pool, g.runId, g.attempt, 'after', after);
+    const gate = `distribution:${check.column}`;
+    const problems = before ? driftProblems(check, before, after) : [];
+    const note = !before ? 'no baseline was captured (the run started before distributions were declared)' : before.rows === 0 ? 'no baseline: the target was empty before the run' : undefined;
+    g.onPage?.();
+    (tally.gates[gate] ??= { rowsChecked: 0, violations: 0 }).violations += problems.length;
+    tally.gates[gate].rowsChecked += after.rows;
+    if (problems.length > 0) {
+      tally.failureCount++;
+      if (tally.failures.length < 10) tally.failures.push(`distribution ${check.column}: ${problems.join(', ')}`);
+    }
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: problems.length === 0, rowsChecked: after.rows, violations: problems.length, examples: problems.join('; ') || note, durationMs: Date.now() - started });
+  }
 }

@@ -148,7 +148,7 @@ export function runControlActivities(deps: ActivityDeps) {
           : failed
             ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
             : gates.length > 0 && !run.cancel_requested
-              ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} row(s))`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
+              ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
               : undefined;
         const status = await transitionRun(client, input.runId, outcome, lastError);
         await recordEvent(client, {

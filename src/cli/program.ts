@@ -12,7 +12,7 @@ import { devCommand } from './commands/dev';
 import { planCommand } from './commands/plan';
 import { startCommand } from './commands/start';
 import { migrateCommand } from './commands/migrate';
-import { afterCommand, approveCommand, verifyCommand } from './commands/proof';
+import { afterCommand, approveCommand, cleanupCommand, reportCommand, verifyCommand } from './commands/proof';
 import { listCommand, statusCommand } from './commands/status';
 import { reportError, type OutputOptions } from './output';
 
@@ -127,6 +127,24 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(outputOption())
     .action(afterCommand);
+
+  program
+    .command('cleanup')
+    .description("remove a verified run's temporary state (runs do it themselves when their gates and after-actions succeeded)")
+    .argument('<run>', 'run id or workflow id')
+    .option('--actor <name>', 'who does it, for the audit record (default: OS user)')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(cleanupCommand);
+
+  program
+    .command('report')
+    .description("a run's report for reviewers: scope, frozen transform, partitions, throughput and chunk charts, gates, downstream, audit trail")
+    .argument('<run>', 'run id or workflow id')
+    .addOption(new Option('--format <format>', 'markdown, or html (one self-contained page with charts)').choices(['markdown', 'html']).default('markdown'))
+    .option('--out <file>', 'write to this file instead of standard output')
+    .addOption(databaseOption())
+    .action(reportCommand);
 
   program
     .command('watch')

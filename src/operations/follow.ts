@@ -20,6 +20,8 @@ export interface RunSnapshot {
   rowsPerSecond: number;
   /** False once the run has ended: this is the last snapshot. */
   active: boolean;
+  /** Set while the run's canary holds it: why, and what to do. */
+  canaryHold?: string;
 }
 
 export interface FollowOptions {
@@ -52,8 +54,19 @@ export async function followRun(
       running: await listPartitions(pool, runId, { status: ['running'], limit: options.runningLimit ?? 1000 }),
       rowsPerSecond: now > first.t ? Math.round(((totals.rowsRead - first.rows) * 1000) / (now - first.t)) : 0,
       active,
+      canaryHold: run.paused && active ? await canaryHold(pool, runId) : undefined,
     });
     if (!active) return run.status;
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
+}
+
+/** The run is paused by its canary when the newest canary decision is a hold nobody approved since. */
+export async function canaryHold(pool: pg.Pool, runId: string): Promise<string | undefined> {
+  const { rows } = await pool.query<{ kind: string; reason: string | null }>(
+    `SELECT kind, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ('canary-failed', 'canary-passed', 'approved', 'resumed') ORDER BY id DESC LIMIT 1`,
+    [runId],
+  );
+  const last = rows[0];
+  return last && (last.kind === 'canary-failed' || last.kind === 'canary-passed') && last.reason ? last.reason : undefined;
 }

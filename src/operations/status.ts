@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { listAfterActions } from '../downstream/after-actions';
 import { listEvents, type RunEventRow } from '../ledger/events';
+import { canaryHold } from './follow';
 import { gateResults } from '../ledger/gates';
 import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
@@ -45,6 +46,8 @@ export interface StatusReport {
   downstream: { status: string | null; actions: { action: string; description: string; status: string; tries: number; error: string | null }[] } | null;
   consumers: string[];
   changesSemantics: boolean;
+  /** Set while the run's canary holds it. */
+  canaryHold?: string;
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -91,6 +94,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     downstream: (run.spec.after?.length ?? 0) > 0
       ? { status: run.downstream, actions: actions.map((a) => ({ action: a.action, description: a.description, status: a.status, tries: a.tries, error: a.last_error })) }
       : null,
+    canaryHold: run.paused && ACTIVE_RUN_STATUSES.includes(run.status) ? await canaryHold(pool, run.run_id) : undefined,
     consumers: run.spec.downstream?.consumers ?? [],
     changesSemantics: run.spec.downstream?.changesSemantics === true,
   };

@@ -30,10 +30,35 @@ export const invariantSchema = z.strictObject({
   scope: z.enum(['partition', 'run'], { message: 'must be partition or run' }).optional(),
 });
 
+const share = (what: string) => z.number({ message: `must be a number: ${what}` }).min(0, { message: 'must be 0 or more' });
+
+/**
+ * A column of the target whose shape must not drift more than declared: captured over the whole
+ * target table before the run writes and again at the end; a change beyond a tolerance fails the
+ * gate. Each tolerance is optional; give at least one.
+ */
+export const distributionSchema = z
+  .strictObject({
+    column: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain column name of the target' }),
+    /** Largest change of the share of NULLs, absolute (0.01 = one percentage point). */
+    nullRate: share('the largest change of the NULL share, e.g. 0.01').optional(),
+    /** Largest relative change of the mean (numeric columns): 0.05 = 5 %. */
+    mean: share('the largest relative change of the mean, e.g. 0.05').optional(),
+    /** Largest relative change of the number of distinct values. */
+    distinct: share('the largest relative change of the distinct count, e.g. 0.1').optional(),
+    /** Largest relative change of the 10th, 50th and 90th percentiles (numeric columns). */
+    quantiles: share('the largest relative change of p10, p50 and p90, e.g. 0.1').optional(),
+  })
+  .refine((d) => d.nullRate !== undefined || d.mean !== undefined || d.distinct !== undefined || d.quantiles !== undefined, {
+    message: 'needs at least one tolerance: nullRate, mean, distinct or quantiles',
+  });
+
 export const validateSchema = z.strictObject({
   canary: canarySchema.optional(),
   invariants: z.array(invariantSchema).max(50, { message: 'must list at most 50 invariants' }).optional()
     .refine((list) => !list || new Set(list.map((i) => i.name)).size === list.length, { message: 'names must be unique' }),
+  distributions: z.array(distributionSchema).max(20, { message: 'must list at most 20 columns' }).optional()
+    .refine((list) => !list || new Set(list.map((d) => d.column)).size === list.length, { message: 'columns must be unique' }),
   /**
    * The whole-run check before the run may end succeeded: the transform recomputed for a
    * deterministic 1-in-16 sample of source keys in every partition (`sample`, the default),
@@ -68,3 +93,4 @@ export const downstreamSchema = z.strictObject({
 
 export type ValidateSpec = z.infer<typeof validateSchema>;
 export type Invariant = z.infer<typeof invariantSchema>;
+export type DistributionCheck = z.infer<typeof distributionSchema>;

@@ -13,7 +13,9 @@ import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { inspectSpec } from './inspect';
-import { inReadOnlyCheck } from './session';
+import { quoteTable } from '../db/sql';
+import { inReadOnlyCheck, querySingle } from './session';
+import { stripTrailingSemicolons } from './statements';
 import { volatileRoutines } from './volatility';
 import type { RunShape } from './shape';
 import { readSourceFacts } from './source-facts';
@@ -30,6 +32,8 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
     return await inReadOnlyCheck(pool, async (client): Promise<CheckedPlan> => {
       const volatility = await checkVolatility(client, spec, parsed);
       if (!volatility.ok) return volatility;
+      const declared = await checkDeclaredColumns(client, spec);
+      if (declared.length > 0) return { ok: false, problems: declared };
       const shape: RunShape = volatility.reads ? { ...inspected.shape, transformReads: volatility.reads } : inspected.shape;
       const facts = await readSourceFacts(client, spec, inspected.shape.partitionColumnType);
       const partitions = planPartitions(spec.partition, facts);
@@ -105,4 +109,39 @@ export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'li
     if (!verdict.ok) problems.push({ path: `after.${i}.sql`, message: verdict.message });
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, reads, whereRoutines };
+}
+
+/** validate.distributions names target columns; validate.invariants must compile (planned, never run) against the source's shape. */
+async function checkDeclaredColumns(client: pg.PoolClient, spec: Spec): Promise<SpecProblem[]> {
+  const problems: SpecProblem[] = [];
+  const columns = (spec.validate?.distributions ?? []).map((d) => d.column);
+  if (columns.length > 0) {
+    const { rows } = await client.query<{ attname: string }>(
+      'SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped',
+      [spec.target.table],
+    );
+    const have = new Set(rows.map((r) => r.attname));
+    columns.forEach((c, i) => {
+      if (!have.has(c)) problems.push({ path: `validate.distributions.${i}.column`, message: `${spec.target.table} has no column ${c}; name a column of the target` });
+    });
+  }
+  for (const [i, invariant] of (spec.validate?.invariants ?? []).entries()) {
+    // EXPLAIN plans without running: unknown tables, columns and type errors surface here, not at the end of the run
+    const statement = compileInvariantForCheck(spec, invariant.sql);
+    await client.query('SAVEPOINT invariant_check');
+    try {
+      await querySingle(client, `EXPLAIN ${statement}`);
+      await client.query('RELEASE SAVEPOINT invariant_check');
+    } catch (err) {
+      await client.query('ROLLBACK TO SAVEPOINT invariant_check');
+      problems.push({ path: `validate.invariants.${i}.sql`, message: `does not run against the database: ${(err as Error).message}` });
+    }
+  }
+  return problems;
+}
+
+/** The invariant with `source_rows` over the source's rows (no bounds: only its shape matters to EXPLAIN). */
+function compileInvariantForCheck(spec: Spec, sql: string): string {
+  const where = spec.source.where ? ` WHERE (${spec.source.where}\n)` : '';
+  return `WITH source_rows AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s${where}) SELECT count(*) FROM (${stripTrailingSemicolons(sql)}\n) v`;
 }

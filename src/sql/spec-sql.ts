@@ -178,7 +178,22 @@ export function checkAfterSql(sql: string): SqlVerdict {
   }
   const select = parsed.stmts[0].SelectStmt as Node | undefined;
   if (select?.intoClause) return { ok: false, message: 'is SELECT … INTO, which creates a table; remove INTO' };
+  // the audit record is not downstream: a spec must not be able to rewrite what it ran
+  const ledger = relationsIn(parsed.stmts[0]).find((r) => r.schema?.toLowerCase() === 'backfill');
+  if (ledger) return { ok: false, message: `touches the ledger (backfill.${ledger.name}); after-actions may not read or change the audit record` };
   return { ok: true };
+}
+
+/** Every relation a tree names, wherever it sits (a statement's own target is a bare RangeVar, not a wrapped node). */
+function relationsIn(value: unknown, found: { schema?: string; name: string }[] = []): { schema?: string; name: string }[] {
+  if (Array.isArray(value)) {
+    for (const item of value) relationsIn(item, found);
+  } else if (value && typeof value === 'object') {
+    const node = value as Node;
+    if (typeof node.relname === 'string') found.push({ schema: typeof node.schemaname === 'string' ? node.schemaname : undefined, name: node.relname });
+    for (const child of Object.values(node)) relationsIn(child, found);
+  }
+  return found;
 }
 
 /** Each guard's SQL with the spec field it comes from. */

@@ -135,6 +135,7 @@ export async function checkRunInvariants(g: GateContext, tally: GateTally): Prom
 /** One row per gate in sum (partition NULL), so the ledger says every gate ran, even where nothing failed. */
 export async function recordTally(g: GateContext, tally: GateTally, extra: Record<string, { passed: boolean; violations: number }> = {}): Promise<void> {
   for (const [gate, t] of Object.entries(tally.gates)) {
+    if (gate.startsWith('distribution:')) continue; // recorded with its measures already
     if (gate.startsWith('invariant:') && invariantsFor(g.ctx.run.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
     await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: t.violations === 0, rowsChecked: t.rowsChecked, violations: t.violations, durationMs: 0 });
   }

@@ -164,6 +164,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;
+      // the baseline of the distribution gate, before anything is written
+      if (gated && !input.retry && (spec.validate?.distributions?.length ?? 0) > 0) await checks.captureDistributions({ database, runId });
       const canary = spec.validate?.canary;
       if (gated && canary && !input.retry) {
         const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
@@ -246,6 +248,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         downstream = 'failed';
       }
     }
+    // verified and downstream refreshed: temporary state may go (cleanupRun checks both again)
+    if (gated && final.status === 'succeeded' && downstream !== 'failed') await acts.cleanupRun({ database, runId });
     const result: RunResult = {
       runId,
       status: final.status,

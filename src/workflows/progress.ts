@@ -9,7 +9,12 @@ export function renderProgressMarkdown(p: RunProgress): string {
   const finished = FINISHED_RUN_STATUSES.includes(p.status);
   const state = finished ? p.status : p.cancelRequested ? 'cancelling' : p.paused ? 'paused' : p.status;
   const eta = finished ? 'done' : p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
-  const held = !finished && p.heldBy ? [`**${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy.actor}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
+  const holder = p.heldBy?.actor === 'canary' ? 'Held by its canary' : `${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy?.actor}`;
+  const held = !finished && p.heldBy ? [`**${holder}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
+  const gates = [
+    ...(p.canary ? [`Canary: ${p.canary.partitions.length} partition(s), ${p.canary.phase}${p.canary.approvedBy ? ` (approved by ${p.canary.approvedBy.actor}${p.canary.approvedBy.reason ? `: ${p.canary.approvedBy.reason}` : ''})` : ''}.`] : []),
+    ...(p.finalCheck ? [`Final check: ${p.finalCheck.passed ? 'passed' : `FAILED — ${p.finalCheck.failures.slice(0, 3).join('; ')}`} (${p.finalCheck.partitionsChecked} partitions).`] : []),
+  ];
   const failure = p.lastError ? ['', `**Last error:** ${p.lastError}`] : [];
   const conditions = finished || p.conditions.length === 0 ? [] : ['', ...renderConditions(p.conditions)];
   return [
@@ -28,6 +33,7 @@ export function renderProgressMarkdown(p: RunProgress): string {
     '',
     `Limits: concurrency ${p.limits.concurrency}, chunk size ${p.limits.chunkSize}${p.limits.rowsPerSecond ? `, ${p.limits.rowsPerSecond} rows/s` : ', no rows/s cap'}` +
       `${p.limits.window ? `, writes only ${describeWindow(p.limits.window)}` : ''}.`,
+    ...(gates.length ? ['', ...gates] : []),
     ...conditions,
     ...failure,
   ].join('\n');

@@ -51,6 +51,8 @@ describe('after sql: one statement that changes data, never DDL, roles or settin
     ['COMMIT', /found TRANSACTION/],
     ['UPDATE app.a SET x = 1; UPDATE app.b SET y = 2', /exactly one statement \(found 2\)/],
     ['SELECT * INTO app.copy FROM app.orders', /SELECT … INTO/],
+    ["UPDATE backfill.runs SET status = 'succeeded'", /touches the ledger \(backfill\.runs\)/],
+    ['DELETE FROM app.log WHERE id IN (SELECT 1 FROM backfill.gate_results)', /touches the ledger \(backfill\.gate_results\)/],
   ])('%s', (sql, problem) => {
     const verdict = checkAfterSql(sql);
     if (!problem) expect(verdict.ok).toBe(true);

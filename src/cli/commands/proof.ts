@@ -1,9 +1,13 @@
 /**
- * `backfill approve | verify | after`: what comes after the writes — a person letting a
+ * `backfill approve | verify | after | report`: what comes after the writes — a person letting a
  * canary-held run expand, proof that the target holds what the transform computes, and the
  * downstream actions run (again) once the run succeeded.
  */
+import { writeFileSync } from 'node:fs';
 import { runAfterActions } from '../../downstream/after-actions';
+import { CleanupRefused, cleanupRun } from '../../downstream/cleanup';
+import { collectReport } from '../../report/collect';
+import { renderHtml, renderMarkdown } from '../../report/render';
 import { defaultActor } from '../../operations/actor';
 import { approveRun } from '../../operations/control';
 import { verifyRun, type VerifyReport } from '../../operations/verify-run';
@@ -66,5 +70,31 @@ export async function afterCommand(ref: string, opts: ActorOptions): Promise<voi
       ].join('\n'),
     );
     if (outcome.downstream !== 'succeeded') process.exitCode = 1;
+  });
+}
+
+export async function reportCommand(ref: string, opts: { database: string; format: 'markdown' | 'html'; out?: string }): Promise<void> {
+  await withLedger(opts.database, async ({ pool, findRun }) => {
+    const data = await collectReport(pool, await findRun(ref));
+    const text = opts.format === 'html' ? renderHtml(data) : renderMarkdown(data);
+    if (!opts.out) {
+      process.stdout.write(text);
+      return;
+    }
+    writeFileSync(opts.out, text);
+    process.stderr.write(`Report of ${runLabel(data.summary.name, data.summary.runId)} written to ${opts.out}\n`);
+  });
+}
+
+export async function cleanupCommand(ref: string, opts: ActorOptions): Promise<void> {
+  await withLedger(opts.database, async ({ pool, findRun }) => {
+    const run = await findRun(ref);
+    try {
+      const { removed } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
+      emit(opts, { runId: run.run_id, removed }, () => `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s)); the run's record, chunk log and gate results stay.`);
+    } catch (err) {
+      if (err instanceof CleanupRefused) throw new UsageError(`cannot clean up yet: ${err.message}`);
+      throw err;
+    }
   });
 }

@@ -29,6 +29,28 @@ CREATE TABLE backfill.gate_results (
 -- a retried check overwrites its own result instead of adding another
 CREATE UNIQUE INDEX gate_results_once ON backfill.gate_results (run_id, attempt, stage, gate, (coalesce(partition_id, '')));
 
+-- declared distributions (validate.distributions): the target column's shape before the run
+-- wrote and at its end, kept for the report
+CREATE TABLE backfill.distributions (
+  run_id          text NOT NULL REFERENCES backfill.runs (run_id) ON DELETE CASCADE,
+  attempt         integer NOT NULL,
+  stage           text NOT NULL CHECK (stage IN ('before','after')),
+  column_name     text NOT NULL,
+  rows            bigint NOT NULL,
+  nulls           bigint NOT NULL,
+  distinct_values bigint NOT NULL,
+  mean            double precision,
+  quantiles       double precision[],
+  min_value       double precision,
+  max_value       double precision,
+  -- counts in equal-width buckets between the before capture's min and max
+  histogram       jsonb,
+  captured_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (run_id, attempt, stage, column_name)
+);
+-- temporary state (rate-limit rows) removed after verification and downstream succeeded
+ALTER TABLE backfill.runs ADD COLUMN cleaned_at timestamptz;
+
 -- after-actions: NULL when the spec has none or they have not run yet
 ALTER TABLE backfill.runs ADD COLUMN downstream text CHECK (downstream IN ('pending','succeeded','failed','skipped'));
 

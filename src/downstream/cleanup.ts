@@ -1,0 +1,35 @@
+/**
+ * Temporary state goes only once the result is proven and downstream is refreshed: the run
+ * succeeded (every gate of its final check passed) and its after-actions, if any, succeeded.
+ * What a run leaves behind that is not audit record — today its rate-limit bucket — is
+ * removed; run metadata, the chunk log, gate results and distribution captures stay. Each
+ * chunk's output table is private to its database session and goes with the session.
+ */
+import type pg from 'pg';
+import { recordEvent } from '../ledger/events';
+import { gateResults } from '../ledger/gates';
+import { getRun } from '../ledger/runs';
+
+/** Why the run's temporary state must stay, or undefined when it may go. */
+export async function cleanupRefusal(pool: pg.Pool | pg.PoolClient, runId: string): Promise<string | undefined> {
+  const run = await getRun(pool, runId);
+  if (!run) return `run ${runId} is not in the ledger`;
+  if (run.status !== 'succeeded') return `run ${runId} is ${run.status}: its state stays until it is verified (it must end succeeded)`;
+  const failed = (await gateResults(pool, runId, 'final')).filter((g) => g.attempt === run.attempt && !g.passed);
+  if (failed.length > 0) return `run ${runId} failed its final check (${failed[0].gate})`;
+  if ((run.spec.after?.length ?? 0) > 0 && run.downstream !== 'succeeded') {
+    return `the after-actions of run ${runId} have ${run.downstream === 'failed' ? 'failed' : 'not run'}; run them first: backfill after ${runId}`;
+  }
+  return undefined;
+}
+
+export async function cleanupRun(pool: pg.Pool, runId: string, actor: string): Promise<{ removed: { rateLimits: number } }> {
+  const refusal = await cleanupRefusal(pool, runId);
+  if (refusal) throw new CleanupRefused(refusal);
+  const rateLimits = (await pool.query('DELETE FROM backfill.rate_limits WHERE run_id = $1', [runId])).rowCount ?? 0;
+  await pool.query('UPDATE backfill.runs SET cleaned_at = coalesce(cleaned_at, now()) WHERE run_id = $1', [runId]);
+  await recordEvent(pool, { runId, key: 'cleaned', kind: 'cleaned', actor, detail: { rateLimits } });
+  return { removed: { rateLimits } };
+}
+
+export class CleanupRefused extends Error {}

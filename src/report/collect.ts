@@ -1,0 +1,129 @@
+/**
+ * Everything a run report shows, read from the ledger alone (it works after Temporal's
+ * retention dropped the history): the run and its frozen transform, partitions, the chunk
+ * log, gates, after-actions and the audit trail. Counts and names only: gate examples (row
+ * keys and values) stay in the ledger, because a report is attached to tickets.
+ */
+import type pg from 'pg';
+import { listAfterActions, type AfterActionRow } from '../downstream/after-actions';
+import { runSummary, type RunSummary } from '../downstream/summary';
+import { gateResults } from '../ledger/gates';
+import type { RunRow } from '../ledger/runs';
+import { loadCaptures, type Capture } from '../validation/distributions';
+
+export interface ReportPartition {
+  id: string;
+  status: string;
+  rowsRead: number;
+  rowsWritten: number;
+  rowsUnchanged: number;
+  rowsSkipped: number;
+  chunks: number;
+  attempts: number;
+}
+
+export interface ReportChunk {
+  partitionId: string;
+  /** Milliseconds since the run's first chunk committed. */
+  atMs: number;
+  rowsRead: number;
+  rowsWritten: number;
+  durationMs: number;
+  waitMs: number;
+  chunkSize: number;
+  governedBy: string;
+}
+
+export interface ReportGate {
+  attempt: number;
+  stage: string;
+  gate: string;
+  partitionId: string | null;
+  passed: boolean;
+  rowsChecked: number;
+  violations: number;
+}
+
+export interface ReportData {
+  generatedAt: string;
+  summary: RunSummary;
+  spec: RunRow['spec'];
+  specHash: string;
+  specFile: string | null;
+  transformSql: string | null;
+  modulePath: string | null;
+  partitions: ReportPartition[];
+  chunks: ReportChunk[];
+  /** When the first chunk committed (chunks' atMs count from here). */
+  chunksFrom: string | null;
+  gates: ReportGate[];
+  downstream: string | null;
+  actions: AfterActionRow[];
+  events: { at: string; kind: string; actor: string | null; reason: string | null }[];
+  /** Declared distributions: the capture before the run wrote and the newest after it, per column. */
+  distributions: { column: string; before?: Capture; after?: Capture }[];
+}
+
+/** At most this many chunks are drawn; a larger log is thinned evenly (the totals use every chunk). */
+const MAX_CHUNKS = 5000;
+
+export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportData> {
+  const { rows: partitions } = await pool.query(
+    `SELECT partition_id, status, rows_read, rows_written, rows_unchanged, rows_skipped, chunks, attempts
+       FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal`,
+    [run.run_id],
+  );
+  const { rows: chunks } = await pool.query(
+    `WITH c AS (SELECT *, row_number() OVER (ORDER BY committed_at) AS i, count(*) OVER () AS n, min(committed_at) OVER () AS first FROM backfill.chunks WHERE run_id = $1)
+     SELECT partition_id, rows_read, rows_written, duration_ms, wait_ms, chunk_size, governed_by, first,
+            (extract(epoch FROM committed_at - first) * 1000)::bigint AS at_ms
+       FROM c WHERE n <= $2 OR i % ceil(n::numeric / $2)::bigint = 0 ORDER BY committed_at`,
+    [run.run_id, MAX_CHUNKS],
+  );
+  const { rows: events } = await pool.query('SELECT at, kind, actor, reason FROM backfill.run_events WHERE run_id = $1 ORDER BY id', [run.run_id]);
+  return {
+    generatedAt: new Date().toISOString(),
+    summary: await runSummary(pool, run),
+    spec: run.spec,
+    specHash: run.spec_hash,
+    specFile: run.spec_file,
+    transformSql: run.spec.transform.sql ?? null,
+    modulePath: run.module_path,
+    partitions: partitions.map((p) => ({
+      id: p.partition_id,
+      status: p.status,
+      rowsRead: Number(p.rows_read),
+      rowsWritten: Number(p.rows_written),
+      rowsUnchanged: Number(p.rows_unchanged),
+      rowsSkipped: Number(p.rows_skipped),
+      chunks: p.chunks,
+      attempts: p.attempts,
+    })),
+    chunks: chunks.map((c) => ({
+      partitionId: c.partition_id,
+      atMs: Number(c.at_ms),
+      rowsRead: Number(c.rows_read),
+      rowsWritten: Number(c.rows_written),
+      durationMs: c.duration_ms,
+      waitMs: c.wait_ms,
+      chunkSize: c.chunk_size,
+      governedBy: c.governed_by,
+    })),
+    chunksFrom: chunks[0]?.first?.toISOString() ?? null,
+    gates: (await gateResults(pool, run.run_id))
+      .filter((g) => g.partition_id === null || !g.passed)
+      .map((g) => ({ attempt: g.attempt, stage: g.stage, gate: g.gate, partitionId: g.partition_id, passed: g.passed, rowsChecked: Number(g.rows_checked), violations: Number(g.violations) })),
+    downstream: run.downstream,
+    actions: await listAfterActions(pool, run.run_id),
+    events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
+    distributions: byColumn(await loadCaptures(pool, run.run_id)),
+  };
+}
+
+function byColumn(captures: (Capture & { stage: 'before' | 'after'; attempt: number })[]): ReportData['distributions'] {
+  const columns = [...new Set(captures.map((c) => c.column))];
+  return columns.map((column) => {
+    const mine = captures.filter((c) => c.column === column);
+    return { column, before: mine.find((c) => c.stage === 'before'), after: mine.filter((c) => c.stage === 'after').sort((a, b) => b.attempt - a.attempt)[0] };
+  });
+}
