@@ -11,6 +11,7 @@ import { progressQuery } from '../src/workflows/messages';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
 import { waitUntil } from './helpers/wait';
+import { FINAL_SAMPLE, sampleSlice } from '../src/validation/gates';
 
 const env = useTestEnvironment('gates', { rows: 30_000 });
 
@@ -67,7 +68,7 @@ test('a transform off by one cent on some rows fails its canary on an invariant;
   expect(failed.map((g) => g.gate)).toEqual(['invariant:amount-matches-rate', 'invariant:amount-matches-rate', 'invariant:amount-matches-rate']);
   expect(failed[0].examples).toMatch(/\{"id":\d+\}/);
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
-  expect(renderStatus(await statusReportFor(env.db.pool, started.runId))).toMatch(/PAUSED \(held by its canary: the canary failed \(3 problem\(s\)/);
+  expect(renderStatus(await statusReportFor(env.db.pool, started.runId))).toMatch(/PAUSED \(held: the canary failed \(3 problem\(s\)/);
   // resume does not lift a canary hold; cancel ends the run with nothing more written
   await expect(controlRun({ client: env.client, pool: env.db.pool }, run, 'resume', { actor: 'test' })).rejects.toThrow(/held by its canary, not paused/);
   await controlRun({ client: env.client, pool: env.db.pool }, run, 'cancel', { actor: 'test', reason: 'wrong transform' });
@@ -134,4 +135,64 @@ test('a row changed after its chunk committed fails the whole-run check, and ver
   // repaired, verify is clean
   await env.db.pool.query('UPDATE app.orders_usd SET amount_usd = amount_usd - 1 WHERE id = $1', [victim[0].id]);
   expect((await verifyRun(env.db.pool, finished, { partition: 'id:000000000-000010000' })).clean).toBe(true);
+});
+
+test('a ramp releases the plan in stages; a stage whose partitions break an invariant holds the run with nothing beyond it written, and approving lets it go on to fail at the end', async () => {
+  // wrong only from id 50,000 on: the first stage (ids below 30,000) is right, the second is not
+  const wrong = TRANSFORM_SQL.replace('AS amount_usd', '+ CASE WHEN c.id >= 50000 AND c.id % 50 = 0 THEN 0.01 ELSE 0 END AS amount_usd');
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-ramp',
+      partition,
+      transform: { name: 'orders-usd', version: 4, sql: wrong },
+      validate: { ramp: ['30%', '60%'], invariants: [AMOUNT_MATCHES_RATE] },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => {
+    const p = await started.handle.query(progressQuery);
+    return p.ramp?.phase === 'held' && p.status === 'paused';
+  }, 'the second ramp stage to hold the run', 60_000);
+  const progress = await started.handle.query(progressQuery);
+  expect(progress.ramp).toMatchObject({ stage: 2, stages: 3 });
+  expect(progress.ramp!.held).toMatch(/ramp stage 2 \(the plan's first 6 partitions\) failed its gates .*invariant amount-matches-rate: partition id:000050000-000060000/);
+  const { rows } = await env.db.pool.query<{ beyond: number; pending: number }>(
+    "SELECT (SELECT count(*)::int FROM app.orders_usd WHERE id >= 60000) AS beyond, (SELECT count(*)::int FROM backfill.partitions WHERE run_id = $1 AND status = 'pending') AS pending",
+    [started.runId],
+  );
+  expect(rows[0]).toEqual({ beyond: 0, pending: 4 });
+  const stages = (await gateRows(started.runId)).filter((g) => g.stage === 'ramp' && g.partition_id === null).map((g) => [g.gate, g.passed]);
+  expect(stages).toEqual(expect.arrayContaining([['stage 1: compare', true], ['stage 1: invariant:amount-matches-rate', true], ['stage 2: invariant:amount-matches-rate', false]]));
+
+  const run = await findRun(env.db.pool, started.runId, env.db.envVar);
+  await expect(controlRun({ client: env.client, pool: env.db.pool }, run, 'resume', { actor: 'test' })).rejects.toThrow(/held by a ramp stage, not paused/);
+  await approveRun({ client: env.client }, run, { actor: 'bob', reason: 'known issue, fixed downstream' });
+  const result = await waitForResult(started.handle);
+  // approval lets the run finish its scope, never skip its final check
+  expect(result.status).toBe('failed');
+  expect((await findRun(env.db.pool, started.runId, env.db.envVar)).last_error).toMatch(/the final check failed: .*invariant:amount-matches-rate/);
+});
+
+test('the default final check reads a slice of every partition, and a row changed inside a slice fails the run', async () => {
+  const started = await env.start(
+    ordersSpec(env.db.envVar, { name: 'gates-slice', partition, validate: { canary: { partitions: 1, approve: true } }, limits: { chunkSize: 1000, concurrency: 4 } }),
+  );
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
+  // the slice the final check will read in the canary's partition, from the chunk log
+  const slice = await sampleSlice(env.db.pool, started.runId, 'id:000000000-000010000', FINAL_SAMPLE);
+  expect(slice.rows).toBeGreaterThanOrEqual(64);
+  const { rows: victim } = await env.db.pool.query<{ id: string }>(
+    `UPDATE app.orders_usd SET amount_usd = amount_usd + 1
+      WHERE id = (SELECT min(t.id) FROM app.orders_usd t JOIN app.orders o USING (id) WHERE t.id > $1 AND t.id < 10000 AND t.amount_usd IS NOT NULL AND o.status <> 'void') RETURNING id`,
+    [slice.cursor ?? -1],
+  );
+  await approveRun({ client: env.client }, await findRun(env.db.pool, started.runId, env.db.envVar), { actor: 'test', reason: 'go' });
+  expect((await waitForResult(started.handle)).status).toBe('failed');
+  const final = (await gateRows(started.runId)).filter((g) => g.stage === 'final' && g.gate === 'compare');
+  expect(final.find((g) => g.partition_id === null)).toMatchObject({ passed: false, violations: '1' });
+  expect(final.find((g) => g.partition_id === 'id:000000000-000010000')!.examples).toContain(`keys: ${victim[0].id};`);
+  // the slice is about 1/16 of the rows, not all of them
+  const { rows } = await env.db.pool.query("SELECT rows_checked::int AS n FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final' AND gate = 'compare' AND partition_id IS NULL", [started.runId]);
+  const { rows: all } = await env.db.pool.query("SELECT count(*)::int AS n FROM app.orders WHERE status <> 'void'");
+  expect(rows[0].n).toBeLessThan(all[0].n / 8);
 });

@@ -32,7 +32,7 @@ function verdict(t: GateTally): GateVerdict {
 }
 
 export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
-  async function gateContext(pool: pg.Pool, ctx: RunContext, stage: 'canary' | 'final', sampleEvery: number): Promise<GateContext> {
+  async function gateContext(pool: pg.Pool, ctx: RunContext, stage: 'canary' | 'ramp' | 'final', sampleEvery: number): Promise<GateContext> {
     const run = await getRun(pool, ctx.run.run_id);
     const activity = Context.current();
     return {
@@ -59,6 +59,27 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
         [input.runId, ordinals],
       );
       return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
+    },
+
+    /**
+     * A ramp stage's gates: its succeeded partitions (ordinals from..to) recomputed for the final
+     * check's sample and their partition invariants checked; also that none of them failed.
+     */
+    async checkStage(input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> {
+      const pool = deps.pools.get(input.database);
+      const ctx = await contexts.get(pool, input.runId);
+      const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
+      const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal);
+      const { rows } = await pool.query<{ partition_id: string; status: string }>(
+        "SELECT partition_id, status FROM backfill.partitions WHERE run_id = $1 AND ordinal >= $2 AND ordinal < $3 AND status <> 'succeeded' ORDER BY ordinal LIMIT 10",
+        [input.runId, input.fromOrdinal, input.toOrdinal],
+      );
+      for (const r of rows) {
+        tally.failureCount++;
+        if (tally.failures.length < 10) tally.failures.push(`partition ${r.partition_id} ${r.status}`);
+      }
+      await recordTally({ ...g, stageLabel: `stage ${input.stage}: ` }, tally);
+      return verdict(tally);
     },
 
     /** Captures the declared distributions before the run writes anything: the baseline of the final gate. */
@@ -105,24 +126,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       const pool = deps.pools.get(input.database);
       const ctx = await contexts.get(pool, input.runId);
       const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
-      const activity = Context.current();
-      const resumed = activity.info.heartbeatDetails as { ordinal: number; tally: GateTally } | undefined;
-      let ordinal = resumed?.ordinal ?? 0;
-      const tally = resumed?.tally ?? emptyTally();
-      const types = await typesFor(g);
-      const perPartition = g.sampleEvery > 0 || (ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
-      while (perPartition) {
-        const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; ordinal: number }>(
-          `SELECT partition_id, bounds, ordinal FROM backfill.partitions WHERE run_id = $1 AND ordinal >= $2 AND status = 'succeeded' ORDER BY ordinal LIMIT $3`,
-          [input.runId, ordinal, PARTITIONS_PER_READ],
-        );
-        for (const r of rows) {
-          await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
-          ordinal = r.ordinal + 1;
-          activity.heartbeat({ ordinal, tally });
-        }
-        if (rows.length < PARTITIONS_PER_READ) break;
-      }
+      const tally = await checkPartitionRange(g, 0, null);
       await checkRunInvariants(g, tally);
       await checkDistributions(g, tally);
       await recordTally(g, tally);
@@ -153,4 +157,49 @@ async function checkDistributions(g: GateContext, tally: GateTally): Promise<voi
     }
     await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: problems.length === 0, rowsChecked: after.rows, violations: problems.length, examples: problems.join('; ') || note, durationMs: Date.now() - started });
   }
+}
+
+/**
+ * The succeeded partitions with ordinals in [from, to) (to null: the rest of the plan), each
+ * compared and checked; resumes from the activity's last heartbeat.
+ */
+async function checkPartitionRange(g: GateContext, from: number, to: number | null): Promise<GateTally> {
+  const activity = Context.current();
+  const resumed = activity.info.heartbeatDetails as { ordinal: number; tally: GateTally } | undefined;
+  let ordinal = resumed?.ordinal ?? from;
+  const tally = resumed?.tally ?? emptyTally();
+  const types = await typesFor(g);
+  const perPartition = g.sampleEvery > 0 || (g.ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
+  while (perPartition) {
+    const { rows } = await g.pool.query<{ partition_id: string; bounds: PartitionBounds; ordinal: number }>(
+      `SELECT partition_id, bounds, ordinal FROM backfill.partitions
+        WHERE run_id = $1 AND ordinal >= $2 AND ($3::int IS NULL OR ordinal < $3) AND status = 'succeeded' ORDER BY ordinal LIMIT $4`,
+      [g.runId, ordinal, to, PARTITIONS_PER_READ],
+    );
+    // as many partitions at once as the run writes: the check reads what the run read
+    await inParallel(rows, checkConcurrency(g), async (r) => {
+      await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
+    });
+    if (rows.length > 0) {
+      ordinal = rows[rows.length - 1].ordinal + 1;
+      activity.heartbeat({ ordinal, tally });
+    }
+    if (rows.length < PARTITIONS_PER_READ) break;
+  }
+  return tally;
+}
+
+/** The run's own concurrency, within the worker's connection pool. */
+function checkConcurrency(g: GateContext): number {
+  return Math.max(1, Math.min(g.ctx.run.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
+}
+
+const MAX_CHECK_CONCURRENCY = 8;
+
+async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  });
+  await Promise.all(lanes);
 }

@@ -7,7 +7,7 @@ import type pg from 'pg';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-export type GateStage = 'canary' | 'final' | 'verify';
+export type GateStage = 'canary' | 'ramp' | 'final' | 'verify';
 
 export interface GateResult {
   runId: string;

@@ -43,6 +43,7 @@ export async function controlRun(
     // a canary hold is lifted only by approve, which records who decided to expand
     const progress = await client.workflow.getHandle(run.workflow_id).query(progressQuery).catch(() => undefined);
     if (progress?.canary?.phase === 'held') throw new UsageError(`run ${ref} is held by its canary, not paused: ${progress.canary.held}`);
+    if (progress?.ramp?.phase === 'held') throw new UsageError(`run ${ref} is held by a ramp stage, not paused: ${progress.ramp.held}`);
   }
   const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
   await client.workflow.getHandle(run.workflow_id).signal(signal, who);

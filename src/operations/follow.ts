@@ -20,7 +20,7 @@ export interface RunSnapshot {
   rowsPerSecond: number;
   /** False once the run has ended: this is the last snapshot. */
   active: boolean;
-  /** Set while the run's canary holds it: why, and what to do. */
+  /** Set while a gate (the canary, a ramp stage) holds the run: why, and what to do. */
   canaryHold?: string;
 }
 
@@ -61,12 +61,12 @@ export async function followRun(
   }
 }
 
-/** The run is paused by its canary when the newest canary decision is a hold nobody approved since. */
+/** The run is held by a gate (its canary, a ramp stage) when the newest gate decision is a hold nobody approved since. */
 export async function canaryHold(pool: pg.Pool, runId: string): Promise<string | undefined> {
   const { rows } = await pool.query<{ kind: string; reason: string | null }>(
-    `SELECT kind, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ('canary-failed', 'canary-passed', 'approved', 'resumed') ORDER BY id DESC LIMIT 1`,
+    `SELECT kind, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ('canary-failed', 'canary-passed', 'stage-failed', 'stage-passed', 'approved', 'resumed') ORDER BY id DESC LIMIT 1`,
     [runId],
   );
   const last = rows[0];
-  return last && (last.kind === 'canary-failed' || last.kind === 'canary-passed') && last.reason ? last.reason : undefined;
+  return last && ['canary-failed', 'canary-passed', 'stage-failed'].includes(last.kind) && last.reason ? last.reason : undefined;
 }

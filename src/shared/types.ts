@@ -152,6 +152,8 @@ export interface RunProgress {
   conditions: PartitionCondition[];
   /** The canary (spec validate.canary), when the run has one. */
   canary?: CanaryProgress;
+  /** Ramp stages (validate.ramp): which one runs (1-based, of `stages`), and why it holds. */
+  ramp?: { stage: number; stages: number; phase: 'running' | 'held'; held?: string };
   /** The whole-run check, once it ran. */
   finalCheck?: { passed: boolean; failures: string[]; failureCount: number; partitionsChecked: number };
 }

@@ -57,12 +57,17 @@ export const validateSchema = z.strictObject({
   canary: canarySchema.optional(),
   invariants: z.array(invariantSchema).max(50, { message: 'must list at most 50 invariants' }).optional()
     .refine((list) => !list || new Set(list.map((i) => i.name)).size === list.length, { message: 'names must be unique' }),
+  /**
+   * After the canary, release the plan in stages — "10%", "50%" of its partitions, in plan order —
+   * each checked (sampled comparison, partition invariants) before the next may start.
+   */
+  ramp: z.array(z.string().regex(/^(100|[1-9]?[0-9](\.[0-9]+)?)%$/, { message: 'must be shares of the plan such as "10%"' })).min(1).max(10).optional(),
   distributions: z.array(distributionSchema).max(20, { message: 'must list at most 20 columns' }).optional()
     .refine((list) => !list || new Set(list.map((d) => d.column)).size === list.length, { message: 'columns must be unique' }),
   /**
    * The whole-run check before the run may end succeeded: the transform recomputed for a
-   * deterministic 1-in-16 sample of source keys in every partition (`sample`, the default),
-   * every key (`all`), or not at all (`off`, recorded).
+   * deterministic slice of 1/16 of every partition's keys (`sample`, the default), every key
+   * (`all`), or not at all (`off`, recorded).
    */
   finalCheck: z.enum(['sample', 'all', 'off'], { message: 'must be sample, all or off' }).optional(),
 });

@@ -64,6 +64,8 @@ export interface CompareOptions {
   types: string[];
   /** Called after each page, so a long comparison can heartbeat. */
   onPage?: () => void;
+  /** Compare only this slice: `rows` source keys after `cursor` (null: from the partition's start), every key of it. */
+  slice?: { cursor: string | null; rows: number };
 }
 
 export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds: PartitionBounds, opts: CompareOptions): Promise<Comparison> {
@@ -71,15 +73,16 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
   const mode = ctx.run.spec.target.mode;
   // replace mode computes a partition as a whole (a rollup must see all of its rows)
   const whole = mode === 'replace';
-  const sampleEvery = whole ? 1 : opts.sampleEvery;
-  let cursor: string | null = null;
+  const sampleEvery = whole || opts.slice ? 1 : opts.sampleEvery;
+  const pageRows = opts.slice && !whole ? opts.slice.rows : opts.pageRows;
+  let cursor: string | null = whole ? null : (opts.slice?.cursor ?? null);
   for (;;) {
     const page = await readOnly(pool, opts.timeoutMs, async (client) => {
       let hi: string | null = null;
       let n = 0;
       if (!whole) {
         // pages walk every key (the index), and the sample is taken inside each page
-        const b = ctx.compiled.chunkBounds(bounds, cursor, opts.pageRows * sampleEvery);
+        const b = ctx.compiled.chunkBounds(bounds, cursor, pageRows * sampleEvery);
         const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
         n = rows[0].n;
         hi = rows[0].hi;
@@ -104,7 +107,7 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
       }
     }
     opts.onPage?.();
-    if (whole || page.n < opts.pageRows * sampleEvery) return total;
+    if (whole || opts.slice || page.n < pageRows * sampleEvery) return total;
     cursor = page.hi;
   }
 }

@@ -5,13 +5,14 @@
  * travels through Temporal — names gates, partitions and counts, never row values.
  */
 import type pg from 'pg';
+import { fnv1a } from '../shared/ids';
 import { recordGate, type GateStage } from '../ledger/gates';
 import type { PartitionBounds } from '../shared/types';
 import type { ValidateSpec } from '../specs/validate-schema';
 import { comparePartition, MAX_EXAMPLES, outputTypes, wrongRows, type Comparison, type Recomputable } from './compare';
 import { checkInvariant, invariantsFor, type InvariantResult } from './invariants';
 
-/** finalCheck: sample keeps 1 source key in this many (a power of two, like chunk reconciliation's). */
+/** finalCheck: sample reads this share (1/n) of each partition's rows, as one slice of its keys. */
 export const FINAL_SAMPLE = 16;
 
 export function finalSampleEvery(validate: ValidateSpec | undefined): number {
@@ -65,6 +66,8 @@ export interface GateContext {
   /** Record every partition's result (canary, verify), not only the failures (final, where there may be 100,000). */
   recordPassing: boolean;
   onPage?: () => void;
+  /** Prefixes the gate names of the sums (a ramp stage's, so each stage keeps its own). */
+  stageLabel?: string;
 }
 
 function count(t: GateTally, gate: string, rowsChecked: number, violations: number): void {
@@ -85,7 +88,8 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
   tally.partitionsChecked++;
   if (g.sampleEvery > 0 && types) {
     const started = Date.now();
-    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { sampleEvery: g.sampleEvery, pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage });
+    const slice = g.sampleEvery > 1 ? await sampleSlice(g.pool, g.runId, partition.id, g.sampleEvery) : undefined;
+    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { sampleEvery: g.sampleEvery, pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage, slice });
     const wrong = wrongRows(c, mode);
     count(tally, 'compare', c.compared, wrong);
     if (wrong > 0) {
@@ -137,13 +141,34 @@ export async function recordTally(g: GateContext, tally: GateTally, extra: Recor
   for (const [gate, t] of Object.entries(tally.gates)) {
     if (gate.startsWith('distribution:')) continue; // recorded with its measures already
     if (gate.startsWith('invariant:') && invariantsFor(g.ctx.run.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: t.violations === 0, rowsChecked: t.rowsChecked, violations: t.violations, durationMs: 0 });
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: `${g.stageLabel ?? ''}${gate}`, partitionId: null, passed: t.violations === 0, rowsChecked: t.rowsChecked, violations: t.violations, durationMs: 0 });
   }
   for (const [gate, r] of Object.entries(extra)) {
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: r.passed, rowsChecked: 0, violations: r.violations, durationMs: 0 });
+    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: `${g.stageLabel ?? ''}${gate}`, partitionId: null, passed: r.passed, rowsChecked: 0, violations: r.violations, durationMs: 0 });
   }
 }
 
 export async function typesFor(g: GateContext): Promise<string[] | undefined> {
   return g.sampleEvery > 0 ? outputTypes(g.pool, g.ctx) : undefined;
+}
+
+/** Fewer keys than this make a slice too thin to mean anything. */
+const MIN_SLICE_ROWS = 64;
+
+/**
+ * The sample the final check reads from a partition: one contiguous slice of its keys, 1/n of
+ * its rows (at least MIN_SLICE_ROWS), starting where one of its chunks started — which chunk is
+ * fixed by the partition's id. Reading a slice costs 1/n of the partition; a sample spread by
+ * hashing every key would read all of it. Deterministic: the same ledger, the same slice.
+ */
+export async function sampleSlice(db: pg.Pool, runId: string, partitionId: string, sampleEvery: number): Promise<{ cursor: string | null; rows: number }> {
+  const { rows } = await db.query<{ key_from: string | null; rows_read: string }>(
+    'SELECT key_from, rows_read FROM backfill.chunks WHERE run_id = $1 AND partition_id = $2 ORDER BY seq',
+    [runId, partitionId],
+  );
+  const total = rows.reduce((n, r) => n + Number(r.rows_read), 0);
+  const size = Math.max(MIN_SLICE_ROWS, Math.ceil(total / sampleEvery));
+  if (rows.length === 0) return { cursor: null, rows: size };
+  const chunk = rows[parseInt(fnv1a(partitionId), 16) % rows.length];
+  return { cursor: chunk.key_from, rows: size };
 }

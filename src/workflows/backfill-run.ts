@@ -171,6 +171,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
         s = run.canaryPicked(s, picked.map((p) => p.id));
       }
+      if (gated && spec.validate?.ramp && !input.retry) s = run.rampStarted(s, run.rampCutoffs(s.partitionsTotal, spec.validate.ramp));
     }
     const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
     const continueIfFull = async () => {
@@ -211,14 +212,25 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       else if (historyFull()) await continueIfFull();
     }
 
+    // ramp stages: the next partition waits while it lies beyond the stage that is running
+    const beyondStage = () => queue.length > 0 && queue[0].ordinal >= run.rampCutoff(s);
+    const stageFinished = () => beyondStage() && run.rampStageFinished(s, queue[0].ordinal);
     for (;;) {
-      await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || run.canLaunch(s, planLeft()) || historyFull());
+      await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || (run.canLaunch(s, planLeft()) && !beyondStage()) || stageFinished() || historyFull());
       if (run.isDirty(s)) {
         await syncControl();
         continue;
       }
       if (run.isFinished(s, planLeft())) break;
       if (historyFull()) await continueIfFull();
+      if (stageFinished()) {
+        const r = s.ramp!;
+        const verdict = await checks.checkStage({ database, runId, stage: r.stage + 1, fromOrdinal: r.stage === 0 ? 0 : r.cutoffs[r.stage - 1], toOrdinal: r.cutoffs[r.stage] });
+        s = run.rampJudged(s, verdict, runId, uuid4());
+        await syncControl();
+        continue;
+      }
+      if (beyondStage() || !run.canLaunch(s, planLeft())) continue;
       if (queue.length === 0) {
         queue = await acts.nextPartitions({ database, runId, fromOrdinal: s.nextOrdinal, limit: PAGE });
         exhausted = queue.length < PAGE;

@@ -12,7 +12,7 @@ import type { CanaryProgress, Limits, LimitsChange, OperatorAction, PartitionCon
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {
   key: string;
-  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed' | 'canary-passed' | 'canary-failed' | 'approved';
+  kind: 'paused' | 'resumed' | 'cancel-requested' | 'limits-changed' | 'canary-passed' | 'canary-failed' | 'stage-passed' | 'stage-failed' | 'approved';
   detail?: Record<string, unknown>;
 }
 
@@ -40,7 +40,18 @@ export interface RunState {
   conditions?: Record<string, PartitionCondition>;
   /** The canary and how far it got; `launched` counts its partitions started. */
   canary?: CanaryProgress & { launched: number };
+  /** Ramp stages (validate.ramp): the plan's ordinals are released a stage at a time, each checked before the next. */
+  ramp?: RampState;
   finalCheck?: RunProgress['finalCheck'];
+}
+
+export interface RampState {
+  /** Exclusive ordinal bound of each stage, ascending; the last stage (the rest of the plan) is not listed. */
+  cutoffs: number[];
+  /** Index of the stage running now; cutoffs.length once every checked stage passed. */
+  stage: number;
+  phase: 'running' | 'held';
+  held?: string;
 }
 
 /** What checkCanary / checkFinal found (no row data). */
@@ -115,7 +126,7 @@ export function pause(s: RunState, who: OperatorAction | undefined, key: string)
 
 export function resume(s: RunState, who: OperatorAction | undefined, key: string): RunState {
   // a canary hold is lifted by approve, which records who decided to expand despite it
-  if (!s.paused || s.cancelRequested || s.canary?.phase === 'held') return s;
+  if (!s.paused || s.cancelRequested || gateHeld(s)) return s;
   return decided(s, 'resumed', who, key, { paused: false, heldBy: undefined });
 }
 
@@ -179,16 +190,62 @@ export function canaryJudged(s: RunState, verdict: GateVerdictLike, approveRequi
   return decided({ ...s, canary: { ...c, phase: 'passed' } }, 'canary-passed', { actor: 'backfill' }, key, {}, { partitions: c.partitions });
 }
 
+/** Held by a gate (the canary, or a ramp stage): only approve or cancel ends it. */
+export function gateHeld(s: RunState): boolean {
+  return s.canary?.phase === 'held' || s.ramp?.phase === 'held';
+}
+
 /** Why approve is refused (the update's validator), or undefined. */
 export function approveRefusal(s: RunState, runId: string): string | undefined {
-  if (s.canary?.phase !== 'held' || s.cancelRequested) return `run ${runId} is not waiting for approval${s.canary ? ` (its canary is ${s.canary.phase})` : ' (it has no canary)'}`;
+  if (!gateHeld(s) || s.cancelRequested) {
+    const what = s.canary ? ` (its canary is ${s.canary.phase}${s.ramp ? `, ramp stage ${s.ramp.stage + 1} ${s.ramp.phase}` : ''})` : s.ramp ? ` (ramp stage ${s.ramp.stage + 1} is ${s.ramp.phase})` : ' (it has no canary or ramp)';
+    return `run ${runId} is not waiting for approval${what}`;
+  }
   return undefined;
 }
 
-/** A person lets the run expand beyond its canary; recorded with who and why. */
+/** A person lets the run expand beyond its canary or ramp stage; recorded with who and why. */
 export function approve(s: RunState, who: OperatorAction, key: string): RunState {
+  if (s.ramp?.phase === 'held') {
+    const r = s.ramp;
+    return decided({ ...s, ramp: { ...r, phase: 'running', held: undefined, stage: r.stage + 1 } }, 'approved', who, key, { paused: false, heldBy: undefined }, { rampStage: r.stage + 1 });
+  }
   const c = s.canary!;
   return decided({ ...s, canary: { ...c, phase: 'approved', held: undefined, approvedBy: actor(who) } }, 'approved', who, key, { paused: false, heldBy: undefined }, { canaryFailures: c.failures ?? [] });
+}
+
+/** Ordinal bounds of the ramp's stages from shares of the plan ("10%", "50%"): ascending, distinct, inside the plan. */
+export function rampCutoffs(total: number, shares: string[]): number[] {
+  const cutoffs = shares.map((share) => Math.ceil((total * Number(share.replace('%', ''))) / 100)).filter((n) => n > 0 && n < total);
+  return [...new Set(cutoffs)].sort((a, b) => a - b);
+}
+
+export function rampStarted(s: RunState, cutoffs: number[]): RunState {
+  return cutoffs.length > 0 ? { ...s, ramp: { cutoffs, stage: 0, phase: 'running' } } : s;
+}
+
+/** Partitions at or beyond this ordinal wait for the current ramp stage to pass. */
+export function rampCutoff(s: RunState): number {
+  const r = s.ramp;
+  return !r || r.stage >= r.cutoffs.length ? Infinity : r.cutoffs[r.stage];
+}
+
+/** The current stage's partitions all started and reported, and the next one is beyond it: time to check the stage. */
+export function rampStageFinished(s: RunState, nextOrdinal: number | undefined): boolean {
+  return !!s.ramp && s.ramp.phase === 'running' && rampCutoff(s) !== Infinity && s.inFlight.length === 0 && (nextOrdinal === undefined || nextOrdinal >= rampCutoff(s));
+}
+
+/** The stage's gates decided: the next stage, or a hold for a person. */
+export function rampJudged(s: RunState, verdict: GateVerdictLike, runId: string, key: string): RunState {
+  const r = s.ramp!;
+  const stage = r.stage + 1;
+  const upTo = r.cutoffs[r.stage];
+  if (verdict.passed) return decided({ ...s, ramp: { ...r, stage: r.stage + 1 } }, 'stage-passed', { actor: 'backfill' }, key, {}, { stage, partitions: upTo });
+  const held =
+    `ramp stage ${stage} (the plan's first ${upTo} partitions) failed its gates (${verdict.failureCount} problem(s): ${verdict.failures.slice(0, 3).join('; ')}); nothing beyond it was written. ` +
+    `Fix and start a new run (backfill cancel ${runId}), or continue anyway: backfill approve ${runId} --reason …`;
+  const next = { ...s, ramp: { ...r, phase: 'held' as const, held } };
+  return decided(next, 'stage-failed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'ramp', reason: held } }, { stage, failures: verdict.failures });
 }
 
 /** The ledger now holds `version` and the events sent with it; `status` is the run's status there. */
@@ -278,5 +335,6 @@ export function progress(s: RunState, run: { runId: string; name: string }, nowM
     conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
     ...(s.canary ? { canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy } } : {}),
     ...(s.finalCheck ? { finalCheck: s.finalCheck } : {}),
+    ...(s.ramp ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } } : {}),
   };
 }

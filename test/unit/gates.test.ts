@@ -107,3 +107,32 @@ describe('the canary in the run state', () => {
     expect(run.approveRefusal(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'r1')).toMatch(/has no canary/);
   });
 });
+
+describe('ramp stages', () => {
+  const limits = { chunkSize: 1000, concurrency: 2 };
+  test.each([
+    [10, ['30%', '60%'], [3, 6]],
+    [10, ['100%'], []],
+    [3, ['10%', '20%'], [1]],
+    [1000, ['50%', '1%', '10%'], [10, 100, 500]],
+  ] as [number, string[], number[]][])('%d partitions, %j -> %j', (total, shares, cutoffs) => {
+    expect(run.rampCutoffs(total, shares)).toEqual(cutoffs);
+  });
+
+  test('a stage finishes when its partitions reported and the next lies beyond it; a failed stage holds until approved, which opens the next', () => {
+    let s = run.rampStarted({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running', partitionsTotal: 10 }, [3, 6]);
+    expect(run.rampCutoff(s)).toBe(3);
+    expect(run.rampStageFinished(s, 2)).toBe(false);
+    expect(run.rampStageFinished(s, 3)).toBe(true);
+    s = run.rampJudged(s, { passed: true, failures: [], failureCount: 0, partitionsChecked: 3 }, 'r1', 'k1');
+    expect(run.rampCutoff(s)).toBe(6);
+    s = run.rampJudged(s, { passed: false, failures: ['partition p5 failed'], failureCount: 1, partitionsChecked: 3 }, 'r1', 'k2');
+    expect(s).toMatchObject({ paused: true, ramp: { phase: 'held', stage: 1 } });
+    expect(run.resume(s, { actor: 'x' }, 'k3')).toBe(s);
+    expect(run.approveRefusal(s, 'r1')).toBeUndefined();
+    s = run.approve(s, { actor: 'alice', reason: 'ok' }, 'k4');
+    expect(s).toMatchObject({ paused: false, ramp: { phase: 'running', stage: 2 } });
+    expect(run.rampCutoff(s)).toBe(Infinity);
+    expect(s.pendingEvents.map((e) => e.kind)).toEqual(['stage-passed', 'stage-failed', 'approved']);
+  });
+});

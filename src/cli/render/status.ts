@@ -11,7 +11,7 @@ import { describeWindow } from '../../shared/window';
 
 export function renderStatus(r: StatusReport): string {
   const lines = [
-    `Run ${runLabel(r.name, r.runId)}: ${r.status.toUpperCase()}${r.canaryHold ? ` (held by its canary: ${r.canaryHold})` : r.paused && r.status === 'paused' ? ' (paused by an operator)' : ''}`,
+    `Run ${runLabel(r.name, r.runId)}: ${r.status.toUpperCase()}${r.canaryHold ? ` (held: ${r.canaryHold})` : r.paused && r.status === 'paused' ? ' (paused by an operator)' : ''}`,
     `  reason:    ${r.reason}`,
     `  started:   ${r.createdAt} by ${r.startedBy}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}`,
     `  transform: ${r.transform}`,

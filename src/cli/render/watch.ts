@@ -21,7 +21,7 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
 }
 
 function stateOf(s: RunSnapshot): string {
-  if (s.canaryHold) return `held by its canary: ${s.canaryHold}`;
+  if (s.canaryHold) return `held: ${s.canaryHold}`;
   return s.run.paused ? 'paused by an operator' : s.run.cancel_requested ? 'cancelling' : s.run.status;
 }
 

@@ -13,8 +13,8 @@ CREATE TABLE backfill.gate_results (
   id            bigserial PRIMARY KEY,
   run_id        text NOT NULL REFERENCES backfill.runs (run_id) ON DELETE CASCADE,
   attempt       integer NOT NULL,
-  -- when it was checked: on the canary, or at the end of the run
-  stage         text NOT NULL CHECK (stage IN ('canary','final','verify')),
+  -- when it was checked: on the canary, at the end of a ramp stage, at the end of the run, or by verify
+  stage         text NOT NULL CHECK (stage IN ('canary','ramp','final','verify')),
   -- compare (the transform recomputed and compared with the target) or invariant:<name>
   gate          text NOT NULL,
   partition_id  text,
