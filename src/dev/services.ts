@@ -7,6 +7,7 @@ import path from 'node:path';
 import { temporalConfig } from '../temporal/config';
 import { dataDir } from './paths';
 import { startPostgres } from './postgres';
+import { stopOnExit } from './shutdown';
 import { ensureTemporalCli } from './temporal-cli';
 import { isServerUp, startDevServer } from './temporal-server';
 
@@ -21,10 +22,24 @@ export interface LocalServices {
 export const EMBEDDED_PG_PORT = 54329;
 
 export async function startLocalServices(say: (line: string) => void): Promise<LocalServices> {
-  const config = temporalConfig();
   const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    return await startServices(say, stops, stopAll);
+  } catch (err) {
+    // a dev server started before PostgreSQL failed must not outlive this command
+    await stopAll();
+    throw err;
+  }
+}
+
+async function startServices(say: (line: string) => void, stops: (() => Promise<void>)[], stopAll: () => Promise<void>): Promise<LocalServices> {
+  const config = temporalConfig();
   let temporalAddress = config.address;
-  let uiUrl = process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:8233`;
+  const uiPort = Number(process.env.TEMPORAL_UI_PORT || 8233);
+  let uiUrl = process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:${uiPort}`;
   if (await isServerUp(config.address, config.namespace)) {
     say(`Temporal: using the server already at ${config.address}`);
   } else {
@@ -34,22 +49,21 @@ export async function startLocalServices(say: (line: string) => void): Promise<L
       throw new Error(`TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`);
     }
     say(`Temporal: starting the dev server (${cliPath})…`);
-    const server = await startDevServer({ cliPath, port: Number(port), uiPort: 8233, dbFile: path.join(dataDir(), 'temporal.db'), namespace: config.namespace });
+    const server = await startDevServer({ cliPath, port: Number(port), uiPort, dbFile: path.join(dataDir(), 'temporal.db'), namespace: config.namespace, say });
     temporalAddress = server.address;
     uiUrl = server.uiUrl!;
     stops.push(server.stop);
   }
   const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: EMBEDDED_PG_PORT, say });
-  stops.push(postgres.stop);
+  const unregisterPostgres = stopOnExit(postgres.stop);
+  stops.push(postgres.stop, async () => unregisterPostgres());
   say(`PostgreSQL: ${postgres.embedded ? `embedded, ${redact(postgres.url)}` : 'DATABASE_URL'}`);
   return {
     temporalAddress,
     uiUrl,
     postgresUrl: postgres.url,
     embeddedPostgres: postgres.embedded,
-    stop: async () => {
-      for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    },
+    stop: stopAll,
   };
 }
 

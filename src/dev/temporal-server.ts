@@ -1,6 +1,7 @@
 /**
  * Starts the Temporal dev server (`temporal server start-dev`) as a child process with
- * the project's search attributes, and waits until it answers. Used by `backfill dev`,
+ * the project's search attributes, and waits until it answers (stopping it if it never
+ * does). Used by `backfill dev`,
  * `backfill demo` and the tests' global setup, so all three run the same server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
+import { stopOnExit } from './shutdown';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export interface DevServerOptions {
@@ -21,6 +23,10 @@ export interface DevServerOptions {
   namespace?: string;
   extraArgs?: string[];
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Progress while the server starts (every 10 s), so a slow first start does not look hung. */
+  say?: (line: string) => void;
+  /** Give up after this long even though the process is alive (default 10 minutes). */
+  readyTimeoutMs?: number;
 }
 
 export interface DevServer {
@@ -51,20 +57,40 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`temporal server start-dev exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))),
   );
+  exited.catch(() => undefined); // raced below; a later exit (our own stop) is no error
   const address = `127.0.0.1:${port}`;
-  await Promise.race([waitForServer(address, options.namespace ?? 'default', 60_000), exited]);
-  exited.catch(() => undefined);
+  const kill = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    });
+  // from its first moment: a command interrupted while the server starts stops it too
+  const unregister = stopOnExit(kill);
+  const stop = async () => {
+    await kill();
+    unregister();
+  };
+  // ready is what the server says: its frontend answers for the namespace. While the process
+  // lives it is still starting (a first start creates its database and registers the search
+  // attributes); only a process that exits, or a very long start, is a failure
+  const started = Date.now();
+  const progress = setInterval(() => options.say?.(`Temporal: still starting (${Math.round((Date.now() - started) / 1000)} s)…`), 10_000);
+  try {
+    const alive = () => child.exitCode === null && child.signalCode === null;
+    await Promise.race([waitForServer(address, options.namespace ?? 'default', options.readyTimeoutMs ?? 10 * 60_000, alive), exited]);
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    clearInterval(progress);
+  }
   return {
     address,
     uiUrl: options.uiPort === null ? undefined : `http://127.0.0.1:${options.uiPort ?? port + 1000}`,
     process: child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-      }),
+    stop,
   };
 }
 
@@ -78,10 +104,11 @@ export async function isServerUp(address: string, namespace = 'default'): Promis
   }
 }
 
-async function waitForServer(address: string, namespace: string, timeoutMs: number): Promise<void> {
+async function waitForServer(address: string, namespace: string, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
   let last: unknown;
   const up = await pollUntil(
     async () => {
+      if (!alive()) return false; // the process is gone: stop asking
       try {
         const connection = await Connection.connect({ address, connectTimeout: 1000 });
         try {

@@ -57,7 +57,7 @@ export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptio
     stage: 'verify',
     sampleEvery: 1,
     timeoutMs: (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
-    pageRows: 20_000,
+    pageRows: Math.min(20_000, run.spec.limits.chunkSize),
     recordPassing: true,
   };
   const types = await typesFor(g);

@@ -155,7 +155,7 @@ export interface RunProgress {
   /** Ramp stages (validate.ramp): which one runs (1-based, of `stages`), and why it holds. */
   ramp?: { stage: number; stages: number; phase: 'running' | 'held'; held?: string };
   /** The whole-run check, once it ran. */
-  finalCheck?: { passed: boolean; failures: string[]; failureCount: number; partitionsChecked: number };
+  finalCheck?: { passed: boolean; failures: string[]; failureCount: number; partitionsChecked: number; incomplete?: boolean };
 }
 
 export interface CanaryProgress {

@@ -6,6 +6,7 @@
  * REPEATABLE READ transaction, so the recomputed input and the target are one snapshot.
  */
 import type pg from 'pg';
+import { isPgError } from '../db/errors';
 import type { RunRow } from '../ledger/runs';
 import type { PartitionBounds } from '../shared/types';
 import { querySingle } from '../sql/session';
@@ -74,26 +75,22 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
   // replace mode computes a partition as a whole (a rollup must see all of its rows)
   const whole = mode === 'replace';
   const sampleEvery = whole || opts.slice ? 1 : opts.sampleEvery;
-  const pageRows = opts.slice && !whole ? opts.slice.rows : opts.pageRows;
+  // keys still to compare: the slice's, or all of them
+  let budget = opts.slice && !whole ? opts.slice.rows : Infinity;
+  let pageRows = Math.max(1, Math.min(opts.pageRows, budget));
   let cursor: string | null = whole ? null : (opts.slice?.cursor ?? null);
   for (;;) {
-    const page = await readOnly(pool, opts.timeoutMs, async (client) => {
-      let hi: string | null = null;
-      let n = 0;
-      if (!whole) {
-        // pages walk every key (the index), and the sample is taken inside each page
-        const b = ctx.compiled.chunkBounds(bounds, cursor, pageRows * sampleEvery);
-        const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
-        n = rows[0].n;
-        hi = rows[0].hi;
-        if (n === 0) return { n, hi, result: undefined };
-      }
-      const statement = ctx.module
-        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi, sampleEvery)), opts.types, whole)
-        : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types, sampleEvery);
-      const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(client, statement.text, statement.values);
-      return { n, hi, result: rows[0] };
-    });
+    const limit = Math.min(pageRows, budget) * sampleEvery;
+    let page;
+    try {
+      page = await comparePage(limit);
+    } catch (err) {
+      // a page the transform cannot recompute within limits.statementTimeoutSeconds is tried
+      // smaller, as the run's own chunks were; one key at a time is the floor
+      if (!isPgError(err) || err.code !== '57014' || whole || pageRows === 1) throw err;
+      pageRows = Math.ceil(pageRows / 2);
+      continue;
+    }
     if (page.result) {
       const r = page.result;
       const c = { compared: Number(r.compared), missing: Number(r.missing), differing: Number(r.differing), extra: Number(r.extra) };
@@ -107,8 +104,29 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
       }
     }
     opts.onPage?.();
-    if (whole || opts.slice || page.n < pageRows * sampleEvery) return total;
+    budget -= page.n / sampleEvery;
+    if (whole || page.n < limit || budget <= 0) return total;
     cursor = page.hi;
+  }
+
+  async function comparePage(limit: number) {
+    return readOnly(pool, opts.timeoutMs, async (client) => {
+      let hi: string | null = null;
+      let n = 0;
+      if (!whole) {
+        // pages walk every key (the index), and the sample is taken inside each page
+        const b = ctx.compiled.chunkBounds(bounds, cursor, limit);
+        const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+        n = rows[0].n;
+        hi = rows[0].hi;
+        if (n === 0) return { n, hi, result: undefined };
+      }
+      const statement = ctx.module
+        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi, sampleEvery)), opts.types, whole)
+        : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types, sampleEvery);
+      const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(client, statement.text, statement.values);
+      return { n, hi, result: rows[0] };
+    });
   }
 }
 

@@ -13,6 +13,7 @@
  * - A Temporal cancellation of this workflow is turned into an orderly cancel.
  */
 import {
+  ActivityFailure,
   CancellationScope,
   CancelledFailure,
   ParentClosePolicy,
@@ -94,8 +95,18 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   const checks = proxyActivities<Activities>({
     startToCloseTimeout: '24 hours',
     heartbeatTimeout: '5 minutes',
-    retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+    // a check that keeps failing is a failed check (the run holds or fails saying why), not a run that waits forever
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
+  /** A check that could not complete is a failed gate, with the reason. */
+  const judged = async (what: string, check: () => Promise<run.GateVerdictLike>): Promise<run.GateVerdictLike> => {
+    try {
+      return await check();
+    } catch (err) {
+      const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+      return { passed: false, failures: [`${what} could not complete: ${cause}`], failureCount: 1, partitionsChecked: 0, incomplete: true };
+    }
+  };
   // executions recorded before the gates existed replay without them
   const gated = patched('gates-and-after');
 
@@ -165,7 +176,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;
       // the baseline of the distribution gate, before anything is written
-      if (gated && !input.retry && (spec.validate?.distributions?.length ?? 0) > 0) await checks.captureDistributions({ database, runId });
+      // a failed capture leaves no baseline, which fails the distribution gate at the end, saying so
+      if (gated && !input.retry && (spec.validate?.distributions?.length ?? 0) > 0) await checks.captureDistributions({ database, runId }).catch(() => 0);
       const canary = spec.validate?.canary;
       if (gated && canary && !input.retry) {
         const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
@@ -193,7 +205,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         continue;
       }
       if (run.canaryFinished(s)) {
-        const verdict = await checks.checkCanary({ database, runId, partitionIds: s.canary.partitions });
+        const partitionIds = s.canary.partitions;
+        const verdict = await judged('the canary check', () => checks.checkCanary({ database, runId, partitionIds }));
         s = run.canaryJudged(s, verdict, spec.validate?.canary?.approve === true, runId, uuid4());
         await syncControl();
         break;
@@ -225,7 +238,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       if (historyFull()) await continueIfFull();
       if (stageFinished()) {
         const r = s.ramp!;
-        const verdict = await checks.checkStage({ database, runId, stage: r.stage + 1, fromOrdinal: r.stage === 0 ? 0 : r.cutoffs[r.stage - 1], toOrdinal: r.cutoffs[r.stage] });
+        const stage = { database, runId, stage: r.stage + 1, fromOrdinal: r.stage === 0 ? 0 : r.cutoffs[r.stage - 1], toOrdinal: r.cutoffs[r.stage] };
+        const verdict = await judged(`the check of ramp stage ${stage.stage}`, () => checks.checkStage(stage));
         s = run.rampJudged(s, verdict, runId, uuid4());
         await syncControl();
         continue;
@@ -245,10 +259,12 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     finishing = true;
     if (gated && !s.cancelRequested && s.counts.failed === 0 && s.counts.cancelled === 0) {
       // the whole-run check: finalizeRun reads its verdict from the ledger
-      s = { ...s, finalCheck: await checks.checkFinal({ database, runId }) };
+      s = { ...s, finalCheck: await judged('the final check', () => checks.checkFinal({ database, runId })) };
       publishNow();
     }
-    const final = await acts.finalizeRun({ database, runId });
+    // a final check that could not complete fails the run: finalizeRun records why
+    const checkError = s.finalCheck?.incomplete ? s.finalCheck.failures[0] : undefined;
+    const final = await acts.finalizeRun({ database, runId, ...(checkError ? { checkError } : {}) });
     s = { ...s, status: final.status };
     publishNow();
     let downstream: RunResult['downstream'];
@@ -261,7 +277,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       }
     }
     // verified and downstream refreshed: temporary state may go (cleanupRun checks both again)
-    if (gated && final.status === 'succeeded' && downstream !== 'failed') await acts.cleanupRun({ database, runId });
+    if (gated && final.status === 'succeeded' && downstream !== 'failed') await checks.cleanupRun({ database, runId }).catch(() => undefined);
     const result: RunResult = {
       runId,
       status: final.status,

@@ -60,6 +60,8 @@ export interface GateVerdictLike {
   failures: string[];
   failureCount: number;
   partitionsChecked: number;
+  /** The check itself could not complete (the reason is the one failure). */
+  incomplete?: boolean;
 }
 
 /** What registerRun (a first attempt) and startRunAttempt (retry-failed) both return. */

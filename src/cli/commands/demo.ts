@@ -4,12 +4,14 @@
  * keeps everything up until Ctrl-C (or exits with --exit).
  */
 import { prepareDemo } from '../../dev/demo';
+import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
 import { startRun } from '../../operations/start-run';
 import { statusReportFor } from '../../operations/status';
 import { renderStatus } from '../render/status';
 import { watchRun } from '../render/watch';
 
 export async function demoCommand(options: { exit?: boolean }): Promise<number> {
+  installShutdownHandlers();
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const demo = await prepareDemo(say);
   try {
@@ -25,10 +27,7 @@ export async function demoCommand(options: { exit?: boolean }): Promise<number> 
     say(`Try: DATABASE_URL=${demo.databaseUrl} npx backfill status ${started.runId}`);
     if (options.exit === false) {
       say('Everything stays up for inspection; press Ctrl-C to stop.');
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await untilInterrupted();
     }
     return status === 'succeeded' ? 0 : 1;
   } finally {

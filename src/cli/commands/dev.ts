@@ -1,6 +1,8 @@
 import { startLocalServices, redact } from '../../dev/services';
+import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
 
 export async function devCommand(): Promise<void> {
+  installShutdownHandlers();
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const services = await startLocalServices(say);
   process.stdout.write(
@@ -13,9 +15,6 @@ export async function devCommand(): Promise<void> {
       '',
     ].join('\n'),
   );
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await untilInterrupted();
   await services.stop();
 }
