@@ -66,3 +66,17 @@ export function summarizePgError(err: unknown): string {
 function elideQuoted(message: string): string {
   return message.replace(/"(?:[^"]|"")*"/g, '"…"').replace(/'(?:[^']|'')*'/g, "'…'");
 }
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * The database is away for a while — restarting (57P03 "starting up"), shut down (57P01/02),
+ * the connection lost (class 08, a reset or refused socket), out of connection slots (53300) —
+ * rather than refusing this statement: what a follower waits out instead of failing.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (isPgError(err)) return err.code!.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(err.code!);
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code && CONNECTION_CODES.has(e.code)) return true;
+  return e instanceof Error && /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message);
+}

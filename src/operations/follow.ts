@@ -5,6 +5,7 @@
  * what to show; this decides what is true. Resolves with the run's final status.
  */
 import type pg from 'pg';
+import { isDatabaseUnavailable } from '../db/errors';
 import { listPartitions, runTotals, type PartitionRow, type RunTotals } from '../ledger/partitions';
 import { getRun, type RunRow } from '../ledger/runs';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
@@ -28,6 +29,13 @@ export interface FollowOptions {
   intervalMs?: number;
   /** At most this many running partitions per snapshot. */
   runningLimit?: number;
+  /**
+   * Follow through a database outage (a restart, a failover, a lost connection) for this long
+   * before giving up (default 10 minutes): what the workers ride out, the follower rides out too.
+   */
+  outageMs?: number;
+  /** Told when the database is away and when it is back. */
+  onOutage?: (message: string | null) => void;
 }
 
 export async function followRun(
@@ -38,7 +46,31 @@ export async function followRun(
 ): Promise<RunStatus> {
   const interval = options.intervalMs ?? 1000;
   let samples: { t: number; rows: number }[] = [];
+  let awaySince: number | undefined;
   for (;;) {
+    let status: RunStatus | undefined;
+    try {
+      status = await snapshot();
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      awaySince ??= Date.now();
+      if (Date.now() - awaySince > (options.outageMs ?? 10 * 60_000)) {
+        throw new Error(`the database has been unavailable for ${Math.round((Date.now() - awaySince) / 1000)} s (${(err as Error).message}); the run goes on without this follower: backfill watch ${runId}`);
+      }
+      options.onOutage?.(`database unavailable (${(err as Error).message}); still following`);
+      await new Promise((resolve) => setTimeout(resolve, interval));
+      continue;
+    }
+    if (awaySince !== undefined) {
+      awaySince = undefined;
+      options.onOutage?.(null);
+    }
+    if (status) return status;
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+
+  /** One snapshot; the run's final status once it has ended. */
+  async function snapshot(): Promise<RunStatus | undefined> {
     const run = await getRun(pool, runId);
     if (!run) throw new Error(`run ${runId} is not in the ledger`);
     const totals = await runTotals(pool, runId);
@@ -56,8 +88,7 @@ export async function followRun(
       active,
       canaryHold: run.paused && active ? await canaryHold(pool, runId) : undefined,
     });
-    if (!active) return run.status;
-    await new Promise((resolve) => setTimeout(resolve, interval));
+    return active ? undefined : run.status;
   }
 }
 

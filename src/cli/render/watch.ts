@@ -14,7 +14,19 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
   const stream = options.stream ?? process.stderr;
   const view = stream.isTTY ? barView(stream) : lineView(stream);
   try {
-    return await followRun(pool, runId, (s) => view.show(s), { intervalMs: options.intervalMs, runningLimit: stream.isTTY ? 20 : 1000 });
+    return await followRun(pool, runId, (s) => view.show(s), {
+      intervalMs: options.intervalMs,
+      runningLimit: stream.isTTY ? 20 : 1000,
+      // the workers ride out a database restart; so does the follower, saying so once
+      onOutage: (() => {
+        let away = false;
+        return (message: string | null) => {
+          if (message && !away) stream.write(`${message}\n`);
+          if (!message && away) stream.write('database back; following again\n');
+          away = message !== null;
+        };
+      })(),
+    });
   } finally {
     view.stop();
   }
