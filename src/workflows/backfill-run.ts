@@ -175,8 +175,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;
-      // the baseline of the distribution gate, before anything is written
-      // a failed capture leaves no baseline, which fails the distribution gate at the end, saying so
+      // the distribution gate's baseline, before anything is written; a failed capture leaves
+      // none, which fails that gate at the end, saying so
       if (gated && !input.retry && (spec.validate?.distributions?.length ?? 0) > 0) await checks.captureDistributions({ database, runId }).catch(() => 0);
       const canary = spec.validate?.canary;
       if (gated && canary && !input.retry) {
