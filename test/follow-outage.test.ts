@@ -13,12 +13,18 @@ import { startTcpProxy } from './helpers/tcp-proxy';
 const env = useTestEnvironment('outage', { rows: 20_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('a follower rides out the database going away mid-run and reports the run succeeded', async () => {
+/** The follower's own pool, reaching the database through a proxy the test can cut. */
+async function followerThroughProxy() {
   const url = new URL(env.db.url);
   const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const pool = createPool(url.toString(), { max: 2, applicationName: 'backfill-follower' });
+  return { proxy, pool, close: async () => (await pool.end(), await proxy.close().catch(() => undefined)) };
+}
+
+test('a follower rides out the database going away mid-run and reports the run succeeded', async () => {
+  const { proxy, pool, close } = await followerThroughProxy();
   try {
     // ~8 s at 2,500 rows/s: long enough to lose the database in the middle
     const started = await env.start(ordersSpec(env.db.envVar, { name: 'outage-follow', limits: { chunkSize: 1000, concurrency: 2, rowsPerSecond: 2500 } }));
@@ -33,17 +39,12 @@ test('a follower rides out the database going away mid-run and reports the run s
     expect(outages.some((m) => m !== null && /database unavailable/.test(m))).toBe(true);
     expect(outages[outages.length - 1]).toBeNull();
   } finally {
-    await pool.end();
-    await proxy.close().catch(() => undefined);
+    await close();
   }
 });
 
 test('an outage longer than the follower waits ends it with a message saying the run goes on', async () => {
-  const url = new URL(env.db.url);
-  const proxy = await startTcpProxy(url.hostname, Number(url.port || 5432));
-  url.hostname = '127.0.0.1';
-  url.port = String(proxy.port);
-  const pool = createPool(url.toString(), { max: 2, applicationName: 'backfill-follower' });
+  const { proxy, pool, close } = await followerThroughProxy();
   try {
     const started = await env.start(ordersSpec(env.db.envVar, { name: 'outage-long', limits: { chunkSize: 1000, concurrency: 2, rowsPerSecond: 2500 } }));
     await proxy.cut();
@@ -52,7 +53,6 @@ test('an outage longer than the follower waits ends it with a message saying the
     );
     expect((await waitForResult(started.handle)).status).toBe('succeeded');
   } finally {
-    await pool.end();
-    await proxy.close().catch(() => undefined);
+    await close();
   }
 });

@@ -57,16 +57,14 @@ export interface CompiledRun {
   /** Update mode: output rows whose key the target lacks (`n`), which an update cannot write. */
   countAbsent(): Statement;
   /**
-   * Verification (src/validation): the SQL transform recomputed for (cursor, hi] of a partition
-   * — 1 source key in `sampleEvery` — typed like the target, compared with what the target holds.
+   * Verification (src/validation): the SQL transform recomputed for (cursor, hi] of a partition,
+   * typed like the target, compared with what the target holds.
    * `compared`, `missing` (no target row with the key), `differing`, `extra` (replace mode:
    * target rows of the partition the transform no longer produces) and a few `examples` keys.
    */
-  compareFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[], sampleEvery: number): Statement;
+  compareFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[]): Statement;
   /** The same comparison for a TypeScript transform's output rows, serialised as one JSON array. */
   compareFromJson(bounds: PartitionBounds, rowsJson: string, types: string[], wholePartition: boolean): Statement;
-  /** Module transform verification: the rows to hand the transform, 1 source key in `sampleEvery`. */
-  readSample(bounds: PartitionBounds, cursor: string | null, hi: string | null, columns: string[] | undefined, sampleEvery: number): Statement;
   /** Invariant SQL with `source_rows` bound to a partition's source rows in scope, or the whole plan's (bounds omitted); up to `limit` violating rows as text and their count. */
   invariant(sql: string, bounds: PartitionBounds | null, limit: number): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
@@ -96,11 +94,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const pcol = quoteIdent(spec.partition.column);
 
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
-  function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', sampleEvery = 1, numbered = params()) {
+  function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', numbered = params()) {
     const { values, param } = numbered;
     const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
-    // a fixed subset of source keys, the same on every check: hashtextextended is stable across versions
-    if (sampleEvery > 1) parts.push(`(hashtextextended(${alias}.${key}::text, 0) & ${sampleEvery - 1}) = 0`);
     if (walksColumn(bounds)) {
       // the plain column bound lets the planner range-scan the column's index; the row comparison is exact
       const edge = (at: string, cmp: '>' | '<=') => {
@@ -189,14 +185,14 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
     },
 
-    compareFromSql(bounds, cursor, hi, types, sampleEvery) {
+    compareFromSql(bounds, cursor, hi, types) {
       if (!transformSql) throw new Error('compareFromSql needs a SQL transform');
       const numbered = params();
-      const p = chunkPredicate(bounds, cursor, hi, 's', sampleEvery, numbered);
+      const p = chunkPredicate(bounds, cursor, hi, 's', numbered);
       const typed = cols.map((c, i) => `t.${c}::${types[i]} AS ${c}`).join(', ');
       const output = `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) SELECT ${typed} FROM (${transformSql}\n) t`;
       // rows of the partition the transform does not produce count only when the whole partition was recomputed
-      return comparison(output, spec.target.mode === 'replace' && cursor === null && hi === null && sampleEvery === 1 ? bounds : null, numbered);
+      return comparison(output, spec.target.mode === 'replace' && cursor === null && hi === null ? bounds : null, numbered);
     },
 
     compareFromJson(bounds, rowsJson, types, wholePartition) {
@@ -204,13 +200,6 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const json = numbered.param(rowsJson, 'json');
       const output = `SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`;
       return comparison(output, spec.target.mode === 'replace' && wholePartition ? bounds : null, numbered);
-    },
-
-    readSample(bounds, cursor, hi, columns, sampleEvery) {
-      const p = chunkPredicate(bounds, cursor, hi, 's', sampleEvery);
-      const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
-      const order = walksColumn(bounds) ? `s.${pcol}, s.${key}` : `s.${key}`;
-      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
     },
 
     invariant(sql, bounds, limit) {

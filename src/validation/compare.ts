@@ -1,6 +1,6 @@
 /**
  * Recompute and compare: the transform run again, read-only, over a partition's source rows
- * (all of them, or a fixed 1-in-n sample of source keys), and its output compared row by row
+ * (all of them, or one slice of its keys), and its output compared row by row
  * with what the target holds now. This is what `backfill verify`, the canary gate and the
  * whole-run check share. It writes nothing: every page is one read-only, time-limited
  * REPEATABLE READ transaction, so the recomputed input and the target are one snapshot.
@@ -57,15 +57,13 @@ export async function outputTypes(db: pg.Pool | pg.PoolClient, ctx: Recomputable
 }
 
 export interface CompareOptions {
-  /** 1: every source key; n (a power of two): one key in n, the same ones every time. */
-  sampleEvery: number;
   /** Source keys per page (one transaction each). */
   pageRows: number;
   timeoutMs: number;
   types: string[];
   /** Called after each page, so a long comparison can heartbeat. */
   onPage?: () => void;
-  /** Compare only this slice: `rows` source keys after `cursor` (null: from the partition's start), every key of it. */
+  /** Compare only this slice: `rows` source keys after `cursor` (null: from the partition's start); else every key. */
   slice?: { cursor: string | null; rows: number };
 }
 
@@ -74,13 +72,12 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
   const mode = ctx.run.spec.target.mode;
   // replace mode computes a partition as a whole (a rollup must see all of its rows)
   const whole = mode === 'replace';
-  const sampleEvery = whole || opts.slice ? 1 : opts.sampleEvery;
   // keys still to compare: the slice's, or all of them
   let budget = opts.slice && !whole ? opts.slice.rows : Infinity;
   let pageRows = Math.max(1, Math.min(opts.pageRows, budget));
   let cursor: string | null = whole ? null : (opts.slice?.cursor ?? null);
   for (;;) {
-    const limit = Math.min(pageRows, budget) * sampleEvery;
+    const limit = Math.min(pageRows, budget);
     let page;
     try {
       page = await comparePage(limit);
@@ -104,7 +101,7 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
       }
     }
     opts.onPage?.();
-    budget -= page.n / sampleEvery;
+    budget -= page.n;
     if (whole || page.n < limit || budget <= 0) return total;
     cursor = page.hi;
   }
@@ -114,7 +111,6 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
       let hi: string | null = null;
       let n = 0;
       if (!whole) {
-        // pages walk every key (the index), and the sample is taken inside each page
         const b = ctx.compiled.chunkBounds(bounds, cursor, limit);
         const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
         n = rows[0].n;
@@ -122,16 +118,16 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
         if (n === 0) return { n, hi, result: undefined };
       }
       const statement = ctx.module
-        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi, sampleEvery)), opts.types, whole)
-        : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types, sampleEvery);
+        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi)), opts.types, whole)
+        : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types);
       const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(client, statement.text, statement.values);
       return { n, hi, result: rows[0] };
     });
   }
 }
 
-async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds: PartitionBounds, cursor: string | null, hi: string | null, sampleEvery: number): Promise<Record<string, unknown>[]> {
-  const read = ctx.compiled.readSample(bounds, cursor, hi, ctx.module!.reads, sampleEvery);
+async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds: PartitionBounds, cursor: string | null, hi: string | null): Promise<Record<string, unknown>[]> {
+  const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module!.reads);
   const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
   const out = await ctx.module!.transform(rows);
   if (!Array.isArray(out)) throw new Error(`transform ${ctx.run.transform_name}@${ctx.run.transform_version} returned ${typeof out}, not an array of rows`);

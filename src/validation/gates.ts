@@ -59,7 +59,7 @@ export interface GateContext {
   runId: string;
   attempt: number;
   stage: GateStage;
-  /** 0: no comparison; 1: every key; n: one in n. */
+  /** 0: no comparison; 1: every key; n: a slice of 1/n of each partition's keys. */
   sampleEvery: number;
   timeoutMs: number;
   pageRows: number;
@@ -89,7 +89,7 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
   if (g.sampleEvery > 0 && types) {
     const started = Date.now();
     const slice = g.sampleEvery > 1 ? await sampleSlice(g.pool, g.runId, partition.id, g.sampleEvery) : undefined;
-    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { sampleEvery: g.sampleEvery, pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage, slice });
+    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage, slice });
     const wrong = wrongRows(c, mode);
     count(tally, 'compare', c.compared, wrong);
     if (wrong > 0) {

@@ -40,6 +40,7 @@ import type { Spec } from '../specs/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
 import { approveUpdate, cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
 import { publish, showDetails } from './publish';
+import * as gates from './gate-state';
 import * as run from './run-state';
 import type { RunState } from './run-state';
 
@@ -147,13 +148,13 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   setHandler(
     approveUpdate,
     async (who) => {
-      s = run.approve(s, who, uuid4());
+      s = gates.approve(s, who, uuid4());
       const version = s.controlVersion;
       await condition(() => s.syncedVersion >= version);
     },
     {
       validator: (_who: OperatorAction) => {
-        const refusal = run.approveRefusal(s, runId);
+        const refusal = gates.approveRefusal(s, runId);
         if (refusal) throw new Error(refusal);
       },
       description: HANDLER_DESCRIPTIONS.approve,
@@ -181,9 +182,9 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       const canary = spec.validate?.canary;
       if (gated && canary && !input.retry) {
         const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
-        s = run.canaryPicked(s, picked.map((p) => p.id));
+        s = gates.canaryPicked(s, picked.map((p) => p.id));
       }
-      if (gated && spec.validate?.ramp && !input.retry) s = run.rampStarted(s, run.rampCutoffs(s.partitionsTotal, spec.validate.ramp));
+      if (gated && spec.validate?.ramp && !input.retry) s = gates.rampStarted(s, gates.rampCutoffs(s.partitionsTotal, spec.validate.ramp));
     }
     const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
     const continueIfFull = async () => {
@@ -199,21 +200,21 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
 
     // the canary: its partitions alone, then its gates; nothing else is written before they pass
     while (s.canary?.phase === 'running' && !(s.cancelRequested && s.inFlight.length === 0)) {
-      await condition(() => run.isDirty(s) || run.canaryFinished(s) || run.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull());
+      await condition(() => run.isDirty(s) || gates.canaryFinished(s) || gates.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull());
       if (run.isDirty(s)) {
         await syncControl();
         continue;
       }
-      if (run.canaryFinished(s)) {
+      if (gates.canaryFinished(s)) {
         const partitionIds = s.canary.partitions;
         const verdict = await judged('the canary check', () => checks.checkCanary({ database, runId, partitionIds }));
-        s = run.canaryJudged(s, verdict, spec.validate?.canary?.approve === true, runId, uuid4());
+        s = gates.canaryJudged(s, verdict, spec.validate?.canary?.approve === true, runId, uuid4());
         await syncControl();
         break;
       }
       if (historyFull()) await continueIfFull();
-      if (!run.canaryCanLaunch(s)) continue;
-      const next = run.canaryLaunched(s);
+      if (!gates.canaryCanLaunch(s)) continue;
+      const next = gates.canaryLaunched(s);
       s = next.s;
       await launch(next.id);
       publishNow();
@@ -226,8 +227,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     }
 
     // ramp stages: the next partition waits while it lies beyond the stage that is running
-    const beyondStage = () => queue.length > 0 && queue[0].ordinal >= run.rampCutoff(s);
-    const stageFinished = () => beyondStage() && run.rampStageFinished(s, queue[0].ordinal);
+    const beyondStage = () => queue.length > 0 && queue[0].ordinal >= gates.rampCutoff(s);
+    const stageFinished = () => beyondStage() && gates.rampStageFinished(s, queue[0].ordinal);
     for (;;) {
       await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || (run.canLaunch(s, planLeft()) && !beyondStage()) || stageFinished() || historyFull());
       if (run.isDirty(s)) {
@@ -240,7 +241,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
         const r = s.ramp!;
         const stage = { database, runId, stage: r.stage + 1, fromOrdinal: r.stage === 0 ? 0 : r.cutoffs[r.stage - 1], toOrdinal: r.cutoffs[r.stage] };
         const verdict = await judged(`the check of ramp stage ${stage.stage}`, () => checks.checkStage(stage));
-        s = run.rampJudged(s, verdict, runId, uuid4());
+        s = gates.rampJudged(s, verdict, runId, uuid4());
         await syncControl();
         continue;
       }

@@ -1,5 +1,6 @@
 import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/sql/spec-sql';
 import { canaryOrdinals, finalSampleEvery } from '../../src/validation/gates';
+import * as gates from '../../src/workflows/gate-state';
 import * as run from '../../src/workflows/run-state';
 
 beforeAll(() => loadSqlParser());
@@ -62,49 +63,49 @@ describe('after sql: one statement that changes data, never DDL, roles or settin
 
 describe('the canary in the run state', () => {
   const limits = { chunkSize: 1000, concurrency: 2 };
-  const opened = () => run.canaryPicked({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running' }, ['a', 'b', 'c']);
+  const opened = () => gates.canaryPicked({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running' }, ['a', 'b', 'c']);
   const verdict = (passed: boolean) => ({ passed, failures: passed ? [] : ['invariant x: partition a: 3 violating row(s)'], failureCount: passed ? 0 : 1, partitionsChecked: 3 });
 
   test('launches its partitions within the concurrency limit, and is finished when all reported', () => {
     let s = opened();
     const launched: string[] = [];
-    while (run.canaryCanLaunch(s)) {
-      const next = run.canaryLaunched(s);
+    while (gates.canaryCanLaunch(s)) {
+      const next = gates.canaryLaunched(s);
       s = next.s;
       launched.push(next.id);
     }
     expect(launched).toEqual(['a', 'b']);
     expect(s.nextOrdinal).toBe(0); // the run's own paging is untouched
     s = run.applyReport(s, { partitionId: 'a', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
-    expect(run.canaryFinished(s)).toBe(false);
-    s = run.canaryLaunched(s).s;
+    expect(gates.canaryFinished(s)).toBe(false);
+    s = gates.canaryLaunched(s).s;
     s = run.applyReport(s, { partitionId: 'b', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
     s = run.applyReport(s, { partitionId: 'c', status: 'succeeded', rowsRead: 1, rowsWritten: 1, rowsUnchanged: 0, chunks: 1 });
-    expect(run.canaryFinished(s)).toBe(true);
+    expect(gates.canaryFinished(s)).toBe(true);
   });
 
   test('a failed canary holds the run; resume does not lift it, approve does, and records who', () => {
-    let s = run.canaryJudged(opened(), verdict(false), false, 'r1', 'k1');
+    let s = gates.canaryJudged(opened(), verdict(false), false, 'r1', 'k1');
     expect(s.canary!.phase).toBe('held');
     expect(s.paused).toBe(true);
     expect(s.heldBy!.reason).toMatch(/the canary failed \(1 problem\(s\): invariant x: partition a: 3 violating row\(s\)\); nothing beyond its 3 partition\(s\) was written/);
     expect(run.resume(s, { actor: 'bob' }, 'k2')).toBe(s);
-    expect(run.approveRefusal(s, 'r1')).toBeUndefined();
-    s = run.approve(s, { actor: 'alice', reason: 'checked' }, 'k3');
+    expect(gates.approveRefusal(s, 'r1')).toBeUndefined();
+    s = gates.approve(s, { actor: 'alice', reason: 'checked' }, 'k3');
     expect(s).toMatchObject({ paused: false, heldBy: undefined, canary: { phase: 'approved', approvedBy: { actor: 'alice', reason: 'checked' } } });
     expect(s.pendingEvents.map((e) => e.kind)).toEqual(['canary-failed', 'approved']);
-    expect(run.approveRefusal(s, 'r1')).toMatch(/not waiting for approval \(its canary is approved\)/);
+    expect(gates.approveRefusal(s, 'r1')).toMatch(/not waiting for approval \(its canary is approved\)/);
   });
 
   test('a passing canary expands at once, or holds for approval when the spec asks', () => {
-    expect(run.canaryJudged(opened(), verdict(true), false, 'r1', 'k').canary!.phase).toBe('passed');
-    const held = run.canaryJudged(opened(), verdict(true), true, 'r1', 'k');
+    expect(gates.canaryJudged(opened(), verdict(true), false, 'r1', 'k').canary!.phase).toBe('passed');
+    const held = gates.canaryJudged(opened(), verdict(true), true, 'r1', 'k');
     expect(held).toMatchObject({ paused: true, canary: { phase: 'held' } });
     expect(run.progress(held, { runId: 'r1', name: 'n' }, Date.now()).canary!.held).toMatch(/waiting for approval: backfill approve r1 --reason/);
   });
 
   test('approve is refused on a run without a canary', () => {
-    expect(run.approveRefusal(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'r1')).toMatch(/has no canary/);
+    expect(gates.approveRefusal(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'r1')).toMatch(/has no canary/);
   });
 });
 
@@ -116,23 +117,23 @@ describe('ramp stages', () => {
     [3, ['10%', '20%'], [1]],
     [1000, ['50%', '1%', '10%'], [10, 100, 500]],
   ] as [number, string[], number[]][])('%d partitions, %j -> %j', (total, shares, cutoffs) => {
-    expect(run.rampCutoffs(total, shares)).toEqual(cutoffs);
+    expect(gates.rampCutoffs(total, shares)).toEqual(cutoffs);
   });
 
   test('a stage finishes when its partitions reported and the next lies beyond it; a failed stage holds until approved, which opens the next', () => {
-    let s = run.rampStarted({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running', partitionsTotal: 10 }, [3, 6]);
-    expect(run.rampCutoff(s)).toBe(3);
-    expect(run.rampStageFinished(s, 2)).toBe(false);
-    expect(run.rampStageFinished(s, 3)).toBe(true);
-    s = run.rampJudged(s, { passed: true, failures: [], failureCount: 0, partitionsChecked: 3 }, 'r1', 'k1');
-    expect(run.rampCutoff(s)).toBe(6);
-    s = run.rampJudged(s, { passed: false, failures: ['partition p5 failed'], failureCount: 1, partitionsChecked: 3 }, 'r1', 'k2');
+    let s = gates.rampStarted({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running', partitionsTotal: 10 }, [3, 6]);
+    expect(gates.rampCutoff(s)).toBe(3);
+    expect(gates.rampStageFinished(s, 2)).toBe(false);
+    expect(gates.rampStageFinished(s, 3)).toBe(true);
+    s = gates.rampJudged(s, { passed: true, failures: [], failureCount: 0, partitionsChecked: 3 }, 'r1', 'k1');
+    expect(gates.rampCutoff(s)).toBe(6);
+    s = gates.rampJudged(s, { passed: false, failures: ['partition p5 failed'], failureCount: 1, partitionsChecked: 3 }, 'r1', 'k2');
     expect(s).toMatchObject({ paused: true, ramp: { phase: 'held', stage: 1 } });
     expect(run.resume(s, { actor: 'x' }, 'k3')).toBe(s);
-    expect(run.approveRefusal(s, 'r1')).toBeUndefined();
-    s = run.approve(s, { actor: 'alice', reason: 'ok' }, 'k4');
+    expect(gates.approveRefusal(s, 'r1')).toBeUndefined();
+    s = gates.approve(s, { actor: 'alice', reason: 'ok' }, 'k4');
     expect(s).toMatchObject({ paused: false, ramp: { phase: 'running', stage: 2 } });
-    expect(run.rampCutoff(s)).toBe(Infinity);
+    expect(gates.rampCutoff(s)).toBe(Infinity);
     expect(s.pendingEvents.map((e) => e.kind)).toEqual(['stage-passed', 'stage-failed', 'approved']);
   });
 });
