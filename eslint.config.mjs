@@ -23,4 +23,14 @@ export default tseslint.config(
     files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts', 'src/planner/**/*.ts', 'src/governor/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', nodeOnly] },
   },
+  {
+    // a workflow evaluates its imports anew for every execution (once per partition): no zod there
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { ...nodeOnly, paths: [...nodeOnly.paths, { name: 'zod', message: 'zod costs every workflow execution its construction: validate in activities or the client' }] },
+      ],
+    },
+  },
 );

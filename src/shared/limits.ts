@@ -1,10 +1,10 @@
 /**
- * The one definition of a run's limits: their bounds, the zod schema the spec's `limits`
- * field is checked with, and the validation of live changes (the run workflow's setLimits
- * validator and the CLI), so the spec, `set-limits`, its help and the Web UI's handler
- * description all say the same thing. Workflow-safe (zod is plain JavaScript).
+ * The one definition of a run's limits: their bounds (the spec's zod schema in
+ * limits-schema.ts is built on them) and the validation of live changes (the run workflow's
+ * setLimits validator and the CLI), so the spec, `set-limits`, its help and the Web UI's
+ * handler description all say the same thing. Workflow code imports this module; it loads zod
+ * only for a live change that sets guards (see guardsSchema below).
  */
-import { z } from 'zod';
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
 
@@ -24,55 +24,6 @@ export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 900;
 
 export const DEFAULT_LIMITS = { chunkSize: 5000, concurrency: 4 } as const;
 
-const bounded = (name: keyof typeof LIMIT_BOUNDS) => z.number().int().min(LIMIT_BOUNDS[name].min).max(LIMIT_BOUNDS[name].max);
-
-
-export const windowSchema = z
-  .strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') })
-  .superRefine((w, ctx) => {
-    const problem = windowProblem(w);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
-  });
-
-const threshold = {
-  soft: z.number().nonnegative().optional(),
-  hard: z.number().nonnegative().optional(),
-};
-const hasThreshold = (t: { soft?: number; hard?: number }) => t.soft !== undefined || t.hard !== undefined;
-const thresholdSchema = z.strictObject(threshold).refine(hasThreshold, { message: 'needs soft, hard or both' });
-
-export const guardsSchema = z.strictObject({
-  replicationLagSeconds: thresholdSchema.optional(),
-  activeConnectionsRatio: thresholdSchema.optional(),
-  lockWaits: thresholdSchema.optional(),
-  autovacuum: thresholdSchema.optional(),
-  probeMs: z.strictObject({ sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }).optional(),
-  custom: z
-    .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }), sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }))
-    .optional(),
-  holdTimeoutSeconds: z.number().positive().default(600),
-});
-
-export const limitsSchema = z.strictObject({
-  chunkSize: bounded('chunkSize').default(DEFAULT_LIMITS.chunkSize),
-  concurrency: bounded('concurrency').default(DEFAULT_LIMITS.concurrency),
-  rowsPerSecond: z
-    .number()
-    .min(LIMIT_BOUNDS.rowsPerSecond.min, { message: `must be at least ${LIMIT_BOUNDS.rowsPerSecond.min} row a second; to stop writing, pause the run` })
-    .max(LIMIT_BOUNDS.rowsPerSecond.max)
-    .optional(),
-  /** Each statement of a chunk runs under this statement_timeout (SET LOCAL in the chunk's transaction). */
-  statementTimeoutSeconds: z.number().int().min(LIMIT_BOUNDS.statementTimeoutSeconds.min).max(LIMIT_BOUNDS.statementTimeoutSeconds.max).optional(),
-  /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
-  window: windowSchema.optional(),
-  /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */
-  targetChunkSeconds: z.number().positive().optional(),
-  minChunkSize: z.number().int().min(1).optional(),
-  maxChunkSize: bounded('chunkSize').optional(),
-  /** Health guards, read before every chunk. */
-  guards: guardsSchema.optional(),
-});
-
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {
   const { concurrency, chunkSize, rowsPerSecond, window, targetChunkSeconds, guards } = change;
@@ -84,7 +35,7 @@ export function limitsChangeProblem(change: LimitsChange): string | undefined {
   }
   if (guards) {
     // the spec's own schema: a guard set live is checked exactly as one in a spec file
-    const parsed = guardsSchema.safeParse(guards);
+    const parsed = guardsSchema().safeParse(guards);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       return `guards.${issue.path.join('.')} ${issue.message}`;
@@ -120,6 +71,14 @@ export function applyLimitsChange(current: Limits, change: LimitsChange): Limits
   if (current.maxChunkSize !== undefined) next.maxChunkSize = current.maxChunkSize;
   if (current.statementTimeoutSeconds !== undefined) next.statementTimeoutSeconds = current.statementTimeoutSeconds;
   const guards = change.guards === undefined ? current.guards : change.guards;
-  if (guards) next.guards = guardsSchema.parse(guards);
+  if (guards) next.guards = guardsSchema().parse(guards);
   return next;
+}
+
+/**
+ * The spec's guards schema, loaded on first use: a workflow evaluates every module it imports
+ * for each execution, and only a live change that sets guards needs zod.
+ */
+function guardsSchema(): typeof import('./limits-schema').guardsSchema {
+  return (require('./limits-schema') as typeof import('./limits-schema')).guardsSchema;
 }

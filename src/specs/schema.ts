@@ -6,7 +6,8 @@
  * the database before a run starts.
  */
 import { z } from 'zod';
-import { DEFAULT_LIMITS, limitsSchema, MAX_PARTITIONS } from '../shared/limits';
+import { DEFAULT_LIMITS, MAX_PARTITIONS } from '../shared/limits';
+import { limitsSchema } from '../shared/limits-schema';
 import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -77,7 +78,7 @@ export const transformSchema = z
     message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
   });
 
-export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits';
+export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits-schema';
 
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
