@@ -76,14 +76,17 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     // one snapshot for the whole chunk: the transform's input and the write are one state of the
     // database, and a target row another transaction changed after that snapshot makes the write
     // fail (40001) instead of overwriting the change with a value computed from older input
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    const limits = { lockTimeoutMs: LOCK_TIMEOUT_MS, statementTimeoutMs: statementTimeoutSeconds * 1000 };
     if (request.oneWriter) {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await awaitWriterTurn(client, runId, WRITER_WAIT_MS);
       // waiting for our turn is not the chunk's cost: the pace after it is measured on the work alone
       turnMs = Date.now() - chunkStarted;
       chunkStarted = Date.now();
+      await limitChunkTransaction(client, limits);
+    } else {
+      await limitChunkTransaction(client, limits, { begin: true });
     }
-    await limitChunkTransaction(client, { lockTimeoutMs: LOCK_TIMEOUT_MS, statementTimeoutMs: statementTimeoutSeconds * 1000 });
     const locked = await lockPartition(client, runId, partitionId);
     if (locked.status !== 'running') {
       // another attempt finished it while we waited for the lock

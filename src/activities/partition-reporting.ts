@@ -41,17 +41,22 @@ export class PartitionReporting {
       // a reason left in the ledger means an earlier attempt may have told the run we were held
       { stale: row.hold_reason !== null },
     );
+    // the first beat comes with the first tick: a partition done within a second never costs the
+    // server a heartbeat write (liveness needs one per heartbeatTimeout, 15 s by default)
     this.ticker = setInterval(() => {
       heartbeat(this.beat);
       this.reporter.flush();
     }, 1000);
-    heartbeat(this.beat);
+    // the ledger's hold_reason as this attempt found it: clearing a clear one is a wasted round trip
+    this.holdReason = row.hold_reason;
   }
 
   /** Enters `state`; `reason` is what the ledger shows (null: nothing holds it), `cause` what governs it. */
   async enter(state: PartitionState, cause: string | null, reason: string | null): Promise<void> {
+    const changed = state !== this.beat.state;
     this.beat = { ...this.beat, state };
-    heartbeat(this.beat);
+    // a hold shows in the Web UI at once; writing and progress wait for the next tick
+    if (changed && state !== PartitionState.Writing) heartbeat(this.beat);
     await this.showHoldReason(reason);
     if (REPORTED_PARTITION_STATES.includes(state)) this.reporter.set(state, cause, reason);
   }
@@ -68,10 +73,9 @@ export class PartitionReporting {
     this.holdReason = reason;
   }
 
-  /** A chunk committed: the heartbeat carries the new counts (the cursor stays in the ledger). */
+  /** A chunk committed: the next heartbeat carries the new counts (the cursor stays in the ledger). */
   progressed(row: PartitionRow): void {
     this.beat = { ...this.beat, chunks: row.chunks, rowsWritten: Number(row.rows_written) };
-    heartbeat(this.beat);
   }
 
   async close(): Promise<void> {

@@ -19,10 +19,12 @@ import { refundRows, reserveRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
 import { governing } from '../shared/guards';
 import type { PartitionReport } from '../shared/types';
+import { partitionFinishedSignal } from '../workflows/messages';
 import { readGuards } from '../sql/guard-signals';
 import { runChunk } from './chunk';
 import { chunkMetrics } from './chunk-metrics';
 import type { ActivityDeps } from './deps';
+import type { Logger } from 'pino';
 import { PartitionReporting } from './partition-reporting';
 import type { RunContextCache } from './run-context';
 
@@ -128,9 +130,26 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         reporting.progressed(row);
       }
       log.info({ status: row.status, rowsWritten: row.rows_written, chunks: row.chunks }, 'partition finished');
-      return partitionReport(row);
+      return await reportToRun(activity, ctx.run.workflow_id, partitionReport(row), log);
     } finally {
       await reporting.close();
     }
   };
+}
+
+/**
+ * The partition's outcome goes to its run straight from here, as soon as it is in the ledger:
+ * the run can start the next partition without waiting for this activity's completion to reach
+ * the partition workflow and that workflow's own signal to follow (a workflow task and a server
+ * round trip per partition). A retried attempt reports again; the run ignores a second report.
+ * If the signal fails, the partition workflow sends it, as it always did.
+ */
+async function reportToRun(activity: Context, runWorkflowId: string, report: PartitionReport, log: Logger): Promise<PartitionReport> {
+  try {
+    await activity.client.workflow.getHandle(runWorkflowId).signal(partitionFinishedSignal, report);
+    return { ...report, reported: true };
+  } catch (err) {
+    log.warn({ error: (err as Error).message }, 'could not report to the run; the partition workflow will');
+    return report;
+  }
 }

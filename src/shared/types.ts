@@ -74,6 +74,8 @@ export interface PartitionReport extends RowCounts {
   error?: string;
   /** A guard held the partition past holdTimeoutSeconds: the run should pause for an operator. */
   pauseRequest?: OperatorAction;
+  /** The activity already signalled this outcome to the run: the partition workflow need not. */
+  reported?: boolean;
 }
 
 /**

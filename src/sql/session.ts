@@ -14,12 +14,15 @@ export const CHECK_TIMEOUT_MS = 30_000;
 /**
  * The limits a chunk's transaction runs under, set LOCAL so they end with it: how long any
  * lock may be waited for, how long any one statement (the transform's included) may run,
- * and how long the transaction may sit idle while a TypeScript transform computes.
+ * and how long the transaction may sit idle while a TypeScript transform computes. With
+ * `begin`, the transaction (REPEATABLE READ: one snapshot for the chunk) starts in the same
+ * round trip.
  */
-export async function limitChunkTransaction(client: pg.PoolClient, limits: { lockTimeoutMs: number; statementTimeoutMs: number }): Promise<void> {
+export async function limitChunkTransaction(client: pg.PoolClient, limits: { lockTimeoutMs: number; statementTimeoutMs: number }, options: { begin?: boolean } = {}): Promise<void> {
   const ms = (n: number) => Math.max(1, Math.round(n));
   await client.query(
-    `SET LOCAL lock_timeout = ${ms(limits.lockTimeoutMs)}; SET LOCAL statement_timeout = ${ms(limits.statementTimeoutMs)}; ` +
+    `${options.begin ? 'BEGIN ISOLATION LEVEL REPEATABLE READ; ' : ''}` +
+      `SET LOCAL lock_timeout = ${ms(limits.lockTimeoutMs)}; SET LOCAL statement_timeout = ${ms(limits.statementTimeoutMs)}; ` +
       `SET LOCAL idle_in_transaction_session_timeout = ${ms(limits.statementTimeoutMs)}`,
   );
 }

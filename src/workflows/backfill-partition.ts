@@ -1,7 +1,8 @@
 /**
  * backfillPartitionWorkflow: runs one partition through the processPartition activity and
  * reports the outcome to its run by workflow id (never run id), so the report reaches the
- * run's newest execution after continue-as-new. It always reports, also on failure.
+ * run's newest execution after continue-as-new. The outcome always reaches the run, also on
+ * failure: from the activity itself when it could (`reported`), else from here.
  */
 import {
   ActivityFailure,
@@ -54,7 +55,8 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
     report = await ledger.recordPartitionFailure({ database: input.database, runId: input.runId, partitionId: input.partitionId, message });
   }
   try {
-    await getExternalWorkflowHandle(input.runWorkflowId).signal(partitionFinishedSignal, report);
+    // no patch needed: histories recorded before `reported` existed hold results without it, and replay this signal
+    if (!report.reported) await getExternalWorkflowHandle(input.runWorkflowId).signal(partitionFinishedSignal, report);
   } catch (err) {
     // the run was terminated by hand; the ledger still holds this partition's outcome
     log.warn('could not report to the run workflow', { runWorkflowId: input.runWorkflowId, error: (err as Error).message });

@@ -110,6 +110,10 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
   };
   // executions recorded before the gates existed replay without them
   const gated = patched('gates-and-after');
+  // executions recorded while each launch waited for its child's start replay that way
+  const launchAhead = patched('launch-without-waiting');
+  let starting = 0;
+  let startFailure: Error | undefined;
 
   let s: RunState = input.state ?? run.initialRunState(spec.limits, new Date().toISOString());
   const progress = () => run.progress(s, who, Date.now());
@@ -188,8 +192,9 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     }
     const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
     const continueIfFull = async () => {
-      // handlers may be mid-flight; dropping them would lose an operator's action
-      await condition(allHandlersFinished);
+      // handlers may be mid-flight; dropping them would lose an operator's action; a child
+      // whose start is not yet confirmed is confirmed first
+      await condition(() => allHandlersFinished() && starting === 0);
       if (run.isDirty(s)) await syncControl();
       s = { ...s, continuedAsNew: s.continuedAsNew + 1 };
       await continueAsNew<typeof backfillRunWorkflow>({ ...input, state: s });
@@ -200,7 +205,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
 
     // the canary: its partitions alone, then its gates; nothing else is written before they pass
     while (s.canary?.phase === 'running' && !(s.cancelRequested && s.inFlight.length === 0)) {
-      await condition(() => run.isDirty(s) || gates.canaryFinished(s) || gates.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull());
+      await condition(() => run.isDirty(s) || gates.canaryFinished(s) || gates.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull() || startFailure !== undefined);
+      if (startFailure) throw startFailure;
       if (run.isDirty(s)) {
         await syncControl();
         continue;
@@ -230,7 +236,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     const beyondStage = () => queue.length > 0 && queue[0].ordinal >= gates.rampCutoff(s);
     const stageFinished = () => beyondStage() && gates.rampStageFinished(s, queue[0].ordinal);
     for (;;) {
-      await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || (run.canLaunch(s, planLeft()) && !beyondStage()) || stageFinished() || historyFull());
+      await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || (run.canLaunch(s, planLeft()) && !beyondStage()) || stageFinished() || historyFull() || startFailure !== undefined);
+      if (startFailure) throw startFailure;
       if (run.isDirty(s)) {
         await syncControl();
         continue;
@@ -319,7 +326,20 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     }
   }
 
+  /**
+   * Starts a partition's workflow. The loop does not wait for the start to be confirmed (a
+   * workflow task per partition): children launched in one activation start together, and a
+   * start that fails for good is thrown from the main loop.
+   */
   async function launch(partitionId: string): Promise<void> {
+    if (!launchAhead) return startPartition(partitionId);
+    starting++;
+    startPartition(partitionId)
+      .catch((err: Error) => void (startFailure ??= err))
+      .finally(() => void starting--);
+  }
+
+  async function startPartition(partitionId: string): Promise<void> {
     try {
       await startChild(backfillPartitionWorkflow, {
         workflowId: partitionWorkflowId(spec.name, runId, partitionId),
