@@ -34,3 +34,13 @@ test('partitions that no index returns in key order are warned about, with the f
     ),
   ]);
 });
+
+test('partitions so small that orchestration sets the pace are warned about, with a size to use instead', async () => {
+  // 100,000 orders with ids up to 300,000, in 400 range partitions: about 250 rows each
+  const tiny = { partition: { by: 'range' as const, column: 'id', size: 750 }, limits: { chunkSize: 1000, concurrency: 2 } };
+  const warnings = await warningsOf(tiny);
+  expect(warnings).toEqual([
+    expect.stringMatching(/^partition: about 2\d\d source rows per partition on average \(4\d\d partitions; the planner's estimate\), so orchestration, not writing, will set the pace: .* a partition\.size about \d+× larger would run faster$/),
+  ]);
+  expect(await warningsOf({ ...tiny, partition: { ...tiny.partition, size: 75_000 } })).toEqual([]);
+});

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { chunkAccessWarnings } from '../sql/chunk-access';
 import { checkAndPlan } from '../sql/check-and-plan';
+import { partitionSizeWarnings } from '../sql/partition-size';
 import type { RunShape } from '../sql/shape';
 import type { PlannedPartition } from '../shared/types';
 import { SpecError } from '../specs/errors';
@@ -36,7 +37,7 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
       throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
     });
     if (!checked.ok) throw new SpecError(specFile, checked.problems);
-    const warnings = await chunkAccessWarnings(db, spec, checked.shape, checked.partitions);
+    const warnings = [...(await partitionSizeWarnings(db, spec, checked.partitions.length)), ...(await chunkAccessWarnings(db, spec, checked.shape, checked.partitions))];
     return { loaded, shape: checked.shape, partitions: checked.partitions, warnings };
   } finally {
     await own?.end();
