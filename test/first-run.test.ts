@@ -43,10 +43,10 @@ interface Dev {
   port: number;
 }
 
-async function startDev(env: NodeJS.ProcessEnv = {}): Promise<Dev> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bf-first-run-'));
-  const port = await freePort();
-  const child = spawn(process.execPath, [CLI, 'dev'], {
+async function startDev(env: NodeJS.ProcessEnv = {}, args = ['dev'], reuse?: { dataDir: string; port: number }): Promise<Dev> {
+  const dataDir = reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'bf-first-run-'));
+  const port = reuse?.port ?? (await freePort());
+  const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_UI_PORT: String(await freePort()), BACKFILL_DATA_DIR: dataDir, DATABASE_URL: process.env.BACKFILL_TEST_PG_URL, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -87,6 +87,22 @@ test('dev stopped with Ctrl-C once up stops its dev server and exits 0', async (
   expect(await dev.exit).toBe(0);
   await expectNothingLeft(dev);
 });
+
+test('a demo interrupted mid-run is carried on by the next demo, from its checkpoints, to success', async () => {
+  const first = await startDev({}, ['demo', '--exit']);
+  await waitUntil(async () => /Started run orders-usd-fix\/\S+: \d+ partitions/.test(first.stderr()), 'the demo run to start', 240_000);
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  first.child.kill('SIGINT');
+  expect(await first.exit).toBe(130);
+  const runId = /Started run orders-usd-fix\/(\S+):/.exec(first.stderr())![1];
+
+  // before, the second demo was refused: "already has an active run"
+  const second = await startDev({}, ['demo', '--exit'], { dataDir: first.dataDir, port: first.port });
+  expect(await second.exit).toBe(0);
+  expect(second.stderr()).toContain(`Run orders-usd-fix/${runId} of an earlier demo was interrupted; it carries on from its checkpoints`);
+  expect(second.stderr()).toMatch(/Run finished: succeeded/);
+  await expectNothingLeft(second);
+}, 600_000);
 
 test('a dev server that fails to start is reported in one line, and nothing is left running', async () => {
   // the Web UI port is taken: the dev server exits at once

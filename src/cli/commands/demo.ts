@@ -3,7 +3,11 @@
  * demo's services with live progress, prints the Web UI link and the final status, and
  * keeps everything up until Ctrl-C (or exits with --exit).
  */
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
 import { prepareDemo } from '../../dev/demo';
+import { findActiveRun } from '../../ledger/runs';
+import { loadSpecFile } from '../../specs/load';
 import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
 import { startRun } from '../../operations/start-run';
 import { statusReportFor } from '../../operations/status';
@@ -15,9 +19,17 @@ export async function demoCommand(options: { exit?: boolean }): Promise<number> 
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const demo = await prepareDemo(say);
   try {
-    const started = await startRun({ client: demo.client, taskQueue: demo.config.taskQueue }, { specFile: demo.specFile });
+    const interrupted = await interruptedDemoRun(demo.pool, demo.client, loadSpecFile(demo.specFile).spec.name);
+    let started: { runId: string; name: string; workflowId: string };
     say('');
-    say(`Started run ${started.name}/${started.runId}: ${started.partitions} partitions`);
+    if (interrupted) {
+      started = interrupted;
+      say(`Run ${started.name}/${started.runId} of an earlier demo was interrupted; it carries on from its checkpoints`);
+    } else {
+      const fresh = await startRun({ client: demo.client, taskQueue: demo.config.taskQueue }, { specFile: demo.specFile });
+      started = fresh;
+      say(`Started run ${fresh.name}/${fresh.runId}: ${fresh.partitions} partitions`);
+    }
     say(`Web UI: ${demo.uiUrl(started.workflowId)}`);
     say('');
     const status = await watchRun(demo.pool, started.runId);
@@ -33,4 +45,20 @@ export async function demoCommand(options: { exit?: boolean }): Promise<number> 
   } finally {
     await demo.stop();
   }
+}
+
+/**
+ * A demo stopped mid-run (Ctrl-C, a killed terminal) leaves its run active, and a new run of
+ * the same spec would be refused. Its workflow lives on in the dev server's file, and the
+ * worker this demo started picks it up: follow that run instead of starting another.
+ */
+async function interruptedDemoRun(pool: pg.Pool, client: Client, name: string): Promise<{ runId: string; name: string; workflowId: string } | undefined> {
+  const active = await findActiveRun(pool, name).catch(() => undefined); // a first demo has no ledger yet
+  if (!active) return undefined;
+  const running = await client.workflow
+    .getHandle(active.workflow_id)
+    .describe()
+    .then((d) => d.status.name === 'RUNNING')
+    .catch(() => false);
+  return running ? { runId: active.run_id, name, workflowId: active.workflow_id } : undefined;
 }
