@@ -23,8 +23,6 @@ export interface Demo {
   pool: pg.Pool;
   databaseUrl: string;
   specFile: string;
-  /** False when the dataset was already there (a second demo writes 0 rows). */
-  freshData: boolean;
   uiUrl(workflowId?: string): string;
   stop(): Promise<void>;
 }
@@ -52,7 +50,6 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
       pool,
       databaseUrl,
       specFile: path.join(projectRoot(), 'examples', 'orders-usd.yaml'),
-      freshData: data.created,
       uiUrl: (workflowId) => webUiUrl(config.address, config.namespace, workflowId, { ...process.env, TEMPORAL_UI_URL: services.uiUrl }),
       stop: () => stopAll(stops),
     };

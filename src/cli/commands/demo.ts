@@ -33,8 +33,12 @@ export async function demoCommand(options: { exit?: boolean }): Promise<number> 
     say(`Web UI: ${demo.uiUrl(started.workflowId)}`);
     say('');
     const status = await watchRun(demo.pool, started.runId);
-    process.stdout.write(`\n${renderStatus(await statusReportFor(demo.pool, started.runId))}\n`);
-    if (!demo.freshData) say('\n(The target already held these results from an earlier demo, so nothing needed rewriting: that is idempotency at work.)');
+    const report = await statusReportFor(demo.pool, started.runId);
+    process.stdout.write(`\n${renderStatus(report)}\n`);
+    // said only when it is true: a target emptied since the last demo is written again
+    if (report.totals.rowsWritten === 0 && report.totals.rowsUnchanged > 0) {
+      say('\n(The target already held these results from an earlier demo, so nothing needed rewriting: that is idempotency at work.)');
+    }
     say(`\nRun finished: ${status}. Web UI: ${demo.uiUrl()}`);
     say(`Try: DATABASE_URL=${demo.databaseUrl} npx backfill status ${started.runId}`);
     if (options.exit === false) {
