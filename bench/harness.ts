@@ -12,12 +12,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { stringify } from 'yaml';
 import { startRun, waitForResult } from '../src/operations';
 import type { RunResult } from '../src/workflows/backfill-run';
 import { createPool } from '../src/db/pool';
 import { ensureDatabase, startPostgres } from '../src/dev/postgres';
+import { DEV_SERVER_SPEED } from '../src/dev/services';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
 import { connectClient } from '../src/temporal/connect';
@@ -30,22 +32,39 @@ export interface BenchEnvironment {
   pool: pg.Pool;
   url: string;
   version: string;
+  /** The dev server's address, and a client of it. */
+  address: string;
+  client: Client;
   /** Runs a spec (an object; database and name filled in) to completion; throws unless it succeeded. */
-  backfill(name: string, spec: Record<string, unknown>): Promise<RunResult>;
+  backfill(name: string, spec: Record<string, unknown>): Promise<RunResult & { workflowId: string; firstRunId: string }>;
   stop(): Promise<void>;
 }
 
-export async function startBenchEnvironment(): Promise<BenchEnvironment> {
-  process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+export interface BenchOptions {
+  /** Create the 2M-row bench.orders dataset (default true). */
+  dataset?: boolean;
+  /** Start the dev server as `dev` and `demo` do (file-backed SQLite with their pragmas) instead of in memory. */
+  asDemo?: boolean;
+  /** Activity slots of the in-process worker (default 4; the demo's worker has 20). */
+  workerActivities?: number;
+}
+
+export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
   const postgres = await startPostgres({ dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'), port: 54329, say });
   const url = await ensureDatabase(postgres.url, 'backfill_bench');
   process.env.BENCH_DATABASE_URL = url;
   const pool = createPool(url, { max: 4 });
-  await createDataset(pool);
-  const server = await startDevServer({ cliPath: await ensureTemporalCli(say), port: await freePort(), uiPort: null });
+  if (options.dataset ?? true) await createDataset(pool);
+  const dbFile = options.asDemo ? path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-temporal-')), 'temporal.db') : undefined;
+  const server = await startDevServer({
+    cliPath: await ensureTemporalCli(say),
+    port: await freePort(),
+    uiPort: null,
+    ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : {}),
+  });
   const { client, close: closeClient } = await connectClient({ address: server.address, namespace: 'default' });
-  const workers = await startWorkers(server.address, url);
+  const workers = await startWorkers(server.address, url, options.workerActivities ?? 4);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
@@ -53,13 +72,15 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
     pool,
     url,
     version,
+    address: server.address,
+    client,
     async backfill(name, spec) {
       const file = path.join(specDir, `${name}.yaml`);
       writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...spec }));
       const started = await startRun({ client, taskQueue: 'bench' }, { specFile: file, actor: 'bench' });
       const result = await waitForResult(started.handle);
       if (result.status !== 'succeeded') throw new Error(`bench run ${started.runId} ended ${result.status}`);
-      return result;
+      return { ...result, workflowId: started.handle.workflowId, firstRunId: started.handle.firstExecutionRunId };
     },
     async stop() {
       await workers.stop();
@@ -73,9 +94,9 @@ export async function startBenchEnvironment(): Promise<BenchEnvironment> {
 
 const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);
 
-async function startWorkers(address: string, url: string): Promise<{ stop(): Promise<void> }> {
+async function startWorkers(address: string, url: string, activities: number): Promise<{ stop(): Promise<void> }> {
   if (WORKER_PROCESSES < 1) {
-    return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: 4, trust: { databases: ['BENCH_DATABASE_URL'] } });
+    return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: activities, trust: { databases: ['BENCH_DATABASE_URL'] } });
   }
   const children: ChildProcess[] = [];
   for (let i = 0; i < WORKER_PROCESSES; i++) {

@@ -1,0 +1,221 @@
+/**
+ * Benchmark: small partitions, where orchestration rather than the write dominates. In one
+ * invocation, on one database and one dev server started as `demo` starts it:
+ *   (s) the demo spec's work as one guarded MERGE (its transform joined in, the same
+ *       IS DISTINCT FROM guard), into the empty target
+ *   (d) the demo spec (examples/orders-usd.yaml: day partitions) end to end
+ *   (h) the same spec with hourly partitions
+ *   (f) a bare fan-out (bench/fanout: a child workflow per item, one no-op activity each) and
+ *   (t) a backfill of the same number of one-row partitions, at concurrency 6 and 20:
+ *       wall time per partition side by side, the backfill's chunk work apart, and the
+ *       history events and bytes each spends per partition.
+ * Prints a Markdown table per part; docs/benchmarks.md keeps them.
+ * Run: npm run bench:small   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
+ * BENCH_ROUNDS (3), BENCH_TINY (1000: the partition counts of (f)/(t), comma-separated),
+ * BENCH_SKIP_DEMO=1 (only (f)/(t)).
+ */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { temporal } from '@temporalio/proto';
+import { parse } from 'yaml';
+import { ensureDemoData } from '../src/dev/demo-data';
+import { partitionWorkflowId } from '../src/shared/ids';
+import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
+import { Context } from '@temporalio/activity';
+import type { FanOutInput } from './fanout/workflows';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const TINY = (process.env.BENCH_TINY || '1000').split(',').map(Number);
+const CONCURRENCIES = [6, 20];
+
+const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<string, unknown>;
+
+const ONE_MERGE = `
+  MERGE INTO demo.orders_usd t
+  USING (SELECT c.id, c.currency, round(c.amount_cents * r.usd_rate / 100.0, 2) AS amount_usd
+           FROM (SELECT * FROM demo.orders WHERE status <> 'test') c LEFT JOIN demo.fx_rates r USING (currency)) o
+     ON t.id = o.id
+  WHEN MATCHED AND (t.currency, t.amount_usd) IS DISTINCT FROM (o.currency, o.amount_usd) THEN UPDATE SET currency = o.currency, amount_usd = o.amount_usd
+  WHEN NOT MATCHED THEN INSERT (id, currency, amount_usd) VALUES (o.id, o.currency, o.amount_usd)`;
+
+interface Timed {
+  seconds: number;
+  rows: number;
+}
+
+async function timed(work: () => Promise<number>): Promise<Timed> {
+  const started = process.hrtime.bigint();
+  const rows = await work();
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, rows };
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function demoPart(env: BenchEnvironment): Promise<string[]> {
+  const { pool } = env;
+  await ensureDemoData(pool, say);
+  const reset = () => pool.query('TRUNCATE demo.orders_usd').then(() => pool.query('VACUUM ANALYZE demo.orders_usd'));
+  const { name: _name, reason: _reason, database: _database, ...body } = demoSpec;
+  const spec = (size: string) => ({ ...body, partition: { ...demoSpec.partition, size } });
+  const partitions: number[] = [0, 0, 0];
+  const backfill = async (i: number, name: string, size: string) => {
+    const result = await env.backfill(`${name}-${Date.now()}`, spec(size));
+    partitions[i] = result.partitions.total;
+    return result.rowsRead;
+  };
+  const methods: { label: string; run: () => Promise<number> }[] = [
+    { label: '(s) one MERGE statement', run: async () => (await pool.query(ONE_MERGE)).rowCount ?? 0 },
+    { label: '(d) backfill, demo spec (day partitions)', run: () => backfill(1, 'small-day', '1 day') },
+    { label: '(h) backfill, hourly partitions', run: () => backfill(2, 'small-hour', '1 hour') },
+  ];
+  const results: Timed[][] = methods.map(() => []);
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [i, m] of methods.entries()) {
+      await reset();
+      const t = await timed(() => m.run());
+      say(`  round ${round} ${m.label}: ${t.seconds.toFixed(2)} s, ${Math.round(t.rows / t.seconds).toLocaleString('en-US')} rows/s`);
+      results[i].push(t);
+    }
+  }
+  const rate = (i: number) => median(results[i].map((t) => t.rows / t.seconds));
+  return [
+    '| Method | partitions | seconds (median) | rows/s (median) | rounds | × the statement |',
+    '|---|---|---|---|---|---|',
+    ...methods.map((m, i) =>
+      `| ${m.label} | ${partitions[i] || '—'} | ${median(results[i].map((t) => t.seconds)).toFixed(2)} | ${Math.round(rate(i)).toLocaleString('en-US')} | ` +
+        `${results[i].map((t) => t.seconds.toFixed(2) + ' s').join(' / ')} | ${(rate(i) / rate(0)).toFixed(2)} |`,
+    ),
+  ];
+}
+
+/** Events and encoded bytes of every execution of a workflow, following continue-as-new. */
+async function historySize(env: BenchEnvironment, workflowId: string, firstRunId?: string): Promise<{ events: number; bytes: number; executions: number }> {
+  let runId = firstRunId;
+  let events = 0;
+  let bytes = 0;
+  let executions = 0;
+  for (;;) {
+    const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    executions++;
+    events += history.events?.length ?? 0;
+    bytes += temporal.api.history.v1.History.encode(history).finish().length;
+    const last = history.events?.[history.events.length - 1];
+    const next = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
+    if (!next) return { events, bytes, executions };
+    runId = next;
+  }
+}
+
+async function tinyPart(env: BenchEnvironment): Promise<string[]> {
+  const { pool } = env;
+  const connection = await NativeConnection.connect({ address: env.address });
+  const fanout = await Worker.create({
+    connection,
+    taskQueue: 'bench-fanout',
+    workflowsPath: require.resolve('./fanout/workflows'),
+    activities: {
+      noop: async () => undefined,
+      report: async (parentId: string) => Context.current().client.workflow.getHandle(parentId).signal('childDone'),
+    },
+    maxConcurrentActivityTaskExecutions: 20,
+  });
+  const running = fanout.run();
+  const rows: string[] = [];
+  try {
+    for (const n of TINY) {
+      await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
+        CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
+        INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${n}) g;
+        CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
+        ANALYZE bench_small.tiny;`);
+      for (const c of CONCURRENCIES) {
+        const floor = async (workflow: 'bareFanOut' | 'signalFanOut') => {
+          const prefix = `${workflow}-${n}-${c}-${Date.now()}`;
+          let runId = '';
+          const t = await timed(async () => {
+            const handle = await env.client.workflow.start(workflow, { taskQueue: 'bench-fanout', workflowId: prefix, args: [{ children: n, concurrency: c, prefix } satisfies FanOutInput] });
+            runId = handle.firstExecutionRunId;
+            return handle.result();
+          });
+          const parent = await historySize(env, prefix, runId);
+          const child = await historySize(env, `${prefix}-0`);
+          return { t, events: parent.events / n + child.events, bytes: parent.bytes / n + child.bytes };
+        };
+        const bare = await floor('bareFanOut');
+        const signalled = await floor('signalFanOut');
+        await pool.query('TRUNCATE bench_small.tiny_out');
+        const name = `tiny-${n}-${c}-${Date.now()}`;
+        let workflowId = '';
+        let firstRunId = '';
+        const run = await timed(async () => {
+          const r = await env.backfill(name, {
+            source: { table: 'bench_small.tiny', key: 'id' },
+            partition: { by: 'range', column: 'id', size: 1 },
+            transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
+            target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
+            limits: { chunkSize: 1000, concurrency: c },
+          });
+          workflowId = r.workflowId;
+          firstRunId = r.firstRunId;
+          return r.rowsRead;
+        });
+        const { rows: ledger } = await pool.query<{ partitions: string; chunk_ms: string }>(
+          `SELECT count(DISTINCT p.partition_id) AS partitions, coalesce(sum(c.duration_ms), 0) AS chunk_ms
+             FROM backfill.runs r JOIN backfill.partitions p USING (run_id) LEFT JOIN backfill.chunks c ON c.run_id = p.run_id AND c.partition_id = p.partition_id
+            WHERE r.name = $1`,
+          [name],
+        );
+        const parts = Number(ledger[0].partitions);
+        const runParent = await historySize(env, workflowId, firstRunId);
+        const { rows: child } = await pool.query<{ partition_id: string; run_id: string }>('SELECT partition_id, run_id FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 ORDER BY ordinal LIMIT 1', [name]);
+        const runChild = await historySize(env, partitionWorkflowId(name, child[0].run_id, child[0].partition_id));
+        // slot time per partition: wall time × concurrency / partitions
+        const perBare = (bare.t.seconds * 1000 * c) / n;
+        const perSignalled = (signalled.t.seconds * 1000 * c) / n;
+        const perRun = (run.seconds * 1000 * c) / parts;
+        const chunkPer = Number(ledger[0].chunk_ms) / parts;
+        say(`  ${n} × c${c}: bare ${bare.t.seconds.toFixed(1)} s, by signal ${signalled.t.seconds.toFixed(1)} s, backfill ${run.seconds.toFixed(1)} s`);
+        const history = (h: { events: number; bytes: number }) => `${h.events.toFixed(1)} ev, ${h.bytes.toFixed(0)} B`;
+        rows.push(
+          `| ${n.toLocaleString('en-US')} | ${c} | ${perBare.toFixed(0)} ms | ${perSignalled.toFixed(0)} ms | ${perRun.toFixed(0)} ms (chunk ${chunkPer.toFixed(0)} ms) | ` +
+            `${(perRun / perBare).toFixed(2)} / ${(perRun / perSignalled).toFixed(2)} | ${history(bare)} | ${history(signalled)} | ` +
+            `${history({ events: runParent.events / parts + runChild.events, bytes: runParent.bytes / parts + runChild.bytes })} |`,
+        );
+      }
+    }
+  } finally {
+    fanout.shutdown();
+    await running;
+    await connection.close();
+  }
+  return [
+    '| partitions | concurrency | slot time per child: (f1) completing into the parent | (f2) reporting by signal | backfill: slot time per partition | backfill × (f1) / (f2) | history per child (parent share + child): (f1) | (f2) | backfill, per partition |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ];
+}
+
+async function main(): Promise<void> {
+  const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
+  try {
+    const demo = process.env.BENCH_SKIP_DEMO ? [] : await demoPart(env);
+    const tiny = await tinyPart(env);
+    process.stdout.write(
+      `\nPostgreSQL ${env.version}, dev server as \`demo\` starts it, one in-process worker, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n` +
+        `${demo.join('\n')}\n\n${tiny.join('\n')}\n`,
+    );
+  } finally {
+    await env.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
