@@ -5,14 +5,15 @@
  *       IS DISTINCT FROM guard), into the empty target
  *   (d) the demo spec (examples/orders-usd.yaml: day partitions) end to end
  *   (h) the same spec with hourly partitions
- *   (f) a bare fan-out (bench/fanout: a child workflow per item, one no-op activity each) and
- *   (t) a backfill of the same number of one-row partitions, at concurrency 6 and 20:
- *       wall time per partition side by side, the backfill's chunk work apart, and the
- *       history events and bytes each spends per partition.
+ *   (f1), (f2) bare fan-outs (bench/fanout: a child workflow per item, one no-op activity
+ *       each; completing into the parent, or reporting by signal) and a backfill of the same
+ *       number of one-row partitions, at concurrency 6 and 20: wall time per partition side
+ *       by side, the backfill's chunk work apart, and the history events and bytes each
+ *       spends per partition.
  * Prints a Markdown table per part; docs/benchmarks.md keeps them.
  * Run: npm run bench:small   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
- * BENCH_ROUNDS (3), BENCH_TINY (1000: the partition counts of (f)/(t), comma-separated),
- * BENCH_SKIP_DEMO=1 (only (f)/(t)).
+ * BENCH_ROUNDS (3), BENCH_TINY (1000: the one-row partition counts, comma-separated),
+ * BENCH_CONCURRENCY (6,20), BENCH_SKIP_DEMO=1 (only the one-row runs).
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,7 +29,7 @@ import type { FanOutInput } from './fanout/workflows';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const TINY = (process.env.BENCH_TINY || '1000').split(',').map(Number);
-const CONCURRENCIES = [6, 20];
+const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '6,20').split(',').map(Number);
 
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<string, unknown>;
 
