@@ -1,11 +1,11 @@
 /**
  * The zod schemas of a spec's `limits` (window, guards, the limits themselves), built on the
- * bounds in limits.ts. Kept apart from it because workflow code imports limits.ts: a workflow
+ * bounds in limit-bounds.ts. Kept apart from it because workflow code imports limits.ts: a workflow
  * evaluates its imports anew for every execution, once per partition, and building zod and
  * these schemas there cost more CPU than the rest of a partition workflow (docs/benchmarks.md).
  */
 import { z } from 'zod';
-import { DEFAULT_LIMITS, LIMIT_BOUNDS } from './limits';
+import { DEFAULT_LIMITS, LIMIT_BOUNDS } from './limit-bounds';
 import { windowProblem } from './window';
 
 const bounded = (name: keyof typeof LIMIT_BOUNDS) => z.number().int().min(LIMIT_BOUNDS[name].min).max(LIMIT_BOUNDS[name].max);

@@ -1,28 +1,15 @@
 /**
- * The one definition of a run's limits: their bounds (the spec's zod schema in
- * limits-schema.ts is built on them) and the validation of live changes (the run workflow's
+ * The one definition of a run's limits: their bounds (limit-bounds.ts, on which the spec's
+ * zod schema in limits-schema.ts is built too) and the validation of live changes (the run workflow's
  * setLimits validator and the CLI), so the spec, `set-limits`, its help and the Web UI's
  * handler description all say the same thing. Workflow code imports this module; it loads zod
  * only for a live change that sets guards (see guardsSchema below).
  */
+import { LIMIT_BOUNDS } from './limit-bounds';
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
 
-export const LIMIT_BOUNDS = {
-  concurrency: { min: 1, max: 500 },
-  chunkSize: { min: 1, max: 1_000_000 },
-  // below one row a second the waits between chunks outgrow what a timer can hold
-  rowsPerSecond: { min: 1, max: 100_000_000 },
-  statementTimeoutSeconds: { min: 1, max: 86_400 },
-} as const;
-
-/** The most partitions one run may plan: beyond it the ledger, the run's state and the Web UI stop being useful. */
-export const MAX_PARTITIONS = 100_000;
-
-/** How long one statement of a chunk (the transform included) may run before PostgreSQL cancels it. */
-export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 900;
-
-export const DEFAULT_LIMITS = { chunkSize: 5000, concurrency: 4 } as const;
+export { DEFAULT_LIMITS, DEFAULT_STATEMENT_TIMEOUT_SECONDS, LIMIT_BOUNDS, MAX_PARTITIONS } from './limit-bounds';
 
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {
