@@ -5,6 +5,7 @@
  * or zombie attempt serializes on the row lock and continues from the committed cursor, so
  * a chunk is never applied or counted twice.
  */
+import { types } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { describePgError, isDataError, isPgError, summarizePgError } from '../db/errors';
@@ -272,5 +273,6 @@ async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: Partit
 }
 
 function errorName(err: unknown): string {
-  return err instanceof Error ? err.name || 'an Error' : `a thrown ${typeof err}`;
+  // isNativeError, not instanceof: an Error from another realm (a vm context) is an Error too
+  return types.isNativeError(err) ? err.name || 'an Error' : `a thrown ${typeof err}`;
 }

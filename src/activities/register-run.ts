@@ -15,6 +15,8 @@ import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, findActiveRunOnTarget, getRun, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
 import { checkModulePath } from '../security/worker-trust';
+import { storeArtifact } from '../ledger/artifacts';
+import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { refuseOtherDatabase } from './database-check';
 import { FailureType } from '../shared/failures';
 import { alreadyActiveMessage, targetBusyMessage, transformLabel } from '../shared/labels';
@@ -53,11 +55,13 @@ export function registerRunActivity(deps: ActivityDeps) {
     }
     const spec = reparsed.data;
     let transform = input.transform;
+    let artifact: TransformArtifact | undefined;
     if (transform.kind === 'module') {
       // the path came through Temporal: load nothing from outside this worker's transform directories
       const allowed = checkModulePath(deps.trust, transform.modulePath!);
       if (!allowed.ok) throw ApplicationFailure.nonRetryable(allowed.message, FailureType.SpecInvalid);
       transform = { ...transform, modulePath: allowed.path };
+      artifact = bundleOnWorker(runId, transform);
     }
     const pool = deps.pools.get(spec.database);
     // before anything is written: this worker's variable may point at another database than the run's
@@ -107,6 +111,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           databaseIdentity: input.databaseIdentity,
         });
         if (!inserted) return;
+        if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
         const planned = await insertPartitions(client, runId, partitions);
         if (planned !== partitions.length) {
           // two partitions with one id: one would never run while the run reported success
@@ -127,6 +132,7 @@ export function registerRunActivity(deps: ActivityDeps) {
             specHash: input.specHash,
             transform: transformLabel({ name: input.transform.name, version: input.transform.version }),
             codeHash: input.transform.codeHash,
+            ...(artifact ? { bundled: artifact.inputs, builtins: artifact.builtins, bundler: artifact.bundler } : {}),
           },
         });
         await recordEvent(client, { runId, key: 'started', kind: 'started', actor: input.startedBy, reason: spec.reason });
@@ -146,6 +152,30 @@ export function registerRunActivity(deps: ActivityDeps) {
     deps.logger.info({ runId, partitions: partitions.length }, 'run registered');
     return partitions.length;
   }
+}
+
+/**
+ * The bundle this worker makes of the module must be the one the run was started with (its
+ * hash is in the spec hash): the same module and helpers, byte for byte. The worker's bundle,
+ * not anything that came through Temporal, is what the ledger keeps.
+ */
+function bundleOnWorker(runId: string, transform: FrozenTransform): TransformArtifact {
+  let artifact: TransformArtifact;
+  try {
+    artifact = bundleTransform(transform.modulePath!);
+  } catch (err) {
+    if (!(err instanceof TransformBundleError)) throw err;
+    throw ApplicationFailure.nonRetryable(`run ${runId}: transform module ${transform.modulePath} cannot be bundled on this worker: ${err.message}`, FailureType.SpecInvalid);
+  }
+  if (artifact.codeHash !== transform.codeHash) {
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId}: transform module ${transform.modulePath} bundles to code ${artifact.codeHash.slice(0, 12)} on this worker, ` +
+        `but the run was started with code ${transform.codeHash.slice(0, 12)}; the module or a file it imports differs here (${artifact.inputs.join(', ')}). ` +
+        'Deploy the same sources to the workers, then start again',
+      FailureType.TransformChanged,
+    );
+  }
+  return artifact;
 }
 
 function targetBusy(target: string, run: Pick<RunRow, 'run_id' | 'name' | 'status'>): ApplicationFailure {

@@ -1,17 +1,18 @@
 /**
  * Per-run facts a worker needs for every chunk — the frozen spec, the compiled
  * statements and the loaded transform module — read from the ledger once per run and
- * cached. This is where a worker refuses a run whose transform differs from its own.
+ * cached. A module transform runs from the artifact the run stored, whatever the worker's disk holds.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../sql/statements';
 import { getRun, type RunRow } from '../ledger/runs';
-import { checkModulePath, type WorkerTrust } from '../security/worker-trust';
+import { artifactOriginRefusal, type WorkerTrust } from '../security/worker-trust';
+import { getArtifact } from '../ledger/artifacts';
 import { FailureType } from '../shared/failures';
 import { refuseOtherDatabase, wrongDatabase } from './database-check';
 import type { TransformModule } from '../transforms/define';
-import { loadTransformModule } from '../transforms/load-module';
+import { evaluateArtifact } from '../transforms/artifact';
 
 export interface RunContext {
   run: RunRow;
@@ -48,23 +49,21 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
   const compiled = compileRun(run.spec, run.shape);
   if (run.transform_kind === 'sql') return { run, compiled };
 
-  const allowed = checkModulePath(trust, run.module_path!);
-  if (!allowed.ok) throw ApplicationFailure.nonRetryable(`run ${runId}: ${allowed.message}`, FailureType.SpecInvalid);
-  let loaded;
+  const artifact = await getArtifact(pool, run.transform_hash);
+  if (!artifact) {
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId} has no stored transform artifact (code ${run.transform_hash.slice(0, 12)}): it was registered by a backfill older than frozen transforms, ` +
+        'or its ledger row was removed; cancel it and start it again, which freezes the module as it is now',
+      FailureType.TransformChanged,
+    );
+  }
+  const refusal = artifactOriginRefusal(trust, run.module_path!);
+  if (refusal) throw ApplicationFailure.nonRetryable(`run ${runId}: ${refusal}`, FailureType.SpecInvalid);
+  let module: TransformModule;
   try {
-    loaded = loadTransformModule(allowed.path);
+    module = evaluateArtifact(artifact, run.module_path!);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(
-      `run ${runId} needs transform module ${run.module_path}, which this worker cannot load: ${(err as Error).message}; deploy it at that path`,
-      FailureType.TransformChanged,
-    );
+    throw ApplicationFailure.nonRetryable(`run ${runId}: its transform ${run.module_path} cannot be loaded from the ledger: ${(err as Error).message}`, FailureType.TransformChanged);
   }
-  if (loaded.codeHash !== run.transform_hash) {
-    throw ApplicationFailure.nonRetryable(
-      `transform ${run.transform_name}@${run.transform_version} on this worker (${run.module_path}, code ${loaded.codeHash.slice(0, 12)}) ` +
-        `differs from the one run ${runId} froze (code ${run.transform_hash.slice(0, 12)}); deploy the run's version, or start a new run with a new transform.version`,
-      FailureType.TransformChanged,
-    );
-  }
-  return { run, compiled, module: loaded.module };
+  return { run, compiled, module };
 }

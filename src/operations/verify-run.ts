@@ -8,10 +8,11 @@
 import type pg from 'pg';
 import type { PartitionBounds } from '../shared/types';
 import type { RunRow } from '../ledger/runs';
-import { checkModulePath, workerTrustFromEnv } from '../security/worker-trust';
+import { artifactOriginRefusal, workerTrustFromEnv } from '../security/worker-trust';
+import { getArtifact } from '../ledger/artifacts';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import { compileRun } from '../sql/statements';
-import { loadTransformModule } from '../transforms/load-module';
+import { evaluateArtifact } from '../transforms/artifact';
 import type { Recomputable } from '../validation/compare';
 import { wrongRows } from '../validation/compare';
 import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext, type PartitionFindings } from '../validation/gates';
@@ -43,7 +44,7 @@ export interface VerifyOptions {
 }
 
 export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const ctx = recomputable(run);
+  const ctx = await recomputable(pool, run);
   const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; status: string }>(
     'SELECT partition_id, bounds, status FROM backfill.partitions WHERE run_id = $1 AND ($2::text IS NULL OR partition_id = $2) ORDER BY ordinal',
     [run.run_id, options.partition ?? null],
@@ -83,18 +84,15 @@ export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptio
   return report;
 }
 
-/** The run's frozen transform, ready to recompute: its SQL, or its module if the code hash still matches. */
-function recomputable(run: RunRow): Recomputable {
+/** The run's frozen transform, ready to recompute: its SQL, or the module bundle the run stored. */
+async function recomputable(pool: pg.Pool, run: RunRow): Promise<Recomputable> {
   const compiled = compileRun(run.spec, run.shape);
   if (run.transform_kind === 'sql') return { run, compiled };
-  const allowed = checkModulePath(workerTrustFromEnv(), run.module_path!);
-  if (!allowed.ok) throw new UsageError(`cannot verify run ${run.run_id}: ${allowed.message}`);
-  const loaded = loadTransformModule(allowed.path);
-  if (loaded.codeHash !== run.transform_hash) {
-    throw new UsageError(
-      `cannot verify run ${run.run_id}: ${run.module_path} is not the code the run froze (code ${loaded.codeHash.slice(0, 12)}, run ${run.transform_hash.slice(0, 12)}); ` +
-        'check out the version the run used (its hash is in backfill status) and verify again',
-    );
+  const artifact = await getArtifact(pool, run.transform_hash);
+  if (!artifact) {
+    throw new UsageError(`cannot verify run ${run.run_id}: the ledger holds no transform artifact with its code ${run.transform_hash.slice(0, 12)} (a run registered before transforms were frozen); verify it with the backfill version that ran it`);
   }
-  return { run, compiled, module: loaded.module };
+  const refusal = artifactOriginRefusal(workerTrustFromEnv(), run.module_path!);
+  if (refusal) throw new UsageError(`cannot verify run ${run.run_id}: ${refusal}`);
+  return { run, compiled, module: evaluateArtifact(artifact, run.module_path!) };
 }

@@ -79,3 +79,29 @@ export function checkModulePath(trust: Pick<WorkerTrust, 'transformDirs'>, modul
       'deploy the module under one of them, or add its directory to BACKFILL_TRANSFORM_DIRS on the workers',
   };
 }
+
+/**
+ * A run's stored transform artifact is run only if it was bundled from inside this worker's
+ * transform directories: the registering worker checked the real path, and the same path must
+ * lie inside this worker's directories too, so a worker never runs code its operator did not
+ * place under a directory they allowed. The file itself need not exist here (the artifact is
+ * the code), which lets a new worker on another machine join a run.
+ */
+export function artifactOriginRefusal(trust: Pick<WorkerTrust, 'transformDirs'>, sourcePath: string): string | undefined {
+  for (const dir of trust.transformDirs) {
+    const bases = [path.resolve(dir)];
+    try {
+      bases.push(realpathSync(dir));
+    } catch {
+      // a directory missing on this worker still allows paths under its name
+    }
+    for (const base of bases) {
+      const rel = path.relative(base, sourcePath);
+      if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return undefined;
+    }
+  }
+  return (
+    `its transform was bundled from ${sourcePath}, outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${trust.transformDirs.join(path.delimiter)}); ` +
+    'add that directory to BACKFILL_TRANSFORM_DIRS on this worker, or run the run on workers that allow it'
+  );
+}

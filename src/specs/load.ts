@@ -3,13 +3,16 @@
  * transform code hash, the absolute path of a module transform). Errors carry the file,
  * line and field path. Node-only (fs); workflows see only the parsed Spec.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { z } from 'zod';
 import { specSchema, type Spec } from './schema';
 import { SpecError, type SpecProblem } from './errors';
+import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
+import { sha256 } from '../util/hash';
+
+export { sha256 };
 
 export interface LoadedSpec {
   spec: Spec;
@@ -25,10 +28,16 @@ export interface FrozenTransform {
   name: string;
   version: number;
   kind: 'sql' | 'module';
-  /** sha256 of the SQL text, or of the module file's bytes. */
+  /** sha256 of the SQL text, or of the module's bundle (the module and everything it imports). */
   codeHash: string;
   /** Absolute path of the module file (module transforms only). */
   modulePath?: string;
+}
+
+/** A module transform as frozen on this machine: the bundle travels with the run through the ledger, never through Temporal. */
+export interface FrozenModule {
+  transform: FrozenTransform;
+  artifact: TransformArtifact;
 }
 
 /** A spec is a page of YAML; anything near this size is a mistake or an attack on memory. */
@@ -100,23 +109,29 @@ export function freezeTransform(spec: Spec, file: string): FrozenTransform {
     return { name, version, kind: 'sql', codeHash: sha256(spec.transform.sql) };
   }
   const modulePath = path.resolve(path.dirname(path.resolve(file)), spec.transform.module!);
-  let code: Buffer;
+  return freezeModule(spec, modulePath, (message) => new SpecError(file, [{ path: 'transform.module', message }])).transform;
+}
+
+/** Bundles a module transform; `fail` turns what went wrong into the caller's kind of error. */
+export function freezeModule(spec: Spec, modulePath: string, fail: (message: string) => Error): FrozenModule {
+  const { name, version } = spec.transform;
   try {
-    code = readFileSync(modulePath);
+    statSync(modulePath);
   } catch {
-    throw new SpecError(file, [
-      { path: 'transform.module', message: `names ${modulePath}, which cannot be read; the path is relative to the spec file` },
-    ]);
+    throw fail(`names ${modulePath}, which cannot be read; the path is relative to the spec file`);
   }
-  return { name, version, kind: 'module', codeHash: sha256(code), modulePath };
+  let artifact: TransformArtifact;
+  try {
+    artifact = bundleTransform(modulePath);
+  } catch (err) {
+    if (!(err instanceof TransformBundleError)) throw err;
+    throw fail(`names ${modulePath}, which cannot be bundled: ${err.message}; fix the module or what it imports`);
+  }
+  return { transform: { name, version, kind: 'module', codeHash: artifact.codeHash, modulePath }, artifact };
 }
 
 export function hashSpec(spec: Spec, transform: FrozenTransform): string {
   return sha256(canonicalJson({ spec, transformCode: transform.codeHash }));
-}
-
-export function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 /** JSON with sorted keys, so the hash does not depend on the order fields were written in. */

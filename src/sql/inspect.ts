@@ -163,7 +163,9 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   } else {
     try {
       const { module, codeHash } = loadTransformModule(transform.modulePath!);
-      if (codeHash !== transform.codeHash) problem('transform.module', 'changed while it was being checked; run the command again');
+      if (codeHash !== transform.codeHash) {
+        problem('transform.module', `bundles to code ${codeHash.slice(0, 12)} here, not the ${transform.codeHash.slice(0, 12)} it was frozen with: the module or a file it imports changed meanwhile or differs on this machine; run the command again with the same sources`);
+      }
       if (module.version !== undefined && module.version !== spec.transform.version) {
         problem('transform.version', `is ${spec.transform.version} but the module says version ${module.version}; make them agree`);
       }
