@@ -1,0 +1,78 @@
+/**
+ * docker-compose.yml cannot be brought up here (no container engine), so it is checked the way
+ * an engine would read it: against the Compose Specification's JSON schema (dclint bundles the
+ * current one; Debian's docker-compose 1.29 predates it), and for what the deployment relies on:
+ * Temporal on PostgreSQL with its schema set up first, a current Web UI, and a worker service
+ * that scales with `--scale worker=N`.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+
+const ROOT = path.join(__dirname, '..');
+const DCLINT = path.join(ROOT, 'node_modules', '.bin', 'dclint');
+const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  container_name?: string;
+  ports?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+}
+const compose = parse(composeText) as { name?: string; services: Record<string, Service> };
+
+/** dclint's verdict on a compose document: exit code and output. */
+function lint(text: string): { code: number; output: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'backfill-compose-'));
+  const file = path.join(dir, 'docker-compose.yml');
+  writeFileSync(file, text);
+  try {
+    const output = execFileSync(DCLINT, [file, '-c', path.join(ROOT, '.dclintrc')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { code: 0, output: output.trim() };
+  } catch (err) {
+    const e = err as { status: number; stdout: string; stderr: string };
+    return { code: e.status, output: `${e.stdout}${e.stderr}` };
+  }
+}
+
+test('docker-compose.yml is valid against the Compose Specification, with no lint finding', () => {
+  expect(lint(composeText)).toEqual({ code: 0, output: '' });
+});
+
+test('the validator is not a rubber stamp: an unknown key and a wrong type are errors', () => {
+  const unknown = parse(composeText);
+  unknown.services.worker.replicaz = 3;
+  expect(lint(stringify(unknown))).toMatchObject({ code: 1, output: expect.stringMatching(/services\/worker.*must NOT have additional properties.*invalid-schema/s) });
+  const wrongType = parse(composeText);
+  wrongType.services.worker.depends_on = 'temporal';
+  expect(lint(stringify(wrongType))).toMatchObject({ code: 1, output: expect.stringMatching(/invalid-schema/) });
+});
+
+test('Temporal runs on PostgreSQL with its schema set up first, beside a Web UI of 2.42 or newer', () => {
+  const { temporal, 'temporal-admin-tools': admin, 'temporal-ui': ui } = compose.services;
+  expect(temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+  expect(temporal.depends_on?.['temporal-admin-tools']).toEqual({ condition: 'service_completed_successfully' });
+  expect(admin.depends_on?.postgresql).toEqual({ condition: 'service_healthy' });
+  expect(JSON.stringify(admin)).toMatch(/temporal-sql-tool .*setup-schema/);
+  const [major, minor] = ui.image!.split(':')[1].split('.').map(Number);
+  expect(major > 2 || (major === 2 && minor >= 42)).toBe(true);
+  expect(compose.name).toBe('backfill');
+});
+
+test('the worker service scales with --scale worker=N and runs the entry point the tests run', () => {
+  const { worker } = compose.services;
+  // a fixed container name or a published port would make the second replica fail to start
+  expect(worker.container_name).toBeUndefined();
+  expect(worker.ports).toBeUndefined();
+  expect(worker.build).toBe('.');
+  expect(worker.command).toEqual(['worker']);
+  expect(worker.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', BACKFILL_DATABASES: 'DATABASE_URL' });
+  expect(worker.depends_on?.['temporal-setup-namespace']).toEqual({ condition: 'service_completed_successfully' });
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "dist\/client\.js"\]$/m);
+});
