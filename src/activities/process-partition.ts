@@ -22,6 +22,7 @@ import type { PartitionReport } from '../shared/types';
 import { partitionFinishedSignal } from '../workflows/messages';
 import { readGuards } from '../sql/guard-signals';
 import { runChunk } from './chunk';
+import { INPUT_CHANGE_ACTOR, inputChangeHold } from './input-check';
 import { chunkMetrics } from './chunk-metrics';
 import type { ActivityDeps } from './deps';
 import type { Logger } from 'pino';
@@ -54,10 +55,22 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     try {
       log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
       let governor = initialGovernorState();
+      let inputsChecked = false;
       while (row.status === 'running') {
         if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
         const control = await readRunControl(pool, runId);
         metrics.paused(control.paused);
+        if (control.paused) inputsChecked = false;
+        if (!inputsChecked && !control.paused && !control.cancelRequested) {
+          // before the partition's first chunk and after every pause: what the transform reads must be what the run accepted
+          const hold = await inputChangeHold(pool, ctx.run);
+          if (hold) {
+            log.warn({ reason: hold }, 'an input of the transform changed; asking the run to pause');
+            await reporting.showHoldReason(hold);
+            return { ...partitionReport(row), pauseRequest: { actor: INPUT_CHANGE_ACTOR, reason: hold, basedOnVersion: control.version } };
+          }
+          inputsChecked = true;
+        }
         const facts: GovernorInput = { control, now: Date.now(), pollMs };
         let step = decide(governor, facts);
         if (step.decision.kind === 'measure') {
@@ -75,7 +88,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           // long enough that an operator should look: the partition workflow asks the run to pause
           log.warn({ guard: decision.actor, reason: decision.reason }, 'guard hold timed out; asking the run to pause');
           await reporting.showHoldReason(decision.reason);
-          return { ...partitionReport(row), pauseRequest: { actor: decision.actor, reason: decision.reason } };
+          return { ...partitionReport(row), pauseRequest: { actor: decision.actor, reason: decision.reason, basedOnVersion: control.version } };
         }
         if (decision.kind === 'measure') throw new Error('the governor asked for guard readings twice'); // unreachable: it was given one
         if (decision.kind === 'wait') {
@@ -113,7 +126,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
           log.error({ reason: outcome.pauseRun }, 'the database cannot write; asking the run to pause');
           await reporting.showHoldReason(outcome.pauseRun);
-          return { ...partitionReport(outcome.row), pauseRequest: { actor: 'backfill', reason: outcome.pauseRun } };
+          return { ...partitionReport(outcome.row), pauseRequest: { actor: 'backfill', reason: outcome.pauseRun, basedOnVersion: control.version } };
         }
         if (outcome.concurrentChange) {
           // nothing was written: the chunk is computed again, from the state the application left

@@ -25,6 +25,18 @@ import type { FrozenTransform } from '../specs/load';
 import { specSchema, type Spec } from '../specs/schema';
 import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
+import type pg from 'pg';
+import { stalePartitions } from '../ledger/stale';
+import { partitionDifferences, summarizePartitions, type SavedPlan } from '../approval/saved-plan';
+import type { PlannedPartition } from '../shared/types';
+import { inputChanges, type InputFingerprint } from '../sql/input-fingerprints';
+import { runInputs, serverVersion } from '../sql/run-inputs';
+import { engineVersion } from '../util/engine-version';
+
+export interface RunApproval {
+  plan: SavedPlan;
+  approvedBy: string;
+}
 
 export interface RegisterRunInput {
   runId: string;
@@ -35,6 +47,10 @@ export interface RegisterRunInput {
   transform: FrozenTransform;
   startedBy: string;
   databaseIdentity?: string;
+  /** `start --plan`: the saved plan the run must match, and who approved it. */
+  approval?: RunApproval;
+  /** `start --only-stale`: only the partitions the ledger shows stale (see ledger/stale.ts). */
+  onlyStale?: boolean;
   pageSize: number;
 }
 
@@ -86,7 +102,10 @@ export function registerRunActivity(deps: ActivityDeps) {
       const file = input.specFile ?? `spec ${spec.name}`;
       throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
     }
-    const { partitions, shape } = checked;
+    const { shape } = checked;
+    const inputFingerprints = await runInputs(pool, spec, shape);
+    if (input.approval) refuseUnapproved(runId, input.approval, checked.partitions, inputFingerprints);
+    const partitions = input.onlyStale ? await onlyStale(pool, runId, spec, checked.partitions) : checked.partitions;
     const targetRelation = (await resolveRelation(pool, spec.target.table))!;
     const busy = await findActiveRunOnTarget(pool, targetRelation);
     if (busy) throw targetBusy(targetRelation, busy);
@@ -109,6 +128,12 @@ export function registerRunActivity(deps: ActivityDeps) {
           startedBy: input.startedBy,
           targetRelation,
           databaseIdentity: input.databaseIdentity,
+          inputFingerprints: transform.kind === 'sql' ? inputFingerprints : undefined,
+          serverVersion: await serverVersion(client),
+          engineVersion: engineVersion(),
+          approvedPlan: input.approval?.plan,
+          approvedBy: input.approval?.approvedBy,
+          onlyStale: input.onlyStale,
         });
         if (!inserted) return;
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
@@ -133,6 +158,8 @@ export function registerRunActivity(deps: ActivityDeps) {
             transform: transformLabel({ name: input.transform.name, version: input.transform.version }),
             codeHash: input.transform.codeHash,
             ...(artifact ? { bundled: artifact.inputs, builtins: artifact.builtins, bundler: artifact.bundler } : {}),
+            ...(inputFingerprints.length > 0 ? { inputs: inputFingerprints.map((f) => f.name) } : {}),
+            ...(input.approval ? { approvedBy: input.approval.approvedBy, plan: input.approval.plan.partitions.digest } : {}),
           },
         });
         await recordEvent(client, { runId, key: 'started', kind: 'started', actor: input.startedBy, reason: spec.reason });
@@ -152,6 +179,33 @@ export function registerRunActivity(deps: ActivityDeps) {
     deps.logger.info({ runId, partitions: partitions.length }, 'run registered');
     return partitions.length;
   }
+}
+
+/** The stale partitions of the plan, renumbered in plan order (ramp stages count ordinals). */
+async function onlyStale(pool: pg.Pool, runId: string, spec: Spec, planned: PlannedPartition[]): Promise<PlannedPartition[]> {
+  const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
+  const partitions = planned.filter((p) => stale.has(p.id)).map((p, ordinal) => ({ ...p, ordinal }));
+  if (partitions.length === 0) {
+    throw ApplicationFailure.nonRetryable(`run ${runId}: no partition of ${spec.name} is stale (backfill stale shows why); nothing to re-run`, FailureType.SpecInvalid);
+  }
+  return partitions;
+}
+
+/**
+ * A run started from a saved plan registers only if what this worker planned is that plan:
+ * the same partitions, and inputs unchanged since it was approved (the starter compared the
+ * rest: spec and code hashes are in the input and checked above).
+ */
+function refuseUnapproved(runId: string, approval: RunApproval, partitions: PlannedPartition[], inputs: InputFingerprint[]): void {
+  const differences = [
+    ...partitionDifferences(approval.plan.partitions, summarizePartitions(partitions)),
+    ...inputChanges(approval.plan.inputs, inputs, 'in the approved plan').map((c) => `input ${c}`),
+  ];
+  if (differences.length === 0) return;
+  throw ApplicationFailure.nonRetryable(
+    `run ${runId} is not the plan ${approval.approvedBy} approved: ${differences.join('; ')}. Make and approve a new plan (backfill plan --save)`,
+    FailureType.SpecInvalid,
+  );
 }
 
 /**

@@ -176,7 +176,8 @@ export function runControlActivities(deps: ActivityDeps) {
  */
 async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDeps['logger']): Promise<number | null> {
   const run = await getRun(pool, runId);
-  if (!run) return null;
+  // a run of only the stale partitions covers part of the scope on purpose
+  if (!run || run.only_stale) return null;
   const { rows } = await pool.query<{ bounds: PartitionBounds }>('SELECT bounds FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal', [runId]);
   const statement = compileRun(run.spec, run.shape).outsidePlan(rows.map((r) => r.bounds));
   try {

@@ -8,6 +8,7 @@ import { ensureTemporalCli } from '../dev/temporal-cli';
 import { specJsonSchema } from '../specs/json-schema';
 import { controlCommand, LIMIT_FLAG_HELP, retryFailedCommand, setLimitsCommand, watchCommand } from './commands/control';
 import { demoCommand } from './commands/demo';
+import { staleCommand } from './commands/stale';
 import { devCommand } from './commands/dev';
 import { planCommand } from './commands/plan';
 import { startCommand } from './commands/start';
@@ -35,16 +36,28 @@ export function buildProgram(): Command {
     .option('--run-id <id>', 'run id (default: generated from the time)')
     .option('--wait', 'follow progress until the run finishes; exit 1 if it did not succeed')
     .option('--actor <name>', 'who starts it, for the audit record (default: OS user)')
+    .option('--plan <file>', 'start only if the spec still makes this saved plan (backfill plan --save); refused, naming each difference, otherwise')
+    .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
+    .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')
     .addOption(outputOption())
-    .addHelpText('after', '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json')
+    .addHelpText('after', '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice')
     .action(startCommand);
 
   program
     .command('plan')
-    .description('check a spec and show its partitions without starting anything')
+    .description('check a spec and show its partitions and inputs without starting or writing anything')
     .argument('<spec>', 'the spec file (YAML)')
+    .option('--save <file>', 'write the plan (hashes, partitions, input fingerprints, estimates) for review; start it with start --plan')
+    .option('--measure-writes', 'also write the sample chunks, in a transaction that is rolled back, to measure write time and WAL')
     .addOption(outputOption())
     .action(planCommand);
+
+  program
+    .command('stale')
+    .description('list the partitions written by another transform version than the spec\'s, or before an accepted input change (re-run them with start --only-stale)')
+    .argument('<spec>', 'the spec file (YAML)')
+    .addOption(outputOption())
+    .action(staleCommand);
 
   program
     .command('status')
@@ -71,6 +84,9 @@ export function buildProgram(): Command {
       .addOption(outputOption());
     if (action === 'cancel') cmd.requiredOption('--reason <text>', 'why; kept in the audit record');
     else cmd.option('--reason <text>', 'why; kept in the audit record');
+    if (action === 'resume') {
+      cmd.option('--accept-input-change', 'go on although a table or function the SQL transform reads changed since the run started (needs --reason)');
+    }
     cmd.action((run: string, opts: Parameters<typeof controlCommand>[2]) => controlCommand(action, run, opts));
   }
 

@@ -10,6 +10,8 @@ import type { Limits } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import type { RunShape } from '../sql/shape';
+import type { InputFingerprint } from '../sql/input-fingerprints';
+import type { SavedPlan } from '../approval/saved-plan';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -45,6 +47,14 @@ export interface RunRow {
   attempt: number;
   started_by: string;
   last_error: string | null;
+  /** The tables and functions a SQL transform reads, as accepted (migration 0010); NULL for module transforms and older runs. */
+  input_fingerprints: InputFingerprint[] | null;
+  server_version: string | null;
+  engine_version: string | null;
+  /** The saved plan the run was started from (`start --plan`), and who approved it. */
+  approved_plan: SavedPlan | null;
+  approved_by: string | null;
+  only_stale: boolean;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -67,6 +77,12 @@ export interface NewRun {
   /** The target as the database names it; one active run per target. */
   targetRelation: string;
   databaseIdentity?: string;
+  inputFingerprints?: InputFingerprint[];
+  serverVersion?: string;
+  engineVersion?: string;
+  approvedPlan?: SavedPlan;
+  approvedBy?: string;
+  onlyStale?: boolean;
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -85,13 +101,16 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
   const res = await db.query(
     `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
-       shape, partitions_total, started_by, target_relation, database_identity)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)
+       shape, partitions_total, started_by, target_relation, database_identity,
+       input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
       run.transform.name, run.transform.version, run.transform.kind, run.transform.codeHash, run.transform.modulePath ?? null,
       run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation, run.databaseIdentity ?? null,
+      run.inputFingerprints ? JSON.stringify(run.inputFingerprints) : null, run.serverVersion ?? null, run.engineVersion ?? null,
+      run.approvedPlan ? JSON.stringify(run.approvedPlan) : null, run.approvedBy ?? null, run.onlyStale === true,
     ],
   );
   return res.rowCount === 1;
@@ -188,15 +207,17 @@ export interface RunControl {
   paused: boolean;
   cancelRequested: boolean;
   limits: Limits;
+  /** The run's control version these facts are from (grows with every pause, resume, cancel and limits change). */
+  version: number;
 }
 
 export async function readRunControl(db: Queryable, runId: string): Promise<RunControl> {
-  const { rows } = await db.query<{ status: RunStatus; paused: boolean; cancel_requested: boolean; limits: Limits }>(
-    'SELECT status, paused, cancel_requested, limits FROM backfill.runs WHERE run_id = $1',
+  const { rows } = await db.query<{ status: RunStatus; paused: boolean; cancel_requested: boolean; limits: Limits; control_version: string }>(
+    'SELECT status, paused, cancel_requested, limits, control_version FROM backfill.runs WHERE run_id = $1',
     [runId],
   );
   if (!rows[0]) throw new Error(`run ${runId} is not in the ledger`);
-  return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits };
+  return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits, version: Number(rows[0].control_version) };
 }
 
 export interface RetryStart {

@@ -12,6 +12,9 @@ import type { RunShape } from '../sql/shape';
 import type { PlannedPartition } from '../shared/types';
 import { SpecError } from '../specs/errors';
 import { loadSpecFile, type LoadedSpec } from '../specs/load';
+import { databaseIdentity } from '../db/identity';
+import { runInputs, serverVersion } from '../sql/run-inputs';
+import type { InputFingerprint } from '../sql/input-fingerprints';
 
 export interface CheckedSpec {
   loaded: LoadedSpec;
@@ -19,6 +22,9 @@ export interface CheckedSpec {
   partitions: PlannedPartition[];
   /** Nothing wrong, but likely slow or surprising: shown by plan and start, never blocking. */
   warnings: string[];
+  /** What a SQL transform reads besides its chunk, fingerprinted (empty for module transforms). */
+  inputs: InputFingerprint[];
+  database: { variable: string; identity: string; serverVersion: string };
 }
 
 export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<CheckedSpec> {
@@ -38,7 +44,9 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
     });
     if (!checked.ok) throw new SpecError(specFile, checked.problems);
     const warnings = [...(await partitionSizeWarnings(db, spec, checked.partitions.length)), ...(await chunkAccessWarnings(db, spec, checked.shape, checked.partitions))];
-    return { loaded, shape: checked.shape, partitions: checked.partitions, warnings };
+    const inputs = await runInputs(db, spec, checked.shape);
+    const database = { variable: spec.database, identity: (await databaseIdentity(db)).id, serverVersion: await serverVersion(db) };
+    return { loaded, shape: checked.shape, partitions: checked.partitions, warnings, inputs, database };
   } finally {
     await own?.end();
   }

@@ -14,6 +14,10 @@ import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
 import { pollUntil } from '../util/poll-until';
 import { approveUpdate, cancelSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from '../workflows/messages';
 import { UsageError } from './errors';
+import { withTransaction } from '../db/pool';
+import { recordEvent } from '../ledger/events';
+import { inputChanges } from '../sql/input-fingerprints';
+import { runInputs } from '../sql/run-inputs';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';
 
@@ -33,6 +37,7 @@ export async function controlRun(
   action: ControlAction,
   who: OperatorAction,
   timeoutMs = 30_000,
+  options: { acceptInputChange?: boolean } = {},
 ): Promise<{ applied: boolean }> {
   const ref = runLabel(run.name, run.run_id);
   if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to ${action}`);
@@ -44,6 +49,9 @@ export async function controlRun(
     const progress = await client.workflow.getHandle(run.workflow_id).query(progressQuery).catch(() => undefined);
     if (progress?.canary?.phase === 'held') throw new UsageError(`run ${ref} is held by its canary, not paused: ${progress.canary.held}`);
     if (progress?.ramp?.phase === 'held') throw new UsageError(`run ${ref} is held by a ramp stage, not paused: ${progress.ramp.held}`);
+    await settleInputChange(pool, run, who, options.acceptInputChange === true);
+  } else if (options.acceptInputChange) {
+    throw new UsageError('--accept-input-change goes with resume');
   }
   const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
   await client.workflow.getHandle(run.workflow_id).signal(signal, who);
@@ -56,6 +64,33 @@ export async function controlRun(
     { timeoutMs, intervalMs: 200 },
   );
   return { applied: applied === true };
+}
+
+/**
+ * A run whose transform's inputs changed resumes only with the operator's explicit acceptance:
+ * the fingerprints as they are now become the run's, and the event records who accepted which
+ * change and why, in one transaction, before the resume signal is sent.
+ */
+async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction, accept: boolean): Promise<void> {
+  const ref = runLabel(run.name, run.run_id);
+  const accepted = run.input_fingerprints ?? [];
+  const now = accepted.length > 0 ? await runInputs(pool, run.spec, run.shape) : [];
+  const changes = inputChanges(accepted, now);
+  if (changes.length === 0) {
+    if (accept) throw new UsageError(`the inputs of ${ref} have not changed since the run started; resume without --accept-input-change`);
+    return;
+  }
+  if (!accept) {
+    throw new UsageError(
+      `run ${ref} cannot resume as it is: input changed since the run started: ${changes.join('; ')}. ` +
+        `To go on with the changed input: backfill resume ${run.run_id} --accept-input-change --reason "…"; or cancel it`,
+    );
+  }
+  if (!who.reason) throw new UsageError(`accepting an input change of ${ref} needs --reason: it is kept in the audit record with who accepted`);
+  await withTransaction(pool, async (client) => {
+    await client.query('UPDATE backfill.runs SET input_fingerprints = $2 WHERE run_id = $1', [run.run_id, JSON.stringify(now)]);
+    await recordEvent(client, { runId: run.run_id, kind: 'input-change-accepted', actor: who.actor, reason: who.reason, detail: { changes } });
+  });
 }
 
 /**

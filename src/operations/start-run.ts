@@ -22,6 +22,8 @@ import { defaultActor } from './actor';
 import { checkSpec } from './check-spec';
 import { UsageError } from './errors';
 import { startRunWorkflow } from './run-workflow';
+import { readSavedPlan, refuseUnlessApproved } from './saved-plans';
+import { stalePartitions } from '../ledger/stale';
 
 export interface StartRunOptions {
   specFile: string;
@@ -33,6 +35,10 @@ export interface StartRunOptions {
   reconcileIntervalMs?: number;
   /** How long to wait for a worker to register the run (default 60 s). */
   registrationTimeoutMs?: number;
+  /** `--plan`: start only if the spec still makes this saved plan; `approvedBy` is recorded with it. */
+  approval?: { planFile: string; approvedBy: string };
+  /** `--only-stale`: re-run only the partitions the ledger shows stale (backfill stale). */
+  onlyStale?: boolean;
 }
 
 export interface StartedRun {
@@ -55,10 +61,20 @@ export function newRunId(now = new Date()): string {
 export async function startRun(temporal: { client: Client; taskQueue: string }, options: StartRunOptions): Promise<StartedRun> {
   const runId = options.runId ?? newRunId();
   if (!RUN_ID_PATTERN.test(runId)) throw new UsageError(`--run-id must match ${RUN_ID_PATTERN.source} (got "${runId}")`);
-  const { loaded, partitions, warnings } = await checkSpec(options.specFile);
+  const approvedPlan = options.approval && readSavedPlan(options.approval.planFile);
+  if (options.approval && !options.approval.approvedBy.trim()) throw new UsageError('--approved-by must name who approved the plan');
+  const checked = await checkSpec(options.specFile);
+  const { loaded, warnings } = checked;
+  let { partitions } = checked;
   const { spec } = loaded;
+  if (approvedPlan) refuseUnlessApproved(options.approval!.planFile, approvedPlan, checked);
   const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
   try {
+    if (options.onlyStale) {
+      const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
+      partitions = partitions.filter((p) => stale.has(p.id));
+      if (partitions.length === 0) throw new UsageError(`no partition of ${spec.name} is stale; nothing to re-run (backfill stale ${options.specFile} lists them)`);
+    }
     if (await ledgerExists(pool)) {
       if (await getRun(pool, runId)) throw new UsageError(`run id ${runId} is already used in this ledger; pick another --run-id or omit it`);
       const active = await findActiveRun(pool, spec.name);
@@ -79,6 +95,8 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       reconcileIntervalMs: options.reconcileIntervalMs,
+      ...(approvedPlan ? { approval: { plan: approvedPlan, approvedBy: options.approval!.approvedBy } } : {}),
+      ...(options.onlyStale ? { onlyStale: true } : {}),
     };
     const bytes = Buffer.byteLength(JSON.stringify(input));
     if (bytes > MAX_START_PAYLOAD_BYTES) {

@@ -48,6 +48,14 @@ export interface StatusReport {
   changesSemantics: boolean;
   /** Set while the run's canary holds it. */
   canaryHold?: string;
+  /** `start --plan`: who approved the plan the run was started from. */
+  approvedBy: string | null;
+  /** `start --only-stale`: the run covers only the spec's stale partitions. */
+  onlyStale: boolean;
+  /** Tables and functions the SQL transform reads, checked before each partition. */
+  inputs: string[];
+  /** Partitions of this run with a chunk committed before an accepted input change (backfill stale lists them). */
+  computedBeforeInputChange: number;
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -97,7 +105,21 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     canaryHold: run.paused && ACTIVE_RUN_STATUSES.includes(run.status) ? await canaryHold(pool, run.run_id) : undefined,
     consumers: run.spec.downstream?.consumers ?? [],
     changesSemantics: run.spec.downstream?.changesSemantics === true,
+    approvedBy: run.approved_by ?? null,
+    onlyStale: run.only_stale === true,
+    inputs: (run.input_fingerprints ?? []).map((f) => f.name),
+    computedBeforeInputChange: await computedBeforeInputChange(pool, run.run_id),
   };
+}
+
+async function computedBeforeInputChange(pool: pg.Pool, runId: string): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `SELECT count(DISTINCT c.partition_id) AS n FROM backfill.chunks c
+      WHERE c.run_id = $1
+        AND c.committed_at < (SELECT max(e.at) FROM backfill.run_events e WHERE e.run_id = $1 AND e.kind = 'input-change-accepted')`,
+    [runId],
+  );
+  return Number(rows[0].n);
 }
 
 export interface RunSummary {

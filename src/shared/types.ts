@@ -73,7 +73,7 @@ export interface PartitionReport extends RowCounts {
   chunks: number;
   error?: string;
   /** A guard held the partition past holdTimeoutSeconds: the run should pause for an operator. */
-  pauseRequest?: OperatorAction;
+  pauseRequest?: PauseRequest;
   /** The activity already signalled this outcome to the run: the partition workflow need not. */
   reported?: boolean;
 }
@@ -127,6 +127,15 @@ export interface PartitionCondition {
 export interface OperatorAction {
   actor: string;
   reason?: string;
+}
+
+/**
+ * A pause the engine asks for (a guard held too long, a full disk, a changed input), with the
+ * control version it decided on: a request decided before a later operator action (a resume)
+ * is stale and ignored; the condition, if it persists, asks again.
+ */
+export interface PauseRequest extends OperatorAction {
+  basedOnVersion?: number;
 }
 
 export interface RunProgress {

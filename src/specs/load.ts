@@ -10,9 +10,10 @@ import type { z } from 'zod';
 import { specSchema, type Spec } from './schema';
 import { SpecError, type SpecProblem } from './errors';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
+import { canonicalJson } from '../util/canonical-json';
 import { sha256 } from '../util/hash';
 
-export { sha256 };
+export { canonicalJson, sha256 };
 
 export interface LoadedSpec {
   spec: Spec;
@@ -21,6 +22,8 @@ export interface LoadedSpec {
   /** sha256 of the canonical JSON of the spec (module transforms: including the module's code hash). */
   specHash: string;
   transform: FrozenTransform;
+  /** Module transforms: the bundle the code hash is of (never sent through Temporal). */
+  artifact?: TransformArtifact;
 }
 
 /** What a run records about its transformation; a worker whose transform differs refuses the work. */
@@ -87,8 +90,8 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
     throw new SpecError(file, result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)));
   }
   const spec = result.data;
-  const transform = freezeTransform(spec, file);
-  return { spec, file, specHash: hashSpec(spec, transform), transform };
+  const { transform, artifact } = freeze(spec, file);
+  return { spec, file, specHash: hashSpec(spec, transform), transform, ...(artifact ? { artifact } : {}) };
 }
 
 /**
@@ -103,13 +106,13 @@ function exactIntegers(value: unknown): unknown {
   return value;
 }
 
-export function freezeTransform(spec: Spec, file: string): FrozenTransform {
+function freeze(spec: Spec, file: string): { transform: FrozenTransform; artifact?: TransformArtifact } {
   const { name, version } = spec.transform;
   if (spec.transform.sql !== undefined) {
-    return { name, version, kind: 'sql', codeHash: sha256(spec.transform.sql) };
+    return { transform: { name, version, kind: 'sql', codeHash: sha256(spec.transform.sql) } };
   }
   const modulePath = path.resolve(path.dirname(path.resolve(file)), spec.transform.module!);
-  return freezeModule(spec, modulePath, (message) => new SpecError(file, [{ path: 'transform.module', message }])).transform;
+  return freezeModule(spec, modulePath, (message) => new SpecError(file, [{ path: 'transform.module', message }]));
 }
 
 /** Bundles a module transform; `fail` turns what went wrong into the caller's kind of error. */
@@ -132,18 +135,6 @@ export function freezeModule(spec: Spec, modulePath: string, fail: (message: str
 
 export function hashSpec(spec: Spec, transform: FrozenTransform): string {
   return sha256(canonicalJson({ spec, transformCode: transform.codeHash }));
-}
-
-/** JSON with sorted keys, so the hash does not depend on the order fields were written in. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: LineCounter): SpecProblem {

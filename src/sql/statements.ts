@@ -65,6 +65,12 @@ export interface CompiledRun {
   compareFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[]): Statement;
   /** The same comparison for a TypeScript transform's output rows, serialised as one JSON array. */
   compareFromJson(bounds: PartitionBounds, rowsJson: string, types: string[], wholePartition: boolean): Statement;
+  /**
+   * `plan`'s preview: up to `limit` output rows of (cursor, hi] that a write would insert or
+   * change, as `key`, `current` (the target row, JSON; NULL when absent) and `computed` (JSON).
+   */
+  previewFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[], limit: number): Statement;
+  previewFromJson(rowsJson: string, types: string[], limit: number): Statement;
   /** Invariant SQL with `source_rows` bound to a partition's source rows in scope, or the whole plan's (bounds omitted); up to `limit` violating rows as text and their count. */
   invariant(sql: string, bounds: PartitionBounds | null, limit: number): Statement;
   /** The chunk (cursor, hi] in words, for errors: `id in (10, 20]` or `(created_at, id) in (…, …]`. */
@@ -137,6 +143,22 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     };
   }
 
+  /** Output rows (`output`) a write would change, current beside computed. */
+  function preview(output: string, numbered: ReturnType<typeof params>, limit: number): Statement {
+    const absent = `t.${keyCols[0]} IS NULL`;
+    const wrong = spec.target.mode === 'update' ? `NOT ${absent} AND ${changed}` : `${absent} OR ${changed}`;
+    const lim = numbered.param(limit, 'integer');
+    return {
+      text:
+        `WITH o AS MATERIALIZED (${output}) ` +
+        // every value as its text, so numerics and bigints arrive exact
+        `SELECT ${keyText} AS key, CASE WHEN ${absent} THEN NULL ELSE (SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(t)) j) END AS current, ` +
+        `(SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(o)) j) AS computed ` +
+        `FROM o LEFT JOIN ${target} t ON ${join} WHERE ${wrong} ORDER BY ${keyCols.map((c) => `o.${c}`).join(', ')} LIMIT ${lim}`,
+      values: numbered.values,
+    };
+  }
+
   return {
     outputTable: out,
     createOutputTable:
@@ -193,6 +215,20 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const output = `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) SELECT ${typed} FROM (${transformSql}\n) t`;
       // rows of the partition the transform does not produce count only when the whole partition was recomputed
       return comparison(output, spec.target.mode === 'replace' && cursor === null && hi === null ? bounds : null, numbered);
+    },
+
+    previewFromSql(bounds, cursor, hi, types, limit) {
+      if (!transformSql) throw new Error('previewFromSql needs a SQL transform');
+      const numbered = params();
+      const p = chunkPredicate(bounds, cursor, hi, 's', numbered);
+      const typed = cols.map((c, i) => `t.${c}::${types[i]} AS ${c}`).join(', ');
+      return preview(`WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) SELECT ${typed} FROM (${transformSql}\n) t`, numbered, limit);
+    },
+
+    previewFromJson(rowsJson, types, limit) {
+      const numbered = params();
+      const json = numbered.param(rowsJson, 'json');
+      return preview(`SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`, numbered, limit);
     },
 
     compareFromJson(bounds, rowsJson, types, wholePartition) {

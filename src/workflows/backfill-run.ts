@@ -36,6 +36,7 @@ import { NON_RETRYABLE_FAILURES } from '../shared/failures';
 import type { RunStatus } from '../shared/statuses';
 import type { OperatorAction, PartitionReport } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
+import type { RunApproval } from '../activities/register-run';
 import type { Spec } from '../specs/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
 import { approveUpdate, cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
@@ -60,6 +61,10 @@ export interface RunWorkflowInput {
   partitionHeartbeatTimeoutMs?: number;
   /** How often the run looks for partition workflows that closed without reporting (default 5 minutes). */
   reconcileIntervalMs?: number;
+  /** `start --plan`: the approved plan the run must match when it registers, and the approver. */
+  approval?: RunApproval;
+  /** `start --only-stale`: the run covers only the spec's stale partitions. */
+  onlyStale?: boolean;
   /** retry-failed: this execution is a new attempt of a finished run, re-running only its failed and cancelled partitions. */
   retry?: { attempt: number; actor: string; reason?: string };
   /** Carried across continue-as-new; absent on the first execution. */
@@ -176,7 +181,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     if (!input.state) {
       const opening = input.retry
         ? await acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE })
-        : await acts.registerRun({ runId, workflowId: workflowInfo().workflowId, spec, specFile: input.specFile, specHash: input.specHash, transform: input.transform, startedBy: input.startedBy, databaseIdentity: input.databaseIdentity, pageSize: PAGE });
+        : await acts.registerRun({ runId, workflowId: workflowInfo().workflowId, spec, specFile: input.specFile, specHash: input.specHash, transform: input.transform, startedBy: input.startedBy, databaseIdentity: input.databaseIdentity, ...(input.approval ? { approval: input.approval } : {}), ...(input.onlyStale ? { onlyStale: true } : {}), pageSize: PAGE });
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;

@@ -4,9 +4,9 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { LIMIT_BOUNDS } from '../shared/limits';
-import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RunProgress } from '../shared/types';
+import type { Limits, LimitsChange, OperatorAction, PartitionCondition, PauseRequest, PartitionReport, RunProgress } from '../shared/types';
 
-export const pauseSignal = defineSignal<[OperatorAction?]>('pause');
+export const pauseSignal = defineSignal<[PauseRequest?]>('pause');
 export const resumeSignal = defineSignal<[OperatorAction?]>('resume');
 export const cancelSignal = defineSignal<[OperatorAction?]>('cancel');
 /** Sent by each partition workflow to its run, by workflow id only, so it reaches the newest run after continue-as-new. */

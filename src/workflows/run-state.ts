@@ -7,7 +7,7 @@
  */
 import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
 import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
-import type { CanaryProgress, Limits, LimitsChange, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress } from '../shared/types';
+import type { CanaryProgress, Limits, LimitsChange, OperatorAction, PartitionCondition, PauseRequest, PartitionReport, RowCounts, RunProgress } from '../shared/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {
@@ -120,10 +120,11 @@ export function decided(s: RunState, kind: ControlEvent['kind'], who: OperatorAc
 
 export const actor = (a: OperatorAction | undefined): OperatorAction => ({ actor: a?.actor ?? 'unknown', reason: a?.reason });
 
-/** Pausing a paused or cancelling run changes nothing. */
-export function pause(s: RunState, who: OperatorAction | undefined, key: string): RunState {
+/** Pausing a paused or cancelling run changes nothing; nor does an engine's request decided before the latest operator action. */
+export function pause(s: RunState, who: PauseRequest | undefined, key: string): RunState {
   if (s.paused || s.cancelRequested) return s;
-  return decided(s, 'paused', who, key, { paused: true, heldBy: actor(who) });
+  if (who?.basedOnVersion !== undefined && who.basedOnVersion < s.controlVersion) return s;
+  return decided(s, 'paused', who && { actor: who.actor, reason: who.reason }, key, { paused: true, heldBy: actor(who) });
 }
 
 export function resume(s: RunState, who: OperatorAction | undefined, key: string): RunState {

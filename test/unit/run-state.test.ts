@@ -23,6 +23,13 @@ describe('operator actions on the run state', () => {
     ['pause: paused, held by the actor, one event to sync', started, (s) => run.pause(s, alice, 'k'), { paused: true, heldBy: alice, controlVersion: 1, events: 1 }],
     ['pause while paused changes nothing', paused, (s) => run.pause(s, alice, 'k'), { paused: true, controlVersion: 1, events: 1 }],
     ['pause while cancelling changes nothing', cancelling, (s) => run.pause(s, alice, 'k'), { paused: false, controlVersion: 1, events: 1 }],
+    ['an engine pause decided on the current version applies', started, (s) => run.pause(s, { actor: 'backfill', reason: 'disk full', basedOnVersion: 0 }, 'k'), { paused: true, controlVersion: 1, events: 1 }],
+    [
+      'an engine pause decided before the latest resume is stale: ignored',
+      run.resume(paused, { actor: 'bob' }, 'k3'),
+      (s) => run.pause(s, { actor: 'backfill', reason: 'disk full', basedOnVersion: 0 }, 'k'),
+      { paused: false, controlVersion: 2, events: 2 },
+    ],
     ['resume a paused run: no longer held', paused, (s) => run.resume(s, { actor: 'bob' }, 'k'), { paused: false, heldBy: undefined, controlVersion: 2, events: 2 }],
     ['resume a running run changes nothing', started, (s) => run.resume(s, alice, 'k'), { paused: false, controlVersion: 0, events: 0 }],
     ['cancel: cancelling, held by the actor', started, (s) => run.requestCancel(s, alice, 'k'), { cancelRequested: true, heldBy: alice, cancelledByTemporal: false, controlVersion: 1, events: 1 }],

@@ -18,10 +18,11 @@ import { withLedger, withLedgerAndTemporal, type LedgerSession } from '../sessio
 
 type ActorOptions = OutputOptions & { database: string; actor?: string; reason?: string };
 
-export async function controlCommand(action: ControlAction, ref: string, opts: ActorOptions): Promise<void> {
+export async function controlCommand(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean }): Promise<void> {
   await withLedgerAndTemporal(opts.database, async ({ client, pool, findRun }) => {
     const run = await findRun(ref);
-    const { applied } = await controlRun({ client, pool }, run, action, { actor: opts.actor ?? defaultActor(), reason: opts.reason });
+    const who = { actor: opts.actor ?? defaultActor(), reason: opts.reason };
+    const { applied } = await controlRun({ client, pool }, run, action, who, undefined, { acceptInputChange: opts.acceptInputChange });
     const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
     emit(opts, { runId: run.run_id, action, applied }, () =>
       applied

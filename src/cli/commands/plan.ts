@@ -1,19 +1,39 @@
-/** `backfill plan`: the checks and partitions of a spec; writes nothing. */
+/** `backfill plan`: the checks, partitions and inputs of a spec; writes nothing in the database. */
+import { defaultActor } from '../../operations/actor';
 import { checkSpec } from '../../operations/check-spec';
+import { estimatePlan, type PlanEstimate } from '../../operations/estimate-plan';
+import { createPool, databaseUrlFrom } from '../../db/pool';
+import { savedPlanOf, writeSavedPlan } from '../../operations/saved-plans';
 import { shortHash, transformLabel } from '../../shared/labels';
+import type { InputFingerprint } from '../../sql/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
 
-export async function planCommand(specFile: string, opts: OutputOptions): Promise<void> {
-  const { loaded, partitions, warnings } = await checkSpec(specFile);
+export async function planCommand(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
+  const checked = await checkSpec(specFile);
+  const { loaded, partitions, warnings, inputs } = checked;
   const { spec } = loaded;
+  const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
+  let estimate: PlanEstimate;
+  try {
+    estimate = await estimatePlan(pool, checked, { measureWrites: opts.measureWrites === true });
+  } finally {
+    await pool.end();
+  }
+  const saved = { ...savedPlanOf(checked, defaultActor()), estimate };
+  if (opts.save) writeSavedPlan(opts.save, saved);
   const plan = {
     name: spec.name,
     specHash: loaded.specHash,
-    transform: { ...loaded.transform },
+    transform: saved.transform,
     target: spec.target,
     limits: spec.limits,
+    database: checked.database,
+    inputs,
     partitions: partitions.map((p) => ({ id: p.id, bounds: p.bounds })),
+    partitionsDigest: saved.partitions.digest,
+    estimate,
     warnings,
+    ...(opts.save ? { saved: opts.save } : {}),
   };
   emit(opts, plan, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
@@ -21,10 +41,63 @@ export async function planCommand(specFile: string, opts: OutputOptions): Promis
     return [
       `Spec ${specFile} is valid: ${p.name}`,
       `  transform ${transformLabel(p.transform)}, spec hash ${shortHash(p.specHash)}`,
+      ...(p.transform.bundled ? [`  bundled: ${p.transform.bundled.join(', ')}`] : []),
       `  target ${p.target.table} (${p.target.mode} by ${p.target.key.join(', ')}); chunks of ${p.limits.chunkSize}, ${p.limits.concurrency} partitions at a time`,
+      ...(p.inputs.length > 0 ? ['  the transform also reads (checked before each partition):', ...p.inputs.map((i) => `    ${describeInput(i)}`)] : []),
       `  ${p.partitions.length} partitions:`,
       ...shown,
+      ...describeEstimate(p.estimate, spec.limits.concurrency),
       ...p.warnings.map((w) => `warning: ${w}`),
+      ...(opts.save ? [`Plan saved to ${opts.save}. Once approved, start exactly this plan with:`, `  backfill start ${specFile} --plan ${opts.save} --approved-by <who approved>`] : []),
     ].join('\n');
   });
+}
+
+function describeInput(i: InputFingerprint): string {
+  if (i.kind === 'function') return `function ${i.name} (definition ${shortHash(i.definition)})`;
+  return i.rows !== undefined ? `${i.kind} ${i.name}: ${i.rows} rows, content ${shortHash(i.content!)}` : `${i.kind} ${i.name}: ${i.uncovered}`;
+}
+
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+
+function seconds(s: number): string {
+  if (s < 120) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  if (s < 7200) return `${(s / 60).toFixed(0)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+function bytes(b: number): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  let i = 0;
+  while (b >= 1000 && i < units.length - 1) {
+    b /= 1000;
+    i++;
+  }
+  return `${b.toFixed(b < 10 && i > 0 ? 1 : 0)} ${units[i]}`;
+}
+
+function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
+  const { scope, sample, projected } = e;
+  const perThousand = sample.rows > 0 ? (sample.computeMs / sample.rows) * 1000 : 0;
+  const lines = [
+    'Estimate:',
+    `  scope:     ${n(scope.rows)} rows ${scope.exact ? '(counted)' : '(the planner\'s estimate)'}, about ${n(scope.rowsPerPartition)} per partition${scope.bytesRead !== null ? `, about ${bytes(scope.bytesRead)} to read` : ''}`,
+    `  sample:    ${n(sample.rows)} rows from ${sample.partitions.join(', ')}: ${n(sample.inserts)} to insert, ${n(sample.updates)} to update, ${n(sample.unchanged)} unchanged; ` +
+      `read and transformed at ${perThousand.toFixed(1)} ms per 1,000 rows` +
+      (sample.writeMs !== undefined ? `; written (then rolled back) in ${sample.writeMs} ms, ${bytes(sample.walBytes ?? 0)} of WAL` : ''),
+    `  projected: ${n(projected.inserts)} inserts, ${n(projected.updates)} updates, ${n(projected.unchanged)} unchanged` +
+      (projected.walBytes !== undefined ? `; about ${bytes(projected.walBytes)} of WAL` : ''),
+    `  duration:  ${projected.lowerBound ? 'at least ' : 'about '}${seconds(projected.durationSeconds)} at concurrency ${concurrency}, set by ${projected.bindingLimit}` +
+      (projected.lowerBound ? ' (the writes are not measured: plan --measure-writes writes the sample and rolls it back)' : ''),
+  ];
+  if (e.preview.length > 0) {
+    lines.push('  changes (a few sample rows, current → computed):');
+    for (const r of e.preview) {
+      const what = r.change === 'insert'
+        ? `insert ${JSON.stringify(r.computed)}`
+        : r.changed.map((c) => `${c}: ${JSON.stringify(r.current![c])} → ${JSON.stringify(r.computed[c])}`).join(', ');
+      lines.push(`    ${r.key}: ${what}`);
+    }
+  }
+  return lines;
 }

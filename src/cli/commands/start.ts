@@ -3,17 +3,25 @@ import { startRun } from '../../operations/start-run';
 import { loadSpecFile } from '../../specs/load';
 import { temporalConfig, webUiUrl } from '../../temporal/config';
 import { connectClient } from '../../temporal/connect';
-import { emit, type OutputOptions } from '../output';
+import { emit, UsageError, type OutputOptions } from '../output';
 import { withLedger } from '../session';
 import { followToEnd } from './control';
 
-export async function startCommand(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string }): Promise<void> {
+export async function startCommand(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean }): Promise<void> {
+  if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
+  if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
   const config = temporalConfig();
   // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
   const { spec } = loadSpecFile(specFile);
   const { client, close } = await connectClient(config);
   try {
-    const started = await startRun({ client, taskQueue: config.taskQueue }, { specFile, runId: opts.runId, actor: opts.actor });
+    const started = await startRun({ client, taskQueue: config.taskQueue }, {
+      specFile,
+      runId: opts.runId,
+      actor: opts.actor,
+      ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
+      ...(opts.onlyStale ? { onlyStale: true } : {}),
+    });
     const ui = webUiUrl(config.address, config.namespace, started.workflowId);
     const info = { runId: started.runId, name: started.name, workflowId: started.workflowId, partitions: started.partitions, webUi: ui, warnings: started.warnings };
     if (opts.output !== 'json') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);

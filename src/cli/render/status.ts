@@ -18,6 +18,15 @@ export function renderStatus(r: StatusReport): string {
     `  workflow:  ${r.workflowId}`,
   ];
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
+  if (r.approvedBy) lines.push(`  approved:  started from a saved plan approved by ${r.approvedBy}`);
+  if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
+  if (r.inputs.length > 0) lines.push(`  inputs:    ${r.inputs.join(', ')} (checked before each partition; a change holds the run)`);
+  if (r.computedBeforeInputChange > 0) {
+    lines.push(
+      `  stale:     ${r.computedBeforeInputChange} partition(s) were computed before the accepted input change; ` +
+        `recompute them with the input as it is now: backfill start ${r.specFile ?? '<spec>'} --only-stale`,
+    );
+  }
   if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
   if (r.lastError) lines.push(`  error:     ${r.lastError}`);
   if (r.rowsOutsidePlan) {

@@ -1,0 +1,58 @@
+/**
+ * Which partitions of a spec hold rows computed by something other than what the spec says
+ * now, from the ledger: for each partition id, its latest successful write across the spec's
+ * runs is stale when that run's transform version is older than the current one, or when an
+ * operator accepted a change of the transform's inputs (a reference table, a function) after
+ * the partition's first chunk was committed (its rows may come from the earlier input).
+ * Partitions are matched by id, so a spec whose partitioning changed is stale as a whole only
+ * through its version.
+ */
+import type pg from 'pg';
+
+export interface StalePartition {
+  partitionId: string;
+  runId: string;
+  /** The version of the transform that wrote it. */
+  version: number;
+  finishedAt: Date;
+  /** Why it is stale, in words. */
+  reason: string;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+export async function stalePartitions(db: Queryable, name: string, currentVersion: number): Promise<StalePartition[]> {
+  const { rows: ledger } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.runs')::text AS t");
+  if (ledger[0].t === null) return [];
+  const { rows } = await db.query<{
+    partition_id: string;
+    run_id: string;
+    version: number;
+    finished_at: Date;
+    accepted_at: Date | null;
+    first_chunk: Date | null;
+  }>(
+    `WITH latest AS (
+       SELECT DISTINCT ON (p.partition_id) p.partition_id, p.run_id, r.transform_version AS version, p.finished_at, p.ordinal
+         FROM backfill.partitions p JOIN backfill.runs r USING (run_id)
+        WHERE r.name = $1 AND p.status = 'succeeded'
+        ORDER BY p.partition_id, p.finished_at DESC
+     )
+     SELECT l.partition_id, l.run_id, l.version, l.finished_at,
+            (SELECT max(e.at) FROM backfill.run_events e WHERE e.run_id = l.run_id AND e.kind = 'input-change-accepted') AS accepted_at,
+            (SELECT min(c.committed_at) FROM backfill.chunks c WHERE c.run_id = l.run_id AND c.partition_id = l.partition_id) AS first_chunk
+       FROM latest l
+      ORDER BY l.run_id, l.ordinal`,
+    [name],
+  );
+  const stale: StalePartition[] = [];
+  for (const r of rows) {
+    let reason: string | undefined;
+    if (r.version !== currentVersion) reason = `written by transform version ${r.version}, the spec is at ${currentVersion}`;
+    else if (r.accepted_at && r.first_chunk && r.first_chunk < r.accepted_at) {
+      reason = `computed before the input change accepted at ${r.accepted_at.toISOString()}`;
+    }
+    if (reason) stale.push({ partitionId: r.partition_id, runId: r.run_id, version: r.version, finishedAt: r.finished_at, reason });
+  }
+  return stale;
+}

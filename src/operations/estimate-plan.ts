@@ -1,0 +1,242 @@
+/**
+ * What a plan will cost and change, measured before anything is written: the rows in scope
+ * (counted where the source is small enough, else the planner's estimate, marked so), the
+ * bytes read, and a few deterministic sample chunks spread over the scope (first, middle and
+ * last partition), recomputed read-only and compared with the target: how long the transform
+ * takes per row, how many rows would be inserted, updated or left as they are, and some of
+ * the rows themselves, current beside computed. With `measureWrites`, the samples are also
+ * written for real in a transaction that is rolled back, timing the writes and measuring the
+ * WAL they produce. The projection is simple arithmetic over these, and says what binds it.
+ */
+import type pg from 'pg';
+import { quoteTable } from '../db/sql';
+import type { RunRow } from '../ledger/runs';
+import type { PlannedPartition } from '../shared/types';
+import type { LoadedSpec } from '../specs/load';
+import type { RunShape } from '../sql/shape';
+import { compileRun } from '../sql/statements';
+import { evaluateArtifact } from '../transforms/artifact';
+import { EXACT_TYPES } from '../transforms/exact-types';
+import { comparePartition, outputTypes, readOnly, type Recomputable } from '../validation/compare';
+
+/** Up to this many rows (by the planner's estimate) the scope is counted exactly. */
+export const EXACT_COUNT_MAX_ROWS = 5_000_000;
+const SAMPLE_PARTITIONS = 3;
+const SAMPLE_ROWS = 2000;
+const PREVIEW_ROWS = 5;
+const SAMPLE_TIMEOUT_MS = 30_000;
+/**
+ * Temporal's part per partition (child workflow, activity, reports), in slot time: 44 ms
+ * measured for one-row partitions at concurrency 20 (docs/benchmarks.md, "Small partitions").
+ */
+export const ORCHESTRATION_MS_PER_PARTITION = 45;
+
+export interface RowPreview {
+  key: string;
+  change: 'insert' | 'update';
+  /** The target row now (output columns only); null for an insert. */
+  current: Record<string, unknown> | null;
+  computed: Record<string, unknown>;
+  /** Output columns whose value would change. */
+  changed: string[];
+}
+
+export interface PlanEstimate {
+  scope: { rows: number; exact: boolean; rowsPerPartition: number; bytesRead: number | null };
+  sample: { partitions: string[]; rows: number; computeMs: number; inserts: number; updates: number; unchanged: number; writeMs?: number; walBytes?: number };
+  projected: {
+    inserts: number;
+    updates: number;
+    unchanged: number;
+    /** Reading and transforming every row, spread over the concurrent partitions. */
+    computeSeconds: number;
+    /** Writing the changed rows; measured only with measureWrites. */
+    writeSeconds?: number;
+    /** Starting and reporting the partitions. */
+    orchestrationSeconds: number;
+    walBytes?: number;
+    /** The whole run, and what sets it. */
+    durationSeconds: number;
+    bindingLimit: string;
+    /** The duration leaves out the writes (not measured). */
+    lowerBound: boolean;
+  };
+  preview: RowPreview[];
+}
+
+export interface EstimateInput {
+  loaded: LoadedSpec;
+  shape: RunShape;
+  partitions: PlannedPartition[];
+}
+
+export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options: { measureWrites?: boolean } = {}): Promise<PlanEstimate> {
+  const { spec } = input.loaded;
+  const ctx = recomputable(input);
+  const scope = await scopeRows(pool, input, ctx.module?.reads);
+  const types = await outputTypes(pool, ctx);
+
+  const picks = samplePartitions(input.partitions);
+  let rows = 0;
+  let computeMs = 0;
+  let inserts = 0;
+  let updates = 0;
+  const preview: RowPreview[] = [];
+  let writeMs = 0;
+  let walBytes = 0;
+  for (const p of picks) {
+    const started = performance.now();
+    const c = await comparePartition(pool, ctx, p.bounds, { pageRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows: SAMPLE_ROWS } });
+    computeMs += performance.now() - started;
+    rows += c.compared;
+    inserts += spec.target.mode === 'update' ? 0 : c.missing;
+    updates += c.differing;
+    if (preview.length < PREVIEW_ROWS && c.missing + c.differing > 0) preview.push(...(await previewRows(pool, ctx, p, types, PREVIEW_ROWS - preview.length)));
+    if (options.measureWrites) {
+      const w = await measureWrite(pool, ctx, p);
+      writeMs += w.ms;
+      walBytes += w.walBytes;
+    }
+  }
+  const unchanged = rows - inserts - updates;
+  const share = (n: number) => (rows > 0 ? n / rows : 0);
+  const parallel = Math.max(1, Math.min(spec.limits.concurrency, input.partitions.length));
+  const computeSeconds = rows > 0 ? (scope.rows * (computeMs / rows)) / 1000 / parallel : 0;
+  const projectedInserts = Math.round(scope.rows * share(inserts));
+  const projectedUpdates = Math.round(scope.rows * share(updates));
+  const writeSeconds = options.measureWrites && rows > 0 ? (scope.rows * (writeMs / rows)) / 1000 / parallel : undefined;
+  const orchestrationSeconds = (input.partitions.length * ORCHESTRATION_MS_PER_PARTITION) / 1000 / parallel;
+  const work = computeSeconds + (writeSeconds ?? 0) + orchestrationSeconds;
+  let durationSeconds = work;
+  let bindingLimit = options.measureWrites ? `the database: ${parallel} partitions at a time` : `reading and transforming, ${parallel} partitions at a time (writes not measured)`;
+  if (spec.limits.rowsPerSecond) {
+    // every row read counts against the cap, written or not
+    const capped = scope.rows / spec.limits.rowsPerSecond;
+    if (capped > durationSeconds) {
+      durationSeconds = capped;
+      bindingLimit = `the rows/s cap (${spec.limits.rowsPerSecond} rows/s)`;
+    }
+  }
+  if (spec.limits.window) {
+    const open = windowHoursPerDay(spec.limits.window.start, spec.limits.window.end);
+    durationSeconds *= 24 / open;
+    bindingLimit += ` and the window (${open} of 24 hours)`;
+  }
+  return {
+    scope,
+    sample: { partitions: picks.map((p) => p.id), rows, computeMs: Math.round(computeMs), inserts, updates, unchanged, ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes } : {}) },
+    projected: {
+      inserts: projectedInserts,
+      updates: projectedUpdates,
+      unchanged: scope.rows - projectedInserts - projectedUpdates,
+      computeSeconds,
+      orchestrationSeconds,
+      ...(writeSeconds !== undefined ? { writeSeconds, walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0 } : {}),
+      durationSeconds,
+      bindingLimit,
+      lowerBound: !options.measureWrites,
+    },
+    preview,
+  };
+}
+
+/** First, middle and last partition: deterministic, and spread over the scope. */
+export function samplePartitions(partitions: PlannedPartition[]): PlannedPartition[] {
+  if (partitions.length <= SAMPLE_PARTITIONS) return partitions;
+  const at = new Set([0, Math.floor((partitions.length - 1) / 2), partitions.length - 1]);
+  return [...at].map((i) => partitions[i]);
+}
+
+function windowHoursPerDay(start: string, end: string): number {
+  const minutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+  const span = (minutes(end) - minutes(start) + 24 * 60) % (24 * 60);
+  return (span === 0 ? 24 * 60 : span) / 60;
+}
+
+function recomputable({ loaded, shape }: EstimateInput): Recomputable {
+  const { spec } = loaded;
+  const run = { spec, shape, transform_name: spec.transform.name, transform_version: spec.transform.version } as Pick<RunRow, 'spec' | 'shape' | 'transform_name' | 'transform_version'>;
+  const compiled = compileRun(spec, shape);
+  if (!loaded.artifact) return { run, compiled };
+  return { run, compiled, module: evaluateArtifact(loaded.artifact, loaded.transform.modulePath!) };
+}
+
+/** Exact when the planner expects few enough rows; else its estimate. Bytes from the columns' average widths. */
+async function scopeRows(pool: pg.Pool, { loaded, partitions }: EstimateInput, readColumns: string[] | undefined): Promise<PlanEstimate['scope']> {
+  const { spec } = loaded;
+  const from = `${quoteTable(spec.source.table)} s${spec.source.where ? ` WHERE (${spec.source.where}\n)` : ''}`;
+  return readOnly(pool, SAMPLE_TIMEOUT_MS, async (client) => {
+    const { rows: plan } = await client.query<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${from}`);
+    let rows = Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']);
+    let exact = false;
+    if (rows <= EXACT_COUNT_MAX_ROWS) {
+      rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}`)).rows[0].n);
+      exact = true;
+    }
+    // a SQL transform reads whole source rows (chunk is s.*); a module reads its `reads`, or all
+    const { rows: width } = await client.query<{ w: number | null }>(
+      `SELECT sum(st.avg_width)::int AS w FROM pg_stats st
+         JOIN pg_namespace n ON n.nspname = st.schemaname
+         JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = st.tablename
+        WHERE c.oid = to_regclass($1) AND ($2::text[] IS NULL OR st.attname = ANY($2))`,
+      [spec.source.table, readColumns ?? null],
+    );
+    return { rows, exact, rowsPerPartition: partitions.length > 0 ? Math.round(rows / partitions.length) : 0, bytesRead: width[0].w === null ? null : width[0].w * rows };
+  });
+}
+
+/** A few rows the sample would change, current beside computed. */
+async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition, types: string[], limit: number): Promise<RowPreview[]> {
+  return readOnly(pool, SAMPLE_TIMEOUT_MS, async (client) => {
+    const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
+    const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+    if (range[0].n === 0) return [];
+    let statement;
+    if (ctx.module) {
+      const read = ctx.compiled.readChunk(p.bounds, null, range[0].hi, ctx.module.reads);
+      const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
+      statement = ctx.compiled.previewFromJson(JSON.stringify(await ctx.module.transform(rows)), types, limit);
+    } else {
+      statement = ctx.compiled.previewFromSql(p.bounds, null, range[0].hi, types, limit);
+    }
+    const { rows } = await client.query<{ key: string; current: Record<string, unknown> | null; computed: Record<string, unknown> }>(statement.text, statement.values);
+    const columns = ctx.run.shape.outputColumns;
+    return rows.map((r) => {
+      const current = r.current && Object.fromEntries(columns.map((c) => [c, r.current![c]]));
+      const changed = columns.filter((c) => !current || JSON.stringify(current[c]) !== JSON.stringify(r.computed[c]));
+      return { key: r.key, change: current ? 'update' : 'insert', current, computed: r.computed, changed };
+    });
+  });
+}
+
+/** One sample chunk written for real, then rolled back: the time its writes take and the WAL they produce. */
+async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number }> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${SAMPLE_TIMEOUT_MS}`);
+    await client.query(ctx.compiled.createOutputTable);
+    const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
+    const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
+    if (range[0].n === 0) return { ms: 0, walBytes: 0 };
+    if (ctx.module) {
+      const read = ctx.compiled.readChunk(p.bounds, null, range[0].hi, ctx.module.reads);
+      const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
+      const fill = ctx.compiled.fillFromJson(JSON.stringify(await ctx.module.transform(rows)));
+      await client.query(fill.text, fill.values);
+    } else {
+      const fill = ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);
+      await client.query(fill.text, fill.values);
+    }
+    // the write alone: computing the rows was timed by the comparison
+    const before = (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+    const started = performance.now();
+    for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
+    const ms = performance.now() - started;
+    const { rows: wal } = await client.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes', [before]);
+    return { ms, walBytes: Number(wal[0].bytes) };
+  } finally {
+    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
+    client.release(broken);
+  }
+}
