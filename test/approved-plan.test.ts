@@ -91,7 +91,9 @@ test('plan --save writes the plan and nothing in the database; start --plan refu
   // unchanged: it starts, and the run keeps the plan and its approver
   const ok = await cli('start', specFile, '--plan', saved, '--approved-by', 'alice', '--wait', '-o', 'json');
   expect(ok.code).toBe(0);
-  const { rows } = await env.db.pool.query('SELECT run_id, approved_by, approved_plan, server_version, engine_version, input_fingerprints FROM backfill.runs WHERE name = $1', ['approved-sql']);
+  // progress is told in rows against the rows in scope
+  expect(ok.stderr).toMatch(new RegExp(`2/2 partitions, ${inScope} rows read of ${inScope} planned \\(100 %\\)`));
+  const { rows } = await env.db.pool.query('SELECT run_id, approved_by, approved_plan, server_version, engine_version, input_fingerprints, rows_planned, rows_planned_exact FROM backfill.runs WHERE name = $1', ['approved-sql']);
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({
     approved_by: 'alice',
@@ -99,6 +101,8 @@ test('plan --save writes the plan and nothing in the database; start --plan refu
     server_version: expect.stringMatching(/^PostgreSQL \d+/),
     engine_version: expect.stringMatching(/^backfill \d+\.\d+\.\d+/),
     input_fingerprints: [expect.objectContaining({ name: 'app.fx', rows: 4 })],
+    rows_planned: String(inScope),
+    rows_planned_exact: true,
   });
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
 });

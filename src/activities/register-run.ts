@@ -31,6 +31,7 @@ import { partitionDifferences, summarizePartitions, type SavedPlan } from '../ap
 import type { PlannedPartition } from '../shared/types';
 import { inputChanges, type InputFingerprint } from '../sql/input-fingerprints';
 import { runInputs, serverVersion } from '../sql/run-inputs';
+import { scopeRows } from '../sql/scope-rows';
 import { engineVersion } from '../util/engine-version';
 
 export interface RunApproval {
@@ -106,6 +107,9 @@ export function registerRunActivity(deps: ActivityDeps) {
     const inputFingerprints = await runInputs(pool, spec, shape);
     if (input.approval) refuseUnapproved(runId, input.approval, checked.partitions, inputFingerprints);
     const partitions = input.onlyStale ? await onlyStale(pool, runId, spec, checked.partitions) : checked.partitions;
+    const scope = await scopeRows(pool, spec);
+    // a run of some partitions reads about their share of the scope
+    const rowsPlanned = partitions.length === checked.partitions.length ? scope : { rows: Math.round((scope.rows * partitions.length) / checked.partitions.length), exact: false };
     const targetRelation = (await resolveRelation(pool, spec.target.table))!;
     const busy = await findActiveRunOnTarget(pool, targetRelation);
     if (busy) throw targetBusy(targetRelation, busy);
@@ -134,6 +138,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           approvedPlan: input.approval?.plan,
           approvedBy: input.approval?.approvedBy,
           onlyStale: input.onlyStale,
+          rowsPlanned,
         });
         if (!inserted) return;
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
@@ -154,6 +159,8 @@ export function registerRunActivity(deps: ActivityDeps) {
           reason: spec.reason,
           detail: {
             partitions: partitions.length,
+            rowsPlanned: rowsPlanned.rows,
+            rowsPlannedExact: rowsPlanned.exact,
             specHash: input.specHash,
             transform: transformLabel({ name: input.transform.name, version: input.transform.version }),
             codeHash: input.transform.codeHash,

@@ -55,6 +55,9 @@ export interface RunRow {
   approved_plan: SavedPlan | null;
   approved_by: string | null;
   only_stale: boolean;
+  /** Rows in scope at registration (bigint as text); NULL for runs registered before migration 0010. */
+  rows_planned: string | null;
+  rows_planned_exact: boolean | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -83,6 +86,7 @@ export interface NewRun {
   approvedPlan?: SavedPlan;
   approvedBy?: string;
   onlyStale?: boolean;
+  rowsPlanned?: { rows: number; exact: boolean };
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -102,8 +106,8 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
     `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
        shape, partitions_total, started_by, target_relation, database_identity,
-       input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25)
+       input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale, rows_planned, rows_planned_exact)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
@@ -111,6 +115,7 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
       run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation, run.databaseIdentity ?? null,
       run.inputFingerprints ? JSON.stringify(run.inputFingerprints) : null, run.serverVersion ?? null, run.engineVersion ?? null,
       run.approvedPlan ? JSON.stringify(run.approvedPlan) : null, run.approvedBy ?? null, run.onlyStale === true,
+      run.rowsPlanned?.rows ?? null, run.rowsPlanned?.exact ?? null,
     ],
   );
   return res.rowCount === 1;

@@ -9,27 +9,31 @@
  * WAL they produce. The projection is simple arithmetic over these, and says what binds it.
  */
 import type pg from 'pg';
-import { quoteTable } from '../db/sql';
 import type { RunRow } from '../ledger/runs';
 import type { PlannedPartition } from '../shared/types';
 import type { LoadedSpec } from '../specs/load';
 import type { RunShape } from '../sql/shape';
+import { scopeRows } from '../sql/scope-rows';
 import { compileRun } from '../sql/statements';
 import { evaluateArtifact } from '../transforms/artifact';
 import { EXACT_TYPES } from '../transforms/exact-types';
 import { comparePartition, outputTypes, readOnly, type Recomputable } from '../validation/compare';
+import { finalSampleEvery } from '../validation/gates';
 
-/** Up to this many rows (by the planner's estimate) the scope is counted exactly. */
-export const EXACT_COUNT_MAX_ROWS = 5_000_000;
 const SAMPLE_PARTITIONS = 3;
 const SAMPLE_ROWS = 2000;
 const PREVIEW_ROWS = 5;
 const SAMPLE_TIMEOUT_MS = 30_000;
+const MAX_PARALLEL_PROBE = 8;
 /**
  * Temporal's part per partition (child workflow, activity, reports), in slot time: 44 ms
  * measured for one-row partitions at concurrency 20 (docs/benchmarks.md, "Small partitions").
  */
 export const ORCHESTRATION_MS_PER_PARTITION = 45;
+/** Starting the run workflow and finishing it (finalize, the ledger's proof), beside its checks. */
+const RUN_START_AND_FINISH_SECONDS = 0.3;
+/** The final check's own cost per partition (its slice's bounds, a transaction, the tally). */
+const FINAL_CHECK_MS_PER_PARTITION = 5;
 
 export interface RowPreview {
   key: string;
@@ -43,7 +47,7 @@ export interface RowPreview {
 
 export interface PlanEstimate {
   scope: { rows: number; exact: boolean; rowsPerPartition: number; bytesRead: number | null };
-  sample: { partitions: string[]; rows: number; computeMs: number; inserts: number; updates: number; unchanged: number; writeMs?: number; walBytes?: number };
+  sample: { partitions: string[]; rows: number; computeMs: number; inserts: number; updates: number; unchanged: number; writeMs?: number; walBytes?: number; storageBytes?: number };
   projected: {
     inserts: number;
     updates: number;
@@ -52,8 +56,12 @@ export interface PlanEstimate {
     computeSeconds: number;
     /** Writing the changed rows; measured only with measureWrites. */
     writeSeconds?: number;
-    /** Starting and reporting the partitions. */
+    /** The target's growth (heap, indexes, TOAST) until vacuum reclaims old row versions; measured only with measureWrites. */
+    storageBytes?: number;
+    /** Starting and reporting the partitions, spread over the concurrency slots. */
     orchestrationSeconds: number;
+    /** Registering the run (its checks) and its final check and finish. */
+    fixedSeconds: number;
     walBytes?: number;
     /** The whole run, and what sets it. */
     durationSeconds: number;
@@ -70,10 +78,18 @@ export interface EstimateInput {
   partitions: PlannedPartition[];
 }
 
-export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options: { measureWrites?: boolean } = {}): Promise<PlanEstimate> {
+export interface EstimateOptions {
+  measureWrites?: boolean;
+  /** How long this plan's checks took: a worker runs the same checks to register the run. */
+  checkSeconds?: number;
+}
+
+export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options: EstimateOptions = {}): Promise<PlanEstimate> {
   const { spec } = input.loaded;
   const ctx = recomputable(input);
-  const scope = await scopeRows(pool, input, ctx.module?.reads);
+  const counting = performance.now();
+  const scope = await scopeOf(pool, input, ctx.module?.reads);
+  const countSeconds = (performance.now() - counting) / 1000;
   const types = await outputTypes(pool, ctx);
 
   const picks = samplePartitions(input.partitions);
@@ -84,6 +100,7 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   const preview: RowPreview[] = [];
   let writeMs = 0;
   let walBytes = 0;
+  let storageBytes = 0;
   for (const p of picks) {
     const started = performance.now();
     const c = await comparePartition(pool, ctx, p.bounds, { pageRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows: SAMPLE_ROWS } });
@@ -96,19 +113,35 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
       const w = await measureWrite(pool, ctx, p);
       writeMs += w.ms;
       walBytes += w.walBytes;
+      storageBytes += w.storageBytes;
     }
   }
   const unchanged = rows - inserts - updates;
+  const parallel = await measureParallelism(pool, ctx, picks, types, Math.min(spec.limits.concurrency, input.partitions.length), spec.limits.chunkSize);
   const share = (n: number) => (rows > 0 ? n / rows : 0);
-  const parallel = Math.max(1, Math.min(spec.limits.concurrency, input.partitions.length));
   const computeSeconds = rows > 0 ? (scope.rows * (computeMs / rows)) / 1000 / parallel : 0;
   const projectedInserts = Math.round(scope.rows * share(inserts));
   const projectedUpdates = Math.round(scope.rows * share(updates));
   const writeSeconds = options.measureWrites && rows > 0 ? (scope.rows * (writeMs / rows)) / 1000 / parallel : undefined;
-  const orchestrationSeconds = (input.partitions.length * ORCHESTRATION_MS_PER_PARTITION) / 1000 / parallel;
-  const work = computeSeconds + (writeSeconds ?? 0) + orchestrationSeconds;
-  let durationSeconds = work;
-  let bindingLimit = options.measureWrites ? `the database: ${parallel} partitions at a time` : `reading and transforming, ${parallel} partitions at a time (writes not measured)`;
+  // Temporal's hops run beside the database's work (other partitions compute meanwhile): they
+  // set the pace only when they take longer, spread over every concurrency slot
+  const slots = Math.max(1, Math.min(spec.limits.concurrency, input.partitions.length));
+  const orchestrationSeconds = (input.partitions.length * ORCHESTRATION_MS_PER_PARTITION) / 1000 / slots;
+  const databaseSeconds = computeSeconds + (writeSeconds ?? 0);
+  // `start` runs this plan's checks, and registering runs them again and counts the scope; the
+  // final check recomputes its share of every partition, one partition after another
+  const sampleEvery = finalSampleEvery(spec.validate);
+  const perRowMs = rows > 0 ? computeMs / rows : 0;
+  const finalSeconds = sampleEvery === 0 ? 0 : ((scope.rows / sampleEvery) * perRowMs) / 1000 + (input.partitions.length * FINAL_CHECK_MS_PER_PARTITION) / 1000;
+  const fixedSeconds = 2 * (options.checkSeconds ?? 0) + countSeconds + finalSeconds + RUN_START_AND_FINISH_SECONDS;
+  let durationSeconds = Math.max(databaseSeconds, orchestrationSeconds) + fixedSeconds;
+  const at = `${parallel.toFixed(1).replace(/\.0$/, '')} partitions' work at a time (measured)`;
+  let bindingLimit =
+    orchestrationSeconds > databaseSeconds
+      ? `orchestration: ${input.partitions.length} partitions at about ${ORCHESTRATION_MS_PER_PARTITION} ms each, ${slots} at a time`
+      : options.measureWrites
+        ? `the database: ${at}`
+        : `reading and transforming, ${at}; writes not measured`;
   if (spec.limits.rowsPerSecond) {
     // every row read counts against the cap, written or not
     const capped = scope.rows / spec.limits.rowsPerSecond;
@@ -124,20 +157,46 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   }
   return {
     scope,
-    sample: { partitions: picks.map((p) => p.id), rows, computeMs: Math.round(computeMs), inserts, updates, unchanged, ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes } : {}) },
+    sample: { partitions: picks.map((p) => p.id), rows, computeMs: Math.round(computeMs), inserts, updates, unchanged, ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes, storageBytes } : {}) },
     projected: {
       inserts: projectedInserts,
       updates: projectedUpdates,
       unchanged: scope.rows - projectedInserts - projectedUpdates,
       computeSeconds,
       orchestrationSeconds,
-      ...(writeSeconds !== undefined ? { writeSeconds, walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0 } : {}),
+      fixedSeconds,
+      ...(writeSeconds !== undefined
+        ? { writeSeconds, walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0, storageBytes: rows > 0 ? Math.round(scope.rows * (storageBytes / rows)) : 0 }
+        : {}),
       durationSeconds,
       bindingLimit,
       lowerBound: !options.measureWrites,
     },
     preview,
   };
+}
+
+/**
+ * How many partitions the database really works on at once: slices of the sampled partitions
+ * recomputed one at a time, then `want` at the same time on their own connections. A server
+ * with fewer free cores than the spec's concurrency runs partitions partly in turn, and the
+ * projection must too. Slices of a chunk's size (at most 10,000 rows), so that connection and
+ * round-trip costs do not pass for the database's work.
+ */
+async function measureParallelism(pool: pg.Pool, ctx: Recomputable, picks: PlannedPartition[], types: string[], want: number, chunkSize: number): Promise<number> {
+  const k = Math.max(1, Math.min(want, MAX_PARALLEL_PROBE, (pool.options.max ?? 10) - 1));
+  if (k <= 1 || picks.length === 0) return 1;
+  const rows = Math.min(chunkSize, 10_000);
+  const slice = (i: number) => comparePartition(pool, ctx, picks[i % picks.length].bounds, { pageRows: rows, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows } });
+  const t0 = performance.now();
+  for (let i = 0; i < k; i++) await slice(i);
+  const sequential = performance.now() - t0;
+  const t1 = performance.now();
+  await Promise.all(Array.from({ length: k }, (_, i) => slice(i)));
+  const together = performance.now() - t1;
+  const speedup = sequential / together;
+  // measured up to k at once; where k was not enough to find the limit, the spec's concurrency is taken at its word
+  return Math.max(1, Math.min(want, speedup >= k * 0.9 ? want : speedup));
 }
 
 /** First, middle and last partition: deterministic, and spread over the scope. */
@@ -161,28 +220,19 @@ function recomputable({ loaded, shape }: EstimateInput): Recomputable {
   return { run, compiled, module: evaluateArtifact(loaded.artifact, loaded.transform.modulePath!) };
 }
 
-/** Exact when the planner expects few enough rows; else its estimate. Bytes from the columns' average widths. */
-async function scopeRows(pool: pg.Pool, { loaded, partitions }: EstimateInput, readColumns: string[] | undefined): Promise<PlanEstimate['scope']> {
+/** The rows in scope (counted or estimated), and the bytes read from the columns' average widths. */
+async function scopeOf(pool: pg.Pool, { loaded, partitions }: EstimateInput, readColumns: string[] | undefined): Promise<PlanEstimate['scope']> {
   const { spec } = loaded;
-  const from = `${quoteTable(spec.source.table)} s${spec.source.where ? ` WHERE (${spec.source.where}\n)` : ''}`;
-  return readOnly(pool, SAMPLE_TIMEOUT_MS, async (client) => {
-    const { rows: plan } = await client.query<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${from}`);
-    let rows = Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']);
-    let exact = false;
-    if (rows <= EXACT_COUNT_MAX_ROWS) {
-      rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}`)).rows[0].n);
-      exact = true;
-    }
-    // a SQL transform reads whole source rows (chunk is s.*); a module reads its `reads`, or all
-    const { rows: width } = await client.query<{ w: number | null }>(
-      `SELECT sum(st.avg_width)::int AS w FROM pg_stats st
-         JOIN pg_namespace n ON n.nspname = st.schemaname
-         JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = st.tablename
-        WHERE c.oid = to_regclass($1) AND ($2::text[] IS NULL OR st.attname = ANY($2))`,
-      [spec.source.table, readColumns ?? null],
-    );
-    return { rows, exact, rowsPerPartition: partitions.length > 0 ? Math.round(rows / partitions.length) : 0, bytesRead: width[0].w === null ? null : width[0].w * rows };
-  });
+  const { rows, exact } = await scopeRows(pool, spec);
+  // a SQL transform reads whole source rows (chunk is s.*); a module reads its `reads`, or all
+  const { rows: width } = await pool.query<{ w: number | null }>(
+    `SELECT sum(st.avg_width)::int AS w FROM pg_stats st
+       JOIN pg_namespace n ON n.nspname = st.schemaname
+       JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = st.tablename
+      WHERE c.oid = to_regclass($1) AND ($2::text[] IS NULL OR st.attname = ANY($2))`,
+    [spec.source.table, readColumns ?? null],
+  );
+  return { rows, exact, rowsPerPartition: partitions.length > 0 ? Math.round(rows / partitions.length) : 0, bytesRead: width[0].w === null ? null : width[0].w * rows };
 }
 
 /** A few rows the sample would change, current beside computed. */
@@ -210,7 +260,7 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
 }
 
 /** One sample chunk written for real, then rolled back: the time its writes take and the WAL they produce. */
-async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number }> {
+async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number; storageBytes: number }> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
@@ -218,7 +268,7 @@ async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartitio
     await client.query(ctx.compiled.createOutputTable);
     const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
-    if (range[0].n === 0) return { ms: 0, walBytes: 0 };
+    if (range[0].n === 0) return { ms: 0, walBytes: 0, storageBytes: 0 };
     if (ctx.module) {
       const read = ctx.compiled.readChunk(p.bounds, null, range[0].hi, ctx.module.reads);
       const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
@@ -229,12 +279,16 @@ async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartitio
       await client.query(fill.text, fill.values);
     }
     // the write alone: computing the rows was timed by the comparison
-    const before = (await client.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+    const target = ctx.run.spec.target.table;
+    const { rows: was } = await client.query<{ lsn: string; size: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size', [target]);
     const started = performance.now();
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
-    const { rows: wal } = await client.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes', [before]);
-    return { ms, walBytes: Number(wal[0].bytes) };
+    const { rows: now } = await client.query<{ bytes: string; size: string }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size',
+      [was[0].lsn, target],
+    );
+    return { ms, walBytes: Number(now[0].bytes), storageBytes: Number(now[0].size) - Number(was[0].size) };
   } finally {
     await client.query('ROLLBACK').catch((err: Error) => (broken = err));
     client.release(broken);

@@ -54,6 +54,8 @@ export interface StatusReport {
   onlyStale: boolean;
   /** Tables and functions the SQL transform reads, checked before each partition. */
   inputs: string[];
+  /** Rows in scope when the run registered, and whether counted (else the planner's estimate); null for older runs. */
+  rowsPlanned: { rows: number; exact: boolean } | null;
   /** Partitions of this run with a chunk committed before an accepted input change (backfill stale lists them). */
   computedBeforeInputChange: number;
 }
@@ -108,6 +110,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     approvedBy: run.approved_by ?? null,
     onlyStale: run.only_stale === true,
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
+    rowsPlanned: run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
     computedBeforeInputChange: await computedBeforeInputChange(pool, run.run_id),
   };
 }

@@ -9,13 +9,16 @@ import type { InputFingerprint } from '../../sql/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
 
 export async function planCommand(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
+  const checking = performance.now();
   const checked = await checkSpec(specFile);
+  const checkSeconds = (performance.now() - checking) / 1000;
   const { loaded, partitions, warnings, inputs } = checked;
   const { spec } = loaded;
-  const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
+  // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
+  const pool = createPool(databaseUrlFrom(spec.database), { max: Math.min(spec.limits.concurrency, 8) + 1, applicationName: 'backfill-cli' });
   let estimate: PlanEstimate;
   try {
-    estimate = await estimatePlan(pool, checked, { measureWrites: opts.measureWrites === true });
+    estimate = await estimatePlan(pool, checked, { measureWrites: opts.measureWrites === true, checkSeconds });
   } finally {
     await pool.end();
   }
@@ -86,7 +89,7 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
       `read and transformed at ${perThousand.toFixed(1)} ms per 1,000 rows` +
       (sample.writeMs !== undefined ? `; written (then rolled back) in ${sample.writeMs} ms, ${bytes(sample.walBytes ?? 0)} of WAL` : ''),
     `  projected: ${n(projected.inserts)} inserts, ${n(projected.updates)} updates, ${n(projected.unchanged)} unchanged` +
-      (projected.walBytes !== undefined ? `; about ${bytes(projected.walBytes)} of WAL` : ''),
+      (projected.walBytes !== undefined ? `; about ${bytes(projected.walBytes)} of WAL, the target growing by about ${bytes(projected.storageBytes ?? 0)} until vacuumed` : ''),
     `  duration:  ${projected.lowerBound ? 'at least ' : 'about '}${seconds(projected.durationSeconds)} at concurrency ${concurrency}, set by ${projected.bindingLimit}` +
       (projected.lowerBound ? ' (the writes are not measured: plan --measure-writes writes the sample and rolls it back)' : ''),
   ];

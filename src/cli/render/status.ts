@@ -36,6 +36,10 @@ export function renderStatus(r: StatusReport): string {
     );
   }
   const t = r.totals;
+  if (r.rowsPlanned) {
+    const share = r.rowsPlanned.rows > 0 ? Math.min(100, Math.floor((100 * t.rowsRead) / r.rowsPlanned.rows)) : 100;
+    lines.push(`  progress:  ${t.rowsRead} of ${r.rowsPlanned.rows} rows${r.rowsPlanned.exact ? '' : ' (estimated)'} read, ${share} %`);
+  }
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged, t.rowsSkipped ?? 0]);
   lines.push(table.toString());

@@ -1,6 +1,7 @@
 /**
- * Live progress of a run in the terminal: a bar over partitions with rows read/written,
- * rows/s and ETA, one line per partition in flight (rows so far, cursor, and why it is
+ * Live progress of a run in the terminal: a bar over the rows the run planned to read (the
+ * rows in scope at registration; partitions for runs registered before that was recorded),
+ * with partitions done, rows written, rows/s and ETA, one line per partition in flight (rows so far, cursor, and why it is
  * slowed or held), and a line for each partition that fails, as it fails. Without a TTY
  * (CI, logs) a plain line every few seconds instead, and a line whenever a partition
  * starts or stops being slowed or held. Resolves with the run's final ledger status.
@@ -46,9 +47,27 @@ function failureLines(): (s: RunSnapshot) => string[] {
       .map((p) => `partition ${p.partition_id} FAILED: ${p.last_error ?? 'no message'}\n`);
 }
 
+/**
+ * What the run bar measures: rows read against the rows planned, which moves with every chunk
+ * (partitions finish in steps, and a few big ones can sit at 0 % for most of a run).
+ */
+export function progressOf(s: RunSnapshot): { value: number; total: number; unit: 'rows' | 'partitions' } {
+  if (s.run.rows_planned === null || s.run.rows_planned === undefined) return { value: s.done, total: s.run.partitions_total, unit: 'partitions' };
+  const planned = Number(s.run.rows_planned);
+  // an estimate can be short, and rows arrive while a run goes on: never past 100 %, never stuck below it at the end
+  const total = !s.active ? Math.max(s.totals.rowsRead, 1) : Math.max(planned, s.totals.rowsRead, 1);
+  return { value: s.totals.rowsRead, total, unit: 'rows' };
+}
+
 function barView(stream: NodeJS.WriteStream) {
   const bars = new cliProgress.MultiBar(
-    { stream, hideCursor: true, etaBuffer: 30, clearOnComplete: false, format: '{bar} {value}/{total} partitions | {read} read, {written} written | {rate} rows/s | ETA {eta_formatted} | {state}' },
+    {
+      stream,
+      hideCursor: true,
+      etaBuffer: 30,
+      clearOnComplete: false,
+      format: '{bar} {percentage}% | {value}/{total} {unit} | {done}/{partitions} partitions | {written} written | {rate} rows/s | ETA {eta_formatted} | {state}',
+    },
     cliProgress.Presets.shades_classic,
   );
   const newFailures = failureLines();
@@ -56,9 +75,12 @@ function barView(stream: NodeJS.WriteStream) {
   const partitionBars = new Map<string, cliProgress.SingleBar>();
   return {
     show(s: RunSnapshot) {
-      runBar ??= bars.create(s.run.partitions_total, 0, { read: 0, written: 0, rate: 0, state: s.run.status });
+      const progress = progressOf(s);
+      const payload = { unit: progress.unit, done: s.done, partitions: s.run.partitions_total, written: s.totals.rowsWritten, rate: s.rowsPerSecond, state: stateOf(s) };
+      runBar ??= bars.create(progress.total, 0, payload);
       for (const line of newFailures(s)) bars.log(line);
-      runBar.update(s.done, { read: s.totals.rowsRead, written: s.totals.rowsWritten, rate: s.rowsPerSecond, state: stateOf(s) });
+      runBar.setTotal(progress.total);
+      runBar.update(progress.value, payload);
       const seen = new Set(s.running.map((p) => p.partition_id));
       for (const [id, bar] of partitionBars) {
         if (seen.has(id)) continue;
@@ -96,8 +118,10 @@ function lineView(stream: NodeJS.WriteStream) {
       if (now - lastPrint < 5000 && s.active) return;
       lastPrint = now;
       const t = s.totals;
+      const progress = progressOf(s);
+      const share = progress.unit === 'rows' ? ` of ${progress.total} planned (${Math.floor((100 * progress.value) / progress.total)} %)` : '';
       stream.write(
-        `[${Math.round((now - started) / 1000)}s] ${stateOf(s)}: ${s.done}/${t.total} partitions, ${t.rowsRead} rows read, ${t.rowsWritten} written, ${s.rowsPerSecond} rows/s${t.byStatus.failed ? `, ${t.byStatus.failed} failed` : ''}\n`,
+        `[${Math.round((now - started) / 1000)}s] ${stateOf(s)}: ${s.done}/${t.total} partitions, ${t.rowsRead} rows read${share}, ${t.rowsWritten} written, ${s.rowsPerSecond} rows/s${t.byStatus.failed ? `, ${t.byStatus.failed} failed` : ''}\n`,
       );
     },
     stop: () => undefined,

@@ -5,7 +5,7 @@ import type { Migration } from './index';
  * and functions a SQL transform reads (checked before each partition; an operator's acceptance
  * of a change replaces them, with an event), the PostgreSQL server's version and this engine's;
  * and, when it was started from a saved plan, that plan and who approved it; and whether it
- * re-ran only a spec's stale partitions.
+ * re-ran only a spec's stale partitions; and the rows it planned to read, for progress.
  */
 export const m0010InputsAndApproval: Migration = {
   version: 10,
@@ -18,6 +18,9 @@ ALTER TABLE backfill.runs
   ADD COLUMN approved_plan      jsonb,
   ADD COLUMN approved_by        text,
   -- start --only-stale: the run covers only the partitions that were stale when it started
-  ADD COLUMN only_stale         boolean NOT NULL DEFAULT false;
+  ADD COLUMN only_stale         boolean NOT NULL DEFAULT false,
+  -- the rows in scope when the run registered (counted, or the planner's estimate): progress is rows read against it
+  ADD COLUMN rows_planned       bigint,
+  ADD COLUMN rows_planned_exact boolean;
 `,
 };
