@@ -261,3 +261,49 @@ test('a function the SQL transform calls is an input: a new definition is refuse
   expect(started.stderr).toMatch(/input function app\.to_usd\(bigint,numeric\) has a new definition/);
   expect(await runsOf('approved-function')).toBe(0);
 });
+
+test('plan raises what a reviewer would: row triggers and foreign keys on the target, a reference table read in full per chunk, replication, a bloated target', async () => {
+  const pool = env.db.pool;
+  await pool.query('TRUNCATE app.orders_usd');
+  await pool.query(`
+    CREATE TABLE app.tenant_names (tenant integer, name text);
+    INSERT INTO app.tenant_names SELECT n % 12 + 1, 'tenant ' || n FROM generate_series(1, 60000) n;
+    ANALYZE app.tenant_names;
+    CREATE TABLE app.tenants (tenant integer PRIMARY KEY);
+    INSERT INTO app.tenants SELECT generate_series(1, 12);
+    ALTER TABLE app.orders_usd ADD CONSTRAINT orders_usd_tenant_fk FOREIGN KEY (tenant) REFERENCES app.tenants;
+    CREATE FUNCTION app.touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+    CREATE TRIGGER audit_usd BEFORE INSERT OR UPDATE ON app.orders_usd FOR EACH ROW EXECUTE FUNCTION app.touch();
+    SELECT pg_create_physical_replication_slot('backfill_test_slot');`);
+  await pool.query(`INSERT INTO app.orders_usd SELECT id, tenant, created_at, 0 FROM app.orders WHERE status <> 'void'`);
+  await pool.query('DELETE FROM app.orders_usd');
+  await pollUntil(async () => {
+    await pool.query('SELECT pg_stat_force_next_flush()');
+    const { rows } = await pool.query("SELECT n_dead_tup AS n FROM pg_stat_all_tables WHERE relid = 'app.orders_usd'::regclass");
+    return Number(rows[0].n) >= 20_000 ? true : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 200 });
+  try {
+    const sql =
+      'SELECT c.id, c.tenant, c.created_at, length(n.name)::numeric AS amount_usd FROM chunk c ' +
+      'LEFT JOIN (SELECT DISTINCT ON (tenant) tenant, name FROM app.tenant_names ORDER BY tenant, name) n USING (tenant)';
+    const plan = await cli('plan', writeSpec(spec('approved-review', { transform: { name: 'names', version: 1, sql } })), '-o', 'json');
+    expect(plan.code).toBe(0);
+    const warnings = JSON.parse(plan.stdout).warnings as string[];
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^target: app\.orders_usd has row trigger\(s\) audit_usd, which run for every row written/),
+        expect.stringMatching(/^target: app\.orders_usd has foreign key\(s\) to app\.tenants: every row written is looked up there/),
+        expect.stringMatching(/^transform: reads app\.tenant_names \(about 60,000 rows\) with a sequential scan for every chunk of 10000; index the column/),
+        expect.stringMatching(/^database: 0 replica\(s\) stream from this server and 1 replication slot\(s\) hold WAL: .* add limits\.guards\.replicationLagSeconds/),
+        expect.stringMatching(/^target: app\.orders_usd already holds about [\d,]+ dead rows \(100 %\): VACUUM it before the run/),
+      ]),
+    );
+  } finally {
+    await pool.query(`
+      SELECT pg_drop_replication_slot('backfill_test_slot');
+      DROP TRIGGER audit_usd ON app.orders_usd;
+      ALTER TABLE app.orders_usd DROP CONSTRAINT orders_usd_tenant_fk;
+      DROP TABLE app.tenant_names, app.tenants;`);
+    await pool.query('VACUUM app.orders_usd');
+  }
+});

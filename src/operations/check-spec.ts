@@ -8,6 +8,7 @@ import { createPool, databaseUrlFrom } from '../db/pool';
 import { chunkAccessWarnings } from '../sql/chunk-access';
 import { checkAndPlan } from '../sql/check-and-plan';
 import { partitionSizeWarnings } from '../sql/partition-size';
+import { reviewWarnings } from '../sql/review-warnings';
 import type { RunShape } from '../sql/shape';
 import type { PlannedPartition } from '../shared/types';
 import { SpecError } from '../specs/errors';
@@ -43,7 +44,11 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
       throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
     });
     if (!checked.ok) throw new SpecError(specFile, checked.problems);
-    const warnings = [...(await partitionSizeWarnings(db, spec, checked.partitions.length)), ...(await chunkAccessWarnings(db, spec, checked.shape, checked.partitions))];
+    const warnings = [
+      ...(await partitionSizeWarnings(db, spec, checked.partitions.length)),
+      ...(await chunkAccessWarnings(db, spec, checked.shape, checked.partitions)),
+      ...(await reviewWarnings(db, spec, checked.shape, checked.partitions)),
+    ];
     const inputs = await runInputs(db, spec, checked.shape);
     const database = { variable: spec.database, identity: (await databaseIdentity(db)).id, serverVersion: await serverVersion(db) };
     return { loaded, shape: checked.shape, partitions: checked.partitions, warnings, inputs, database };

@@ -23,6 +23,7 @@ export async function planCommand(specFile: string, opts: OutputOptions & { save
     await pool.end();
   }
   const saved = { ...savedPlanOf(checked, defaultActor()), estimate };
+  warnings.push(...durationWarnings(estimate, spec.limits.window ? `${spec.limits.window.start}-${spec.limits.window.end}` : undefined));
   if (opts.save) writeSavedPlan(opts.save, saved);
   const plan = {
     name: spec.name,
@@ -103,4 +104,15 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
     }
   }
   return lines;
+}
+
+/** A run projected to outlast a day, or its window, deserves a second look before it starts. */
+function durationWarnings(e: PlanEstimate, window: string | undefined): string[] {
+  const hours = e.projected.durationSeconds / 3600;
+  if (hours <= 24) return [];
+  const what = e.projected.lowerBound ? 'at least' : 'about';
+  return [
+    `duration: projected to take ${what} ${hours.toFixed(1)} h${window ? `, in the allowed hours ${window} of each day` : ''}: ` +
+      'the run will meet deploys, failovers and changed inputs; split the scope into several runs, raise concurrency if the database has room, or accept it knowingly',
+  ];
 }
