@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { controlRun, waitForResult } from '../src/operations';
+import { controlRun, statusReportFor, waitForResult } from '../src/operations';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
@@ -165,6 +165,11 @@ test('a reference table edited mid-run holds the run; resume needs the change ac
   const succeeded = async () =>
     Number((await env.db.pool.query("SELECT count(*) AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'", [started.runId])).rows[0].n);
   expect(await pollUntil(async () => ((await succeeded()) >= 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 })).toBe(true);
+  // status carries the pace of the last minute over the rows still to read (the cap is 6,000 rows/s)
+  const { eta } = await statusReportFor(env.db.pool, started.runId);
+  expect(eta).toMatchObject({ seconds: expect.any(Number), plannedSeconds: null });
+  expect(eta!.rowsPerSecond).toBeGreaterThan(1000);
+  expect(eta!.rowsPerSecond).toBeLessThan(9000);
   await env.db.pool.query("UPDATE app.fx SET usd_rate = 1.2 WHERE currency = 'GBP'");
 
   // the next partition to start sees the change and the run pauses, saying why

@@ -10,6 +10,8 @@ export interface PoolOptions {
   applicationName?: string;
 }
 
+export const CONNECT_TIMEOUT_MS = 20_000;
+
 export function createPool(connectionString: string, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
@@ -17,9 +19,17 @@ export function createPool(connectionString: string, options: PoolOptions = {}):
     application_name: options.applicationName ?? 'backfill',
     options: '-c TimeZone=UTC',
     idleTimeoutMillis: 30_000,
+    // a connection attempt that gets no answer (a pooler accepting while its server is down, a
+    // black-holed network) fails after this and is retried, instead of waiting forever while the
+    // activity's heartbeat says it is alive
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
   });
   // an idle client losing its connection must not crash the worker; the next checkout reconnects
   pool.on('error', () => undefined);
+  // nor may a checked-out one (a backend terminated between two queries, a restart): without a
+  // listener its 'error' event would end the process; the failure reaches the next query instead
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

@@ -54,6 +54,11 @@ export interface StatusReport {
   onlyStale: boolean;
   /** Tables and functions the SQL transform reads, checked before each partition. */
   inputs: string[];
+  /**
+   * While the run is active: when it should end at the pace of its last minute of chunks, and,
+   * for a run started from a saved plan, what that plan projected for the whole run.
+   */
+  eta: { seconds: number; rowsPerSecond: number; elapsedSeconds: number; plannedSeconds: number | null } | null;
   /** Rows in scope when the run registered, and whether counted (else the planner's estimate); null for older runs. */
   rowsPlanned: { rows: number; exact: boolean } | null;
   /** Partitions of this run with a chunk committed before an accepted input change (backfill stale lists them). */
@@ -111,7 +116,29 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     onlyStale: run.only_stale === true,
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
     rowsPlanned: run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
+    eta: ACTIVE_RUN_STATUSES.includes(run.status) && !run.paused ? await etaOf(pool, run, totals.rowsRead) : null,
     computedBeforeInputChange: await computedBeforeInputChange(pool, run.run_id),
+  };
+}
+
+/** The pace of the run's last minute of chunks (from its chunk log), carried over the rows still to read. */
+async function etaOf(pool: pg.Pool, run: RunRow, rowsRead: number): Promise<StatusReport['eta']> {
+  if (run.rows_planned === null || run.rows_planned === undefined) return null;
+  const { rows } = await pool.query<{ n: string; since: Date | null }>(
+    `SELECT coalesce(sum(rows_read), 0) AS n, min(committed_at) AS since FROM backfill.chunks
+      WHERE run_id = $1 AND committed_at > now() - interval '60 seconds'`,
+    [run.run_id],
+  );
+  const window = rows[0].since ? Math.max(1, (Date.now() - rows[0].since.getTime()) / 1000) : 0;
+  const rate = window > 0 ? Number(rows[0].n) / window : 0;
+  if (rate <= 0) return null;
+  const remaining = Math.max(0, Number(run.rows_planned) - rowsRead);
+  const planned = (run.approved_plan?.estimate as { projected?: { durationSeconds?: number } } | undefined)?.projected?.durationSeconds;
+  return {
+    seconds: remaining / rate,
+    rowsPerSecond: Math.round(rate),
+    elapsedSeconds: (Date.now() - (run.started_at ?? run.created_at).getTime()) / 1000,
+    plannedSeconds: typeof planned === 'number' ? planned : null,
   };
 }
 

@@ -40,6 +40,13 @@ export function renderStatus(r: StatusReport): string {
     const share = r.rowsPlanned.rows > 0 ? Math.min(100, Math.floor((100 * t.rowsRead) / r.rowsPlanned.rows)) : 100;
     lines.push(`  progress:  ${t.rowsRead} of ${r.rowsPlanned.rows} rows${r.rowsPlanned.exact ? '' : ' (estimated)'} read, ${share} %`);
   }
+  if (r.eta) {
+    const whole = r.eta.elapsedSeconds + r.eta.seconds;
+    const plan = r.eta.plannedSeconds
+      ? `; ${duration(whole)} in all, the approved plan projected ${duration(r.eta.plannedSeconds)} (${whole >= r.eta.plannedSeconds ? '+' : ''}${Math.round((100 * (whole - r.eta.plannedSeconds)) / r.eta.plannedSeconds)} %)`
+      : '';
+    lines.push(`  eta:       about ${duration(r.eta.seconds)} more at ${r.eta.rowsPerSecond} rows/s (the last minute's pace)${plan}`);
+  }
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged, t.rowsSkipped ?? 0]);
   lines.push(table.toString());
@@ -88,4 +95,10 @@ export function describeLimits(l: Limits): string {
     l.rowsPerSecond ? `${l.rowsPerSecond} rows/s` : 'no rows/s cap',
     l.window ? `allowed ${describeWindow(l.window)}` : 'all hours',
   ].join(', ');
+}
+
+function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
 }

@@ -1,0 +1,496 @@
+/**
+ * The fault matrix: one real backfill per fault, each hit mid-run, each ending with the target
+ * compared row for row with a one-statement reference and the ledger checked for consistency
+ * (every partition succeeded exactly once, each partition's chunk log contiguous from its first
+ * key to its last, chunk counts adding up to the partition's and the partitions' to the run's).
+ *
+ * Everything runs here and is torn down after: an embedded PostgreSQL (restartable in
+ * immediate mode), a Temporal dev server on a SQLite file (restartable on it), three worker
+ * processes (`dist/worker.js`, as deployed) reaching both through TCP proxies this script can
+ * cut, and this process as operator and follower.
+ *
+ * Run: npm run chaos   (CHAOS_ROWS, default 200000; CHAOS_CASES, comma-separated, default all)
+ * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { stringify } from 'yaml';
+import { CONNECT_TIMEOUT_MS, createPool } from '../src/db/pool';
+import { embeddedPostgresHome, packageDirOf } from '../src/dev/embedded-postgres-home';
+import { ensureDatabase, startEmbeddedPostgres, type LocalPostgres } from '../src/dev/postgres';
+import { ensureTemporalCli } from '../src/dev/temporal-cli';
+import { freePort, startDevServer, type DevServer } from '../src/dev/temporal-server';
+import { getRun } from '../src/ledger/runs';
+import { controlRun, followRun, startRun } from '../src/operations';
+import { connectClient } from '../src/temporal/connect';
+import { startTcpProxy, type TcpProxy } from '../test/helpers/tcp-proxy';
+
+export const CASES = [
+  'kill-workers',
+  'temporal-restart',
+  'postgres-restart',
+  'terminate-backends',
+  'db-network',
+  'db-partition',
+  'temporal-network',
+  'temporal-partition',
+  'lock-contention',
+  'disk-full',
+] as const;
+export type ChaosCase = (typeof CASES)[number];
+
+export interface CaseResult {
+  fault: ChaosCase;
+  /** What was done, in words. */
+  injected: string;
+  /** Seconds the run took, start to end. */
+  seconds: number;
+  /** From the end of the fault to the next committed chunk (ms); null when nothing was left to write. */
+  recoveryMs: number | null;
+  /** From the end of the fault to the next partition started (ms): Temporal's side back at work; null when none was left. */
+  nextPartitionMs: number | null;
+  rows: number;
+  /** Row-for-row difference from the one-statement reference, both ways. */
+  missing: number;
+  extra: number;
+  /** What the ledger check found wrong; empty when consistent. */
+  ledgerProblems: string[];
+  status: string;
+  notes: string[];
+  /** Worker processes that exited on their own during the case. */
+  workerCrashes: number;
+}
+
+export interface ChaosOptions {
+  rows?: number;
+  cases?: readonly ChaosCase[];
+  say?: (line: string) => void;
+  /** Seconds a run should last without faults (sets the rows/s cap). */
+  runSeconds?: number;
+}
+
+const WORKERS = 3;
+const OUTAGE_NOTE = 'the follower rode out a database outage';
+const TASK_QUEUE = 'chaos';
+const DB_VAR = 'CHAOS_DATABASE_URL';
+
+const REFERENCE = `SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2)::numeric(14,2) AS amount_usd
+  FROM chaos.orders c LEFT JOIN chaos.fx f USING (currency) WHERE c.status <> 'void'`;
+
+export async function runChaos(options: ChaosOptions = {}): Promise<CaseResult[]> {
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const rows = options.rows ?? 200_000;
+  const env = await startChaosEnvironment(say);
+  const results: CaseResult[] = [];
+  try {
+    await createDataset(env.pool, rows);
+    for (const fault of options.cases ?? CASES) {
+      say(`chaos: ${fault}…`);
+      const result = await runCase(env, fault, rows, options.runSeconds ?? 20, say);
+      say(`chaos: ${fault}: ${result.status} in ${result.seconds.toFixed(1)} s, next chunk ${result.recoveryMs ?? '—'} ms, next partition ${result.nextPartitionMs ?? '—'} ms, missing ${result.missing}, extra ${result.extra}, ledger ${result.ledgerProblems.length === 0 ? 'consistent' : result.ledgerProblems.join('; ')}`);
+      results.push(result);
+    }
+  } finally {
+    await env.stop();
+  }
+  return results;
+}
+
+interface ChaosEnvironment {
+  pool: pg.Pool;
+  client: Client;
+  url: string;
+  workers: WorkerSet;
+  dbProxy: TcpProxy;
+  temporalProxy: TcpProxy;
+  restartTemporal(downMs: number): Promise<void>;
+  restartPostgres(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function startChaosEnvironment(say: (line: string) => void): Promise<ChaosEnvironment> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'backfill-chaos-'));
+  // restartable PostgreSQL: always an embedded one of our own, whatever DATABASE_URL says
+  const home = embeddedPostgresHome(packageDirOf(require.resolve('embedded-postgres')), path.join(tmp, 'pg'));
+  const pgPort = await freePort();
+  let postgres: LocalPostgres = await startEmbeddedPostgres({ ...home, port: pgPort, say });
+  const url = await ensureDatabase(postgres.url, 'chaos');
+  const pool = createPool(url, { max: 6, applicationName: 'backfill-chaos' });
+  pool.on('error', () => undefined); // a restart drops idle connections; the next query reconnects
+
+  const cliPath = await ensureTemporalCli(say);
+  const temporalPort = await freePort();
+  const dbFile = path.join(tmp, 'temporal.db');
+  const startServer = () => startDevServer({ cliPath, port: temporalPort, uiPort: null, dbFile, say });
+  let server: DevServer = await startServer();
+  const { client, close } = await connectClient({ address: server.address, namespace: 'default' });
+
+  const dbProxy = await startTcpProxy('127.0.0.1', pgPort);
+  const temporalProxy = await startTcpProxy('127.0.0.1', temporalPort);
+  const workerUrl = new URL(url);
+  workerUrl.port = String(dbProxy.port);
+  const workers = new WorkerSet({
+    ...process.env,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalProxy.port}`,
+    BACKFILL_TASK_QUEUE: TASK_QUEUE,
+    [DB_VAR]: workerUrl.toString(),
+    BACKFILL_DATABASES: DB_VAR,
+    BACKFILL_MAX_ACTIVITIES: '4',
+    LOG_LEVEL: process.env.CHAOS_WORKER_LOG ? (process.env.LOG_LEVEL ?? 'info') : 'fatal',
+  });
+  for (let i = 0; i < WORKERS; i++) workers.add();
+  process.env[DB_VAR] = url;
+
+  return {
+    pool,
+    client,
+    url,
+    workers,
+    dbProxy,
+    temporalProxy,
+    async restartTemporal(downMs) {
+      // SIGKILL: no orderly shutdown, as when its host dies; it comes back on its file
+      server.process.kill('SIGKILL');
+      await new Promise((resolve) => server.process.once('exit', resolve));
+      await sleep(downMs);
+      server = await startServer();
+    },
+    async restartPostgres() {
+      // immediate mode (pg_ctl stop -m immediate sends SIGQUIT): no checkpoint, crash recovery on start
+      const pid = Number(readFileSync(path.join(home.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGQUIT');
+      while (existsSync(path.join(home.dataDir, 'postmaster.pid'))) await sleep(50);
+      postgres = await startEmbeddedPostgres({ ...home, port: pgPort });
+    },
+    async stop() {
+      await workers.stop();
+      await close();
+      await pool.end().catch(() => undefined);
+      await dbProxy.close();
+      await temporalProxy.close();
+      await server.stop();
+      await postgres.stop();
+      rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Worker processes as deployed; killed and replaced at will. */
+class WorkerSet {
+  private readonly children = new Set<ChildProcess>();
+  private readonly killed = new Set<ChildProcess>();
+  /** Workers that exited without being told to: each one is a defect. */
+  crashes = 0;
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  add(): ChildProcess {
+    // CHAOS_WORKER_LOG=file keeps the workers' logs (LOG_LEVEL as set) for a look afterwards
+    const log = process.env.CHAOS_WORKER_LOG ? openSync(process.env.CHAOS_WORKER_LOG, 'a') : 'ignore';
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], { env: this.env, stdio: ['ignore', log, log] });
+    this.children.add(child);
+    child.once('exit', () => {
+      this.children.delete(child);
+      if (!this.killed.has(child)) {
+        this.crashes++;
+        this.add(); // the matrix goes on; the crash is reported
+      }
+    });
+    return child;
+  }
+
+  /** SIGKILLs one worker at random and starts its replacement. */
+  killOne(): void {
+    const all = [...this.children];
+    if (all.length === 0) return;
+    const victim = all[Math.floor(Math.random() * all.length)];
+    this.killed.add(victim);
+    victim.kill('SIGKILL');
+    this.add();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      [...this.children].map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            this.killed.add(c);
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+            setTimeout(() => c.kill('SIGKILL'), 10_000).unref();
+          }),
+      ),
+    );
+  }
+}
+
+async function createDataset(pool: pg.Pool, rows: number): Promise<void> {
+  await pool.query(`
+    DROP SCHEMA IF EXISTS chaos CASCADE;
+    CREATE SCHEMA chaos;
+    CREATE TABLE chaos.fx (currency text PRIMARY KEY, usd_rate numeric(12,6) NOT NULL);
+    INSERT INTO chaos.fx VALUES ('USD', 1), ('EUR', 1.0832), ('GBP', 1.265), ('JPY', 0.006712);
+    CREATE TABLE chaos.orders (id bigint PRIMARY KEY, created_at timestamptz NOT NULL, tenant integer NOT NULL, currency text, amount_cents bigint, status text NOT NULL);
+    INSERT INTO chaos.orders
+    SELECT n, timestamptz '2024-03-01' + n * interval '1 minute', 1 + (n * 7) % 12,
+           CASE WHEN n % 97 = 0 THEN NULL ELSE (ARRAY['USD','EUR','GBP','JPY','CHF'])[1 + n % 5] END,
+           CASE WHEN n % 41 = 0 THEN NULL ELSE 100 + (n * 48271) % 900000 END,
+           CASE WHEN n % 29 = 0 THEN 'void' ELSE 'paid' END
+      FROM generate_series(1::bigint, ${rows}) AS n;
+    CREATE TABLE chaos.orders_usd (id bigint PRIMARY KEY, tenant integer, created_at timestamptz, amount_usd numeric(14,2));
+    ANALYZE chaos.orders;`);
+}
+
+async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, runSeconds: number, say: (line: string) => void): Promise<CaseResult> {
+  await env.pool.query('TRUNCATE chaos.orders_usd');
+  const name = `chaos-${fault}`;
+  const specFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-chaos-spec-')), `${name}.yaml`);
+  writeFileSync(
+    specFile,
+    stringify({
+      name,
+      reason: `chaos: ${fault}`,
+      database: DB_VAR,
+      source: { table: 'chaos.orders', key: 'id', where: "status <> 'void'" },
+      partition: { by: 'range', column: 'id', size: Math.ceil(rows / 40) },
+      transform: { name: 'usd', version: 1, sql: 'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd FROM chunk c LEFT JOIN chaos.fx f USING (currency)' },
+      target: { table: 'chaos.orders_usd', key: ['id'], mode: 'upsert' },
+      limits: { chunkSize: Math.max(200, Math.ceil(rows / 400)), concurrency: 6, rowsPerSecond: Math.ceil(rows / runSeconds) },
+    }),
+  );
+  const crashesBefore = env.workers.crashes;
+  const started = Date.now();
+  // a killed worker's partition is retried elsewhere once its heartbeat lapses: 3 s here (default 15 s)
+  const run = await startRun({ client: env.client, taskQueue: TASK_QUEUE }, { specFile, actor: 'chaos', partitionHeartbeatTimeoutMs: 3000 });
+  const notes: string[] = [];
+  let injected = '';
+  let faultEnd = 0;
+  const finished = followRun(env.pool, run.runId, () => undefined, { intervalMs: 250, outageMs: 5 * 60_000, onOutage: (m) => {
+      if (m && !notes.includes(OUTAGE_NOTE)) notes.push(OUTAGE_NOTE);
+    } });
+  await untilShare(env.pool, run.runId, 0.25);
+
+  switch (fault) {
+    case 'kill-workers': {
+      for (let i = 0; i < 10; i++) {
+        env.workers.killOne();
+        await sleep(600);
+      }
+      injected = `${WORKERS} workers; 10 SIGKILLs 0.6 s apart, each replaced`;
+      break;
+    }
+    case 'temporal-restart':
+      await env.restartTemporal(3000);
+      injected = 'dev server SIGKILLed, restarted on its SQLite file 3 s later';
+      break;
+    case 'postgres-restart':
+      await env.restartPostgres();
+      injected = 'PostgreSQL stopped in immediate mode (SIGQUIT) and started again (crash recovery)';
+      break;
+    case 'terminate-backends': {
+      let terminated = 0;
+      // chunks take milliseconds between rows/s waits: look every 50 ms for 5 s to catch them mid-work
+      for (let i = 0; i < 100; i++) {
+        const { rows: t } = await env.pool.query<{ n: number }>(
+          // mid-statement or mid-transaction (between a chunk's statements), never the idle ones in the pools
+          "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 'backfill' AND state IN ('active', 'idle in transaction') AND pid <> pg_backend_pid()",
+        );
+        terminated += t[0].n;
+        await sleep(50);
+      }
+      injected = `pg_terminate_backend on the workers' backends in a statement or a transaction, looked for every 50 ms for 5 s (${terminated} terminated)`;
+      break;
+    }
+    case 'db-network':
+      await env.dbProxy.cut();
+      await sleep(5000);
+      await env.dbProxy.restore();
+      injected = 'every worker connection to PostgreSQL dropped, new ones refused, for 5 s';
+      break;
+    case 'db-partition':
+      // longer than a connection attempt may wait (CONNECT_TIMEOUT_MS): new connections fail, open ones wait it out
+      env.dbProxy.stall();
+      await sleep(CONNECT_TIMEOUT_MS + 5000);
+      env.dbProxy.unstall();
+      injected = `nothing passes between the workers and PostgreSQL, in either direction, for ${(CONNECT_TIMEOUT_MS + 5000) / 1000} s (no reset: a partition)`;
+      break;
+    case 'temporal-partition':
+      env.temporalProxy.stall();
+      await sleep(10_000);
+      env.temporalProxy.unstall();
+      injected = 'nothing passes between the workers and Temporal for 10 s (no reset), while chunks keep committing';
+      break;
+    case 'temporal-network':
+      await env.temporalProxy.cut();
+      await sleep(5000);
+      await env.temporalProxy.restore();
+      injected = 'every worker connection to Temporal dropped, new ones refused, for 5 s (chunks in flight commit without it)';
+      break;
+    case 'lock-contention': {
+      const blocker = await env.pool.connect();
+      try {
+        await blocker.query('BEGIN; LOCK TABLE chaos.orders_usd IN SHARE ROW EXCLUSIVE MODE');
+        await sleep(5000);
+      } finally {
+        await blocker.query('ROLLBACK').catch(() => undefined);
+        blocker.release();
+      }
+      injected = 'the target locked against writes for 5 s (chunks give up each wait after lock_timeout, 2 s, and try again)';
+      break;
+    }
+    case 'disk-full': {
+      await env.pool.query(`
+        CREATE OR REPLACE FUNCTION chaos.disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$;
+        CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE ON chaos.orders_usd FOR EACH ROW EXECUTE FUNCTION chaos.disk_full()`);
+      const paused = await until(async () => (await getRun(env.pool, run.runId))?.paused === true, 60_000);
+      await env.pool.query('DROP TRIGGER disk_full ON chaos.orders_usd');
+      if (paused) {
+        const row = (await getRun(env.pool, run.runId))!;
+        await controlRun({ client: env.client, pool: env.pool }, row, 'resume', { actor: 'chaos', reason: 'space freed' });
+        notes.push('the run paused itself with the reason; an operator resumed it');
+      } else notes.push('the run did not pause');
+      injected = 'the target refusing writes with SQLSTATE 53100 (disk full) until the run paused; then space freed and resumed';
+      break;
+    }
+  }
+  faultEnd = Date.now();
+  const recoveryMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(committed_at) FROM backfill.chunks WHERE run_id = $1 AND committed_at > to_timestamp($2 / 1000.0)');
+  const nextPartitionMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)');
+  const status = await Promise.race([finished, sleep(5 * 60_000).then(() => 'timed out')]);
+  if (status === 'timed out') {
+    // the next case needs the target: this run is cancelled, saying why
+    const row = await getRun(env.pool, run.runId);
+    if (row) await controlRun({ client: env.client, pool: env.pool }, row, 'cancel', { actor: 'chaos', reason: 'did not finish within 5 minutes' }).catch(() => undefined);
+    await Promise.race([finished, sleep(60_000)]);
+    notes.push('did not finish within 5 minutes: cancelled');
+  }
+  const seconds = (Date.now() - started) / 1000;
+  const diff = await compare(env.pool);
+  const ledgerProblems = await ledgerCheck(env.pool, run.runId);
+  const crashes = env.workers.crashes - crashesBefore;
+  if (crashes > 0) notes.push(`${crashes} worker process(es) crashed`);
+  const { rows: read } = await env.pool.query<{ n: string }>('SELECT coalesce(sum(rows_read), 0) AS n FROM backfill.partitions WHERE run_id = $1', [run.runId]);
+  say(`chaos: ${fault} done`);
+  return { fault, injected, seconds, recoveryMs, nextPartitionMs, rows: Number(read[0].n), ...diff, ledgerProblems, status: String(status), notes, workerCrashes: crashes };
+}
+
+/** Waits until the run has read `share` of its planned rows. */
+async function untilShare(pool: pg.Pool, runId: string, share: number): Promise<void> {
+  await until(async () => {
+    const { rows } = await pool.query<{ read: string; planned: string }>(
+      'SELECT (SELECT coalesce(sum(rows_read), 0) FROM backfill.partitions WHERE run_id = $1) AS read, (SELECT rows_planned FROM backfill.runs WHERE run_id = $1) AS planned',
+      [runId],
+    );
+    return Number(rows[0].read) >= share * Number(rows[0].planned);
+  }, 120_000);
+}
+
+/** From the end of the fault to the first event `firstAfter` finds after it; null when none came (the run had finished). */
+async function recovery(pool: pg.Pool, runId: string, since: number, firstAfter: string): Promise<number | null> {
+  let at: number | null = null;
+  await until(async () => {
+    try {
+      const { rows } = await pool.query<{ at: Date | null; active: boolean }>(
+        `SELECT (${firstAfter}) AS at, (SELECT status IN ('running', 'paused', 'pending', 'cancelling') FROM backfill.runs WHERE run_id = $1) AS active`,
+        [runId, since],
+      );
+      if (rows[0].at) at = rows[0].at.getTime();
+      return rows[0].at !== null || !rows[0].active;
+    } catch {
+      return false; // the database is still coming back
+    }
+  }, 5 * 60_000);
+  return at === null ? null : Math.max(0, at - since);
+}
+
+async function compare(pool: pg.Pool): Promise<{ missing: number; extra: number }> {
+  const { rows } = await pool.query<{ missing: string; extra: string }>(`
+    WITH e AS (${REFERENCE}), t AS (SELECT id, tenant, created_at, amount_usd FROM chaos.orders_usd)
+    SELECT (SELECT count(*) FROM (SELECT * FROM e EXCEPT ALL SELECT * FROM t) x) AS missing,
+           (SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL SELECT * FROM e) x) AS extra`);
+  return { missing: Number(rows[0].missing), extra: Number(rows[0].extra) };
+}
+
+/**
+ * The ledger as an auditor reads it: every partition succeeded exactly once; each partition's
+ * chunks numbered 1..n, each starting where the previous ended (the first at the partition's
+ * start); chunk rows adding up to the partition's, and partitions' to what the target holds.
+ */
+export async function ledgerCheck(pool: pg.Pool, runId: string): Promise<string[]> {
+  const problems: string[] = [];
+  const { rows: partitions } = await pool.query<{ partition_id: string; status: string; completions: number; rows_read: string; chunks: number }>(
+    'SELECT partition_id, status, completions, rows_read, chunks FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal',
+    [runId],
+  );
+  for (const p of partitions) {
+    if (p.status !== 'succeeded' || p.completions !== 1) problems.push(`partition ${p.partition_id}: ${p.status}, ${p.completions} completion(s)`);
+  }
+  const { rows: chunks } = await pool.query<{ partition_id: string; seq: number; key_from: string | null; key_to: string | null; rows_read: string }>(
+    'SELECT partition_id, seq, key_from, key_to, rows_read FROM backfill.chunks WHERE run_id = $1 ORDER BY partition_id, seq',
+    [runId],
+  );
+  const byPartition = new Map<string, typeof chunks>();
+  for (const c of chunks) byPartition.set(c.partition_id, [...(byPartition.get(c.partition_id) ?? []), c]);
+  for (const p of partitions) {
+    const log = byPartition.get(p.partition_id) ?? [];
+    log.forEach((c, i) => {
+      if (c.seq !== i + 1) problems.push(`partition ${p.partition_id}: chunk ${i + 1} is numbered ${c.seq}`);
+      const expectedFrom = i === 0 ? null : log[i - 1].key_to;
+      if (c.key_from !== expectedFrom) problems.push(`partition ${p.partition_id}: chunk ${c.seq} starts after ${c.key_from}, the previous ended at ${expectedFrom}`);
+    });
+    const sum = log.reduce((n, c) => n + Number(c.rows_read), 0);
+    if (sum !== Number(p.rows_read)) problems.push(`partition ${p.partition_id}: its chunks read ${sum} rows, the partition says ${p.rows_read}`);
+    if (log.length !== p.chunks) problems.push(`partition ${p.partition_id}: ${log.length} chunks logged, the partition says ${p.chunks}`);
+  }
+  const { rows: totals } = await pool.query<{ read: string; target: string }>(
+    'SELECT (SELECT coalesce(sum(rows_read), 0) FROM backfill.partitions WHERE run_id = $1) AS read, (SELECT count(*) FROM chaos.orders_usd) AS target',
+    [runId],
+  );
+  if (totals[0].read !== totals[0].target) problems.push(`the partitions read ${totals[0].read} rows, the target holds ${totals[0].target}`);
+  return problems;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function faultTable(results: CaseResult[]): string {
+  return [
+    '| fault | what was done | run (s) | next chunk after the fault (ms) | next partition started (ms) | rows | target vs reference | ledger | notes |',
+    '|---|---|---:|---:|---:|---:|---|---|---|',
+    ...results.map(
+      (r) =>
+        `| ${r.fault} | ${r.injected} | ${r.seconds.toFixed(1)} | ${r.recoveryMs ?? '—'} | ${r.nextPartitionMs ?? '—'} | ${r.rows.toLocaleString('en-US')} | ` +
+        `${r.missing === 0 && r.extra === 0 ? 'identical' : `${r.missing} missing, ${r.extra} extra`} | ${r.ledgerProblems.length === 0 ? 'consistent' : r.ledgerProblems.slice(0, 3).join('; ')} | ${[r.status, ...r.notes].join('; ')} |`,
+    ),
+  ].join('\n');
+}
+
+export function caseFailed(r: CaseResult): boolean {
+  return r.status !== 'succeeded' || r.missing !== 0 || r.extra !== 0 || r.ledgerProblems.length > 0 || r.workerCrashes > 0;
+}
+
+if (require.main === module) {
+  const cases = (process.env.CHAOS_CASES ? process.env.CHAOS_CASES.split(',') : CASES) as ChaosCase[];
+  runChaos({ rows: Number(process.env.CHAOS_ROWS || 200_000), cases })
+    .then((results) => {
+      process.stdout.write(`${faultTable(results)}\n`);
+      if (results.some(caseFailed)) process.exitCode = 1;
+    })
+    .catch((err) => {
+      process.stderr.write(`${(err as Error).stack ?? err}\n`);
+      process.exit(1);
+    });
+}
