@@ -9,7 +9,8 @@
  * processes (`dist/worker.js`, as deployed) reaching both through TCP proxies this script can
  * cut, and this process as operator and follower.
  *
- * Run: npm run chaos   (CHAOS_ROWS, default 200000; CHAOS_CASES, comma-separated, default all)
+ * Run: npm run chaos   (CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
+ * faults, default 20; CHAOS_CASES, comma-separated, default all; CHAOS_OUTPUT=json)
  * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -82,7 +83,8 @@ const REFERENCE = `SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f
   FROM chaos.orders c LEFT JOIN chaos.fx f USING (currency) WHERE c.status <> 'void'`;
 
 export async function runChaos(options: ChaosOptions = {}): Promise<CaseResult[]> {
-  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const t0 = Date.now();
+  const say = options.say ?? ((line: string) => process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1)} s] ${line}\n`));
   const rows = options.rows ?? 200_000;
   const env = await startChaosEnvironment(say);
   const results: CaseResult[] = [];
@@ -361,12 +363,12 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   faultEnd = Date.now();
   const recoveryMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(committed_at) FROM backfill.chunks WHERE run_id = $1 AND committed_at > to_timestamp($2 / 1000.0)');
   const nextPartitionMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)');
-  const status = await Promise.race([finished, sleep(5 * 60_000).then(() => 'timed out')]);
+  const status = await Promise.race([finished, deadline(5 * 60_000).then(() => 'timed out')]);
   if (status === 'timed out') {
     // the next case needs the target: this run is cancelled, saying why
     const row = await getRun(env.pool, run.runId);
     if (row) await controlRun({ client: env.client, pool: env.pool }, row, 'cancel', { actor: 'chaos', reason: 'did not finish within 5 minutes' }).catch(() => undefined);
-    await Promise.race([finished, sleep(60_000)]);
+    await Promise.race([finished, deadline(60_000)]);
     notes.push('did not finish within 5 minutes: cancelled');
   }
   const seconds = (Date.now() - started) / 1000;
@@ -465,6 +467,8 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A timer for races: it does not keep the process alive once everything else is done. */
+const deadline = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 export function faultTable(results: CaseResult[]): string {
   return [
@@ -484,9 +488,9 @@ export function caseFailed(r: CaseResult): boolean {
 
 if (require.main === module) {
   const cases = (process.env.CHAOS_CASES ? process.env.CHAOS_CASES.split(',') : CASES) as ChaosCase[];
-  runChaos({ rows: Number(process.env.CHAOS_ROWS || 200_000), cases })
+  runChaos({ rows: Number(process.env.CHAOS_ROWS || 200_000), runSeconds: Number(process.env.CHAOS_RUN_SECONDS || 20), cases })
     .then((results) => {
-      process.stdout.write(`${faultTable(results)}\n`);
+      process.stdout.write(process.env.CHAOS_OUTPUT === 'json' ? `${JSON.stringify(results)}\n` : `${faultTable(results)}\n`);
       if (results.some(caseFailed)) process.exitCode = 1;
     })
     .catch((err) => {

@@ -2,14 +2,33 @@
  * The fault matrix (bench/chaos.ts, `npm run chaos`) at a small size: each fault hits a real
  * backfill mid-run — workers SIGKILLed ten times, the Temporal server killed and restarted on
  * its file, PostgreSQL restarted in immediate mode, backends terminated, the network to the
- * database and to Temporal cut, the target locked, the disk full — and each run must end
- * succeeded with a target identical to the one-statement reference and a consistent ledger.
- * It brings its own PostgreSQL and dev server (it restarts them), beside the suite's.
+ * database and to Temporal cut and stalled, the target locked, the disk full — and each run must
+ * end succeeded with a target identical to the one-statement reference, a consistent ledger and
+ * no worker process lost on its own. It runs in its own process with its own PostgreSQL and
+ * dev server (it restarts them), beside the suite's.
  */
-import { CASES, faultTable, runChaos } from '../bench/chaos';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { CASES, faultTable, type CaseResult } from '../bench/chaos';
 
-test('every fault of the matrix ends with the exact target and a consistent ledger', async () => {
-  const results = await runChaos({ rows: 20_000, runSeconds: 8, say: () => undefined });
+const ROOT = path.join(__dirname, '..');
+
+function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      path.join(ROOT, 'node_modules', '.bin', 'tsx'),
+      [path.join(ROOT, 'bench', 'chaos.ts')],
+      { cwd: ROOT, env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json' }, maxBuffer: 20 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+test('every fault of the matrix ends with the exact target, a consistent ledger and no crashed worker', async () => {
+  const { code, stdout, stderr } = await runMatrix();
+  const line = stdout.trim().split('\n').pop() ?? '';
+  if (!line.startsWith('[')) throw new Error(`the chaos script ended with ${code} and no results:\n${stderr.slice(-3000)}`);
+  const results = JSON.parse(line) as CaseResult[];
   process.stderr.write(`${faultTable(results)}\n`);
   expect(results.map((r) => r.fault)).toEqual([...CASES]);
   for (const r of results) {
@@ -22,4 +41,5 @@ test('every fault of the matrix ends with the exact target and a consistent ledg
       crashes: 0,
     });
   }
+  expect(code).toBe(0);
 }, 20 * 60_000);
