@@ -312,3 +312,29 @@ test('plan raises what a reviewer would: row triggers and foreign keys on the ta
     await pool.query('VACUUM app.orders_usd');
   }
 });
+
+test.each([
+  ['range', { by: 'range', column: 'id', size: 60_000 }],
+  ['time', { by: 'time', column: 'created_at', size: '7 days' }],
+  ['list', { by: 'list', column: 'tenant' }],
+])('plan output and JSON for %s partitions: scope, sample, projection and preview agree with the data', async (kind, partition) => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const inScope = Number((await env.db.pool.query("SELECT count(*) AS n FROM app.orders WHERE status <> 'void'")).rows[0].n);
+  const specFile = writeSpec(spec(`approved-${kind}`, { partition: partition as SpecInput['partition'] }));
+  const json = await cli('plan', specFile, '-o', 'json');
+  expect(json.code).toBe(0);
+  const shown = JSON.parse(json.stdout);
+  expect(shown.partitions.length).toBeGreaterThan(1);
+  expect(shown.estimate.scope).toMatchObject({ rows: inScope, exact: true });
+  expect(shown.estimate.sample.partitions).toHaveLength(Math.min(3, shown.partitions.length));
+  expect(shown.estimate.sample.rows).toBeGreaterThan(0);
+  // an empty target: every sampled row would be inserted, and so would every row in scope
+  expect(shown.estimate.sample.inserts).toBe(shown.estimate.sample.rows);
+  expect(shown.estimate.projected).toMatchObject({ inserts: inScope, updates: 0, unchanged: 0 });
+  expect(shown.estimate.preview[0]).toMatchObject({ change: 'insert', current: null });
+  const text = await cli('plan', specFile);
+  expect(text.code).toBe(0);
+  expect(text.stdout).toContain(`${shown.partitions.length} partitions:`);
+  expect(text.stdout).toMatch(new RegExp(`scope: +${inScope.toLocaleString('en-US')} rows \\(counted\\)`));
+  expect(text.stdout).toMatch(/duration: +at least .* at concurrency 4/);
+});
