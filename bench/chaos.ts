@@ -9,6 +9,9 @@
  * processes (`dist/worker.js`, as deployed) reaching both through TCP proxies this script can
  * cut, and this process as operator and follower.
  *
+ * The long run is its own shape: 1,000 small partitions at a low rows/s cap inside allowed
+ * hours that close mid-run, continuing as new every ~100 partitions, a worker killed every 6 s.
+ *
  * Run: npm run chaos   (CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
  * faults, default 20; CHAOS_CASES, comma-separated, default all; CHAOS_OUTPUT=json)
  * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
@@ -18,6 +21,7 @@ import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type pg from 'pg';
 import { stringify } from 'yaml';
 import { CONNECT_TIMEOUT_MS, createPool } from '../src/db/pool';
@@ -26,7 +30,7 @@ import { ensureDatabase, startEmbeddedPostgres, type LocalPostgres } from '../sr
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../src/dev/temporal-server';
 import { getRun } from '../src/ledger/runs';
-import { controlRun, followRun, startRun } from '../src/operations';
+import { controlRun, followRun, setRunLimits, startRun } from '../src/operations';
 import { connectClient } from '../src/temporal/connect';
 import { startTcpProxy, type TcpProxy } from '../test/helpers/tcp-proxy';
 
@@ -40,7 +44,10 @@ export const CASES = [
   'temporal-network',
   'temporal-partition',
   'lock-contention',
+  'statement-timeout',
+  'deadlock',
   'disk-full',
+  'long-run',
 ] as const;
 export type ChaosCase = (typeof CASES)[number];
 
@@ -251,6 +258,12 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   await env.pool.query('TRUNCATE chaos.orders_usd');
   const name = `chaos-${fault}`;
   const specFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-chaos-spec-')), `${name}.yaml`);
+  const chunkSize = Math.max(200, Math.ceil(rows / 400));
+  const longRun = fault === 'long-run';
+  const limits = longRun
+    ? // 1,000 partitions of a few chunks each at a low rows/s cap, inside allowed hours (open now)
+      { chunkSize: Math.max(10, Math.ceil(rows / 2000)), concurrency: 6, rowsPerSecond: Math.ceil(rows / 60), window: { start: hhmm(Date.now() - 3600_000), end: hhmm(Date.now() + 6 * 3600_000), timeZone: 'UTC' } }
+    : { chunkSize, concurrency: 6, rowsPerSecond: Math.ceil(rows / runSeconds), ...(fault === 'statement-timeout' ? { statementTimeoutSeconds: 1 } : {}) };
   writeFileSync(
     specFile,
     stringify({
@@ -258,16 +271,20 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       reason: `chaos: ${fault}`,
       database: DB_VAR,
       source: { table: 'chaos.orders', key: 'id', where: "status <> 'void'" },
-      partition: { by: 'range', column: 'id', size: Math.ceil(rows / 40) },
+      partition: { by: 'range', column: 'id', size: Math.ceil(rows / (longRun ? 1000 : 40)) },
       transform: { name: 'usd', version: 1, sql: 'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd FROM chunk c LEFT JOIN chaos.fx f USING (currency)' },
       target: { table: 'chaos.orders_usd', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: Math.max(200, Math.ceil(rows / 400)), concurrency: 6, rowsPerSecond: Math.ceil(rows / runSeconds) },
+      limits,
     }),
   );
   const crashesBefore = env.workers.crashes;
   const started = Date.now();
-  // a killed worker's partition is retried elsewhere once its heartbeat lapses: 3 s here (default 15 s)
-  const run = await startRun({ client: env.client, taskQueue: TASK_QUEUE }, { specFile, actor: 'chaos', partitionHeartbeatTimeoutMs: 3000 });
+  // a killed worker's partition is retried elsewhere once its heartbeat lapses: 3 s here (default 15 s);
+  // the long run continues as new every ~500 events (~100 partitions) instead of every 9,000
+  const run = await startRun(
+    { client: env.client, taskQueue: TASK_QUEUE },
+    { specFile, actor: 'chaos', partitionHeartbeatTimeoutMs: 3000, ...(longRun ? { maxHistoryEvents: 500 } : {}) },
+  );
   const notes: string[] = [];
   let injected = '';
   let faultEnd = 0;
@@ -344,6 +361,61 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       injected = 'the target locked against writes for 5 s (chunks give up each wait after lock_timeout, 2 s, and try again)';
       break;
     }
+    case 'statement-timeout': {
+      // the target turns slow (a row trigger, as an application might add): a chunk of the
+      // spec's size now runs past limits.statementTimeoutSeconds (1 s) and must shrink, not fail
+      await env.pool.query(`
+        CREATE OR REPLACE FUNCTION chaos.slow_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.01); RETURN NEW; END $$;
+        CREATE TRIGGER slow_row BEFORE INSERT OR UPDATE ON chaos.orders_usd FOR EACH ROW EXECUTE FUNCTION chaos.slow_row()`);
+      await sleep(6000);
+      await env.pool.query('DROP TRIGGER slow_row ON chaos.orders_usd');
+      const { rows: smaller } = await env.pool.query<{ n: number; min: number | null }>(
+        "SELECT count(*)::int AS n, min(chunk_size) AS min FROM backfill.chunks WHERE run_id = $1 AND governed_by = 'statementTimeoutSeconds'",
+        [run.runId],
+      );
+      notes.push(`${smaller[0].n} chunks written smaller after timeouts (down to ${smaller[0].min ?? '—'} rows from ${chunkSize})`);
+      injected = `every target row write sleeping 10 ms for 6 s: a ${chunkSize}-row chunk takes ${(chunkSize / 100).toFixed(1)} s against a 1 s statement_timeout`;
+      break;
+    }
+    case 'deadlock': {
+      const before = await deadlockCount(env.pool);
+      const victims = await provokeDeadlocks(env.pool, run.runId, chunkSize, 5000);
+      const detected = (await deadlockCount(env.pool)) - before;
+      notes.push(`${detected} deadlocks detected by PostgreSQL; the application's transaction was the victim of ${victims}, the chunk of the rest`);
+      injected = 'for 5 s, an application transaction inserting the far end of a running partition\'s next chunk, then its near end (the reverse of the chunk\'s order), and rolling back';
+      break;
+    }
+    case 'long-run': {
+      // outside the allowed hours from the next minute on: the run holds until then
+      const row = (await getRun(env.pool, run.runId))!;
+      const opensAt = Math.floor((Date.now() + 60_000) / 60_000) * 60_000;
+      await setRunLimits({ client: env.client }, row, { window: { start: hhmm(opensAt), end: hhmm(opensAt + 6 * 3600_000), timeZone: 'UTC' }, actor: 'chaos', reason: 'allowed hours moved' });
+      let kills = 0;
+      let done = false;
+      void finished.finally(() => (done = true));
+      const killing = (async () => {
+        while (!done) {
+          env.workers.killOne();
+          kills++;
+          await sleep(6000);
+        }
+      })();
+      await finished;
+      await killing;
+      // recovery for this case: from the window's opening to the next chunk
+      faultEnd = opensAt;
+      const { rows: gap } = await env.pool.query<{ s: number | null }>(
+        `SELECT max(extract(epoch FROM gap)) AS s
+           FROM (SELECT committed_at - lag(committed_at) OVER (ORDER BY committed_at) AS gap FROM backfill.chunks WHERE run_id = $1) g`,
+        [run.runId],
+      );
+      notes.push(
+        `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs; ` +
+          `no chunk committed for ${Number(gap[0].s ?? 0).toFixed(0)} s around the closed hours`,
+      );
+      injected = '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed every 6 s to the end';
+      break;
+    }
     case 'disk-full': {
       await env.pool.query(`
         CREATE OR REPLACE FUNCTION chaos.disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -360,7 +432,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       break;
     }
   }
-  faultEnd = Date.now();
+  if (!longRun) faultEnd = Date.now();
   const recoveryMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(committed_at) FROM backfill.chunks WHERE run_id = $1 AND committed_at > to_timestamp($2 / 1000.0)');
   const nextPartitionMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)');
   const status = await Promise.race([finished, deadline(5 * 60_000).then(() => 'timed out')]);
@@ -455,6 +527,74 @@ export async function ledgerCheck(pool: pg.Pool, runId: string): Promise<string[
   );
   if (totals[0].read !== totals[0].target) problems.push(`the partitions read ${totals[0].read} rows, the target holds ${totals[0].target}`);
   return problems;
+}
+
+/** HH:MM in UTC at epoch milliseconds `ms`. */
+function hhmm(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 16);
+}
+
+async function deadlockCount(pool: pg.Pool): Promise<number> {
+  // the statistics collector reports with a delay of up to a second
+  await sleep(1000);
+  const { rows } = await pool.query<{ n: string }>('SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()');
+  return Number(rows[0].n);
+}
+
+/**
+ * An application transaction that takes a running partition's next chunk's rows in the
+ * reverse order: the far end first, then (after the chunk has begun and holds the near end)
+ * the near end. PostgreSQL breaks the cycle after deadlock_timeout by aborting one side.
+ * Returns how often the application's side was the one aborted.
+ */
+async function provokeDeadlocks(pool: pg.Pool, runId: string, chunkSize: number, forMs: number): Promise<number> {
+  const app = await pool.connect();
+  let victims = 0;
+  const until = Date.now() + forMs;
+  try {
+    while (Date.now() < until) {
+      const { rows: running } = await app.query<{ after: string; hi: string }>(
+        `SELECT coalesce(cursor, ((bounds->>'lo')::bigint - 1)::text) AS after, bounds->>'hi' AS hi
+           FROM backfill.partitions WHERE run_id = $1 AND status = 'running' ORDER BY random() LIMIT 1`,
+        [runId],
+      );
+      if (running.length === 0) {
+        await sleep(100);
+        continue;
+      }
+      const { rows: keys } = await app.query<{ id: string }>(
+        "SELECT id FROM chaos.orders WHERE id > $1 AND id < $2 AND status <> 'void' ORDER BY id LIMIT $3",
+        [running[0].after, running[0].hi, Math.floor(chunkSize * 0.8)],
+      );
+      if (keys.length < 2) continue;
+      try {
+        await app.query('BEGIN');
+        await app.query('INSERT INTO chaos.orders_usd (id) VALUES ($1) ON CONFLICT DO NOTHING', [keys[keys.length - 1].id]);
+        await sleep(300);
+        await app.query('INSERT INTO chaos.orders_usd (id) VALUES ($1) ON CONFLICT DO NOTHING', [keys[0].id]);
+      } catch (err) {
+        if ((err as { code?: string }).code === '40P01') victims++;
+        else throw err;
+      } finally {
+        await app.query('ROLLBACK');
+      }
+    }
+  } finally {
+    app.release();
+  }
+  return victims;
+}
+
+/** How many executions a workflow ran, following continue-as-new. */
+async function executions(client: Client, workflowId: string, firstRunId: string): Promise<number> {
+  let runId: string | undefined = firstRunId;
+  let n = 0;
+  while (runId) {
+    const events: temporal.api.history.v1.IHistoryEvent[] = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    n++;
+    runId = events[events.length - 1]?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return n;
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {

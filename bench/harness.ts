@@ -47,6 +47,8 @@ export interface BenchOptions {
   asDemo?: boolean;
   /** Activity slots of the in-process worker (default 4; the demo's worker has 20). */
   workerActivities?: number;
+  /** Start no workers: the benchmark starts its own (startWorkerProcesses). */
+  noWorkers?: boolean;
 }
 
 export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
@@ -64,7 +66,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : {}),
   });
   const { client, close: closeClient } = await connectClient({ address: server.address, namespace: 'default' });
-  const workers = await startWorkers(server.address, url, options.workerActivities ?? 4);
+  const workers = options.noWorkers ? { stop: async () => undefined } : await startWorkers(server.address, url, options.workerActivities ?? 4);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
@@ -98,8 +100,20 @@ async function startWorkers(address: string, url: string, activities: number): P
   if (WORKER_PROCESSES < 1) {
     return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: activities, trust: { databases: ['BENCH_DATABASE_URL'] } });
   }
+  const started = startWorkerProcesses(address, url, WORKER_PROCESSES, Number(process.env.BENCH_WORKER_ACTIVITIES || 2));
+  say(`${WORKER_PROCESSES} worker processes (dist/worker.js)`);
+  return started;
+}
+
+export interface WorkerProcesses {
+  children: ChildProcess[];
+  stop(): Promise<void>;
+}
+
+/** `count` worker processes as operators deploy them (dist/worker.js), named bench-worker-1…N in the chunk log. */
+export function startWorkerProcesses(address: string, url: string, count: number, activities: number): WorkerProcesses {
   const children: ChildProcess[] = [];
-  for (let i = 0; i < WORKER_PROCESSES; i++) {
+  for (let i = 0; i < count; i++) {
     const child = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
       env: {
         ...process.env,
@@ -108,14 +122,15 @@ async function startWorkers(address: string, url: string, activities: number): P
         BENCH_DATABASE_URL: url,
         BACKFILL_DATABASES: 'BENCH_DATABASE_URL',
         LOG_LEVEL: 'warn',
-        BACKFILL_MAX_ACTIVITIES: process.env.BENCH_WORKER_ACTIVITIES || '2',
+        BACKFILL_MAX_ACTIVITIES: String(activities),
+        BACKFILL_WORKER_IDENTITY: `bench-worker-${i + 1}`,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
     children.push(child);
   }
-  say(`${WORKER_PROCESSES} worker processes (dist/worker.js)`);
   return {
+    children,
     async stop() {
       await Promise.all(children.map((c) => new Promise<void>((resolve) => {
         if (c.exitCode !== null) return resolve();

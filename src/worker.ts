@@ -8,6 +8,7 @@
  * endpoint. SIGINT/SIGTERM drain it: running chunks commit, then partitions resume
  * elsewhere from their checkpoints.
  */
+import os from 'node:os';
 import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
@@ -38,12 +39,14 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const trust = { ...workerTrustFromEnv(), ...options.trust };
   const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2, databases: trust.databases });
   const connection = options.connection ?? (await connectWorker(config));
+  const identity = workerIdentity();
   const worker = await Worker.create({
     connection,
+    identity,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
-    activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs }),
+    activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs, workerIdentity: identity }),
     // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
     // workflow bundle must have been bundled with the same failureConverterPath)
     ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
@@ -57,6 +60,11 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
       if (!options.connection) await connection.close();
     },
   };
+}
+
+/** Temporal's default worker identity (pid@host), or BACKFILL_WORKER_IDENTITY: the name the chunk log and the Web UI show. */
+export function workerIdentity(env: NodeJS.ProcessEnv = process.env): string {
+  return env.BACKFILL_WORKER_IDENTITY || `${process.pid}@${os.hostname()}`;
 }
 
 let runtimeInstalled = false;

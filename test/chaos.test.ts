@@ -2,7 +2,9 @@
  * The fault matrix (bench/chaos.ts, `npm run chaos`) at a small size: each fault hits a real
  * backfill mid-run — workers SIGKILLed ten times, the Temporal server killed and restarted on
  * its file, PostgreSQL restarted in immediate mode, backends terminated, the network to the
- * database and to Temporal cut and stalled, the target locked, the disk full — and each run must
+ * database and to Temporal cut and stalled, the target locked, chunks past their statement
+ * timeout, deadlocks against an application transaction, the disk full, and a long run of 1,000
+ * partitions through closed hours, continue-as-new and worker kills — and each run must
  * end succeeded with a target identical to the one-statement reference, a consistent ledger and
  * no worker process lost on its own. It runs in its own process with its own PostgreSQL and
  * dev server (it restarts them), beside the suite's.
@@ -42,4 +44,4 @@ test('every fault of the matrix ends with the exact target, a consistent ledger 
     });
   }
   expect(code).toBe(0);
-}, 20 * 60_000);
+}, 30 * 60_000);

@@ -72,6 +72,30 @@ test('a chunk that times out even at the floor fails its partition, saying which
   expect(shape[0].shape.transformReads.volatile).toEqual(['pg_sleep (pg_sleep(double precision))']);
 });
 
+test('a lock held longer than the statement timeout makes the partition hold, not shrink its chunks', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const blocker = await env.db.pool.connect();
+  try {
+    await blocker.query('BEGIN; LOCK TABLE app.orders_usd IN SHARE ROW EXCLUSIVE MODE');
+    const started = await env.start(
+      ordersSpec(env.db.envVar, { name: 'locked-target', partition: { by: 'range', column: 'id', size: 1_000_000 }, limits: { chunkSize: 64, concurrency: 1, statementTimeoutSeconds: 1 } }),
+    );
+    // three statement timeouts' worth of waiting: were lock waits cancelled as slow statements, the chunks would shrink to 8 rows
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    await blocker.query('ROLLBACK');
+    const result = await waitForResult(started.handle);
+    expect(result.status).toBe('succeeded');
+    const { rows } = await env.db.pool.query<{ governed_by: string; smallest: number }>(
+      'SELECT governed_by, min(chunk_size) AS smallest FROM backfill.chunks WHERE run_id = $1 GROUP BY governed_by',
+      [started.runId],
+    );
+    expect(rows).toEqual([{ governed_by: 'chunkSize', smallest: 64 }]);
+  } finally {
+    await blocker.query('ROLLBACK').catch(() => undefined);
+    blocker.release();
+  }
+});
+
 test('a full disk pauses the run with the reason instead of retrying; once resumed, the run completes exact', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   // a stand-in for ENOSPC: the target refuses writes with SQLSTATE 53100 (disk_full)

@@ -30,6 +30,8 @@ export interface ChunkRequest {
   record: ChunkRecordDecision;
   /** A statement timeout at this size fails the partition (the floor was reached); otherwise the chunk is retried smaller. */
   failOnTimeout: boolean;
+  /** The worker writing it, for the chunk log. */
+  worker?: string;
 }
 
 export interface ChunkOutcome {
@@ -77,7 +79,9 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     // one snapshot for the whole chunk: the transform's input and the write are one state of the
     // database, and a target row another transaction changed after that snapshot makes the write
     // fail (40001) instead of overwriting the change with a value computed from older input
-    const limits = { lockTimeoutMs: LOCK_TIMEOUT_MS, statementTimeoutMs: statementTimeoutSeconds * 1000 };
+    // a lock wait must end as a lock timeout (the partition holds and looks again), never as a
+    // statement timeout, which would shrink the chunk and at the floor fail the partition
+    const limits = { lockTimeoutMs: Math.min(LOCK_TIMEOUT_MS, statementTimeoutSeconds * 500), statementTimeoutMs: statementTimeoutSeconds * 1000 };
     if (request.oneWriter) {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
       await awaitWriterTurn(client, runId, WRITER_WAIT_MS);
@@ -129,6 +133,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
       waitMs: request.record.waitMs + turnMs,
       governedBy: request.record.governedBy,
       guardValue: request.record.guardValue,
+      worker: request.worker,
     });
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < request.chunkSize;

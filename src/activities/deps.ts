@@ -13,4 +13,6 @@ export interface ActivityDeps {
   trust: Pick<WorkerTrust, 'transformDirs' | 'webhookUrls'>;
   /** How often a running partition polls the ledger while its run is paused. */
   pausePollMs?: number;
+  /** This worker's Temporal identity, logged with every chunk it writes. */
+  workerIdentity?: string;
 }

@@ -110,7 +110,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
 
         const started = Date.now();
         const failOnTimeout = write.chunkSize <= timeoutFloor(control.limits);
-        const outcome = await runChunk(pool, ctx, { runId, partitionId, chunkSize: write.chunkSize, oneWriter: write.oneWriter, record: write.record, failOnTimeout });
+        const outcome = await runChunk(pool, ctx, { runId, partitionId, chunkSize: write.chunkSize, oneWriter: write.oneWriter, record: write.record, failOnTimeout, worker: deps.workerIdentity });
         if (outcome.lockTimeout) {
           if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
           await wait(afterLockTimeout(outcome.lockTimeout, pollMs));

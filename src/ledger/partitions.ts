@@ -224,16 +224,18 @@ export interface ChunkRecord {
   waitMs: number;
   governedBy: string;
   guardValue?: number;
+  /** The worker process that wrote it (its Temporal identity). */
+  worker?: string;
 }
 
 /** Logs a committed chunk; call inside the chunk's transaction. */
 export async function recordChunk(client: pg.PoolClient, runId: string, partitionId: string, c: ChunkRecord): Promise<void> {
   await client.query(
     `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
-       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
     [runId, partitionId, c.seq, c.keyFrom, c.keyTo, c.counts.rowsRead, c.counts.rowsWritten, c.counts.rowsUnchanged,
-      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null, c.counts.rowsSkipped ?? 0],
+      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null, c.counts.rowsSkipped ?? 0, c.worker ?? null],
   );
 }
 

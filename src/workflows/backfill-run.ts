@@ -84,7 +84,13 @@ export interface RunResult {
 
 const PAGE = 100;
 const RECONCILE_EVERY_MS = 5 * 60_000;
-const DEFAULT_MAX_HISTORY_EVENTS = 10_000;
+/**
+ * Continue as new from here: what arrives while the generation drains (reports of the
+ * partitions in flight, the workflow tasks around them) must still fit under 10,000 events.
+ */
+const DEFAULT_MAX_HISTORY_EVENTS = 9_000;
+/** The bound of executions started before 'history-bound-9000'. */
+const FORMER_MAX_HISTORY_EVENTS = 10_000;
 
 export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunResult> {
   const { spec, runId } = input;
@@ -195,7 +201,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       }
       if (gated && spec.validate?.ramp && !input.retry) s = gates.rampStarted(s, gates.rampCutoffs(s.partitionsTotal, spec.validate.ramp));
     }
-    const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.maxHistoryEvents ?? DEFAULT_MAX_HISTORY_EVENTS);
+    const historyBound = input.maxHistoryEvents ?? (patched('history-bound-9000') ? DEFAULT_MAX_HISTORY_EVENTS : FORMER_MAX_HISTORY_EVENTS);
+    const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= historyBound;
     const continueIfFull = async () => {
       // handlers may be mid-flight; dropping them would lose an operator's action; a child
       // whose start is not yet confirmed is confirmed first

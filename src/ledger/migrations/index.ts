@@ -12,6 +12,7 @@ import { m0007OneActiveRunPerTarget } from './0007-one-active-run-per-target';
 import { m0008GatesAndDownstream } from './0008-gates-and-downstream';
 import { m0009TransformArtifacts } from './0009-transform-artifacts';
 import { m0010InputsAndApproval } from './0010-inputs-and-approval';
+import { m0011ChunkWorker } from './0011-chunk-worker';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval];
+export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval, m0011ChunkWorker];
