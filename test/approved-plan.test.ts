@@ -300,7 +300,7 @@ test('plan raises what a reviewer would: row triggers and foreign keys on the ta
         expect.stringMatching(/^target: app\.orders_usd has foreign key\(s\) to app\.tenants: every row written is looked up there/),
         expect.stringMatching(/^transform: reads app\.tenant_names \(about 60,000 rows\) with a sequential scan for every chunk of 10000; index the column/),
         expect.stringMatching(/^database: 0 replica\(s\) stream from this server and 1 replication slot\(s\) hold WAL: .* add limits\.guards\.replicationLagSeconds/),
-        expect.stringMatching(/^target: app\.orders_usd already holds about [\d,]+ dead rows \(100 %\): VACUUM it before the run/),
+        expect.stringMatching(/^target: app\.orders_usd already holds about [\d,]+ dead rows \(\d+ %\): VACUUM it before the run/),
       ]),
     );
   } finally {

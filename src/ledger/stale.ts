@@ -39,7 +39,7 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
         ORDER BY p.partition_id, p.finished_at DESC
      )
      SELECT l.partition_id, l.run_id, l.version, l.finished_at,
-            (SELECT max(e.at) FROM backfill.run_events e WHERE e.run_id = l.run_id AND e.kind = 'input-change-accepted') AS accepted_at,
+            ${lastAcceptedInputChange('l.run_id')} AS accepted_at,
             (SELECT min(c.committed_at) FROM backfill.chunks c WHERE c.run_id = l.run_id AND c.partition_id = l.partition_id) AS first_chunk
        FROM latest l
       ORDER BY l.run_id, l.ordinal`,
@@ -55,4 +55,18 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
     if (reason) stale.push({ partitionId: r.partition_id, runId: r.run_id, version: r.version, finishedAt: r.finished_at, reason });
   }
   return stale;
+}
+
+/** When the run's operator last accepted a change of its inputs (NULL: never), as SQL over `runId`. */
+function lastAcceptedInputChange(runId: string): string {
+  return `(SELECT max(e.at) FROM backfill.run_events e WHERE e.run_id = ${runId} AND e.kind = 'input-change-accepted')`;
+}
+
+/** How many of a run's partitions committed a chunk before its last accepted input change: they are stale. */
+export async function partitionsComputedBeforeInputChange(db: Queryable, runId: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    `SELECT count(DISTINCT c.partition_id) AS n FROM backfill.chunks c WHERE c.run_id = $1 AND c.committed_at < ${lastAcceptedInputChange('$1')}`,
+    [runId],
+  );
+  return Number(rows[0].n);
 }

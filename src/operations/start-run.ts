@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
-import { databaseIdentity } from '../db/identity';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { findActiveRun, findActiveRunOnTarget, getRun, ledgerExists, resolveRelation } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
@@ -91,7 +90,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       specHash: loaded.specHash,
       transform: loaded.transform,
       startedBy: options.actor ?? defaultActor(),
-      databaseIdentity: (await databaseIdentity(pool)).id,
+      databaseIdentity: checked.database.identity,
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       reconcileIntervalMs: options.reconcileIntervalMs,

@@ -3,6 +3,7 @@
  * the history: partitions by status, rows, failures with their key ranges, why running
  * partitions wait, and the last control events. `backfill status` and `list` render these.
  */
+import { partitionsComputedBeforeInputChange } from '../ledger/stale';
 import type pg from 'pg';
 import { listAfterActions } from '../downstream/after-actions';
 import { listEvents, type RunEventRow } from '../ledger/events';
@@ -117,7 +118,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
     rowsPlanned: run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
     eta: ACTIVE_RUN_STATUSES.includes(run.status) && !run.paused ? await etaOf(pool, run, totals.rowsRead) : null,
-    computedBeforeInputChange: await computedBeforeInputChange(pool, run.run_id),
+    computedBeforeInputChange: await partitionsComputedBeforeInputChange(pool, run.run_id),
   };
 }
 
@@ -140,16 +141,6 @@ async function etaOf(pool: pg.Pool, run: RunRow, rowsRead: number): Promise<Stat
     elapsedSeconds: (Date.now() - (run.started_at ?? run.created_at).getTime()) / 1000,
     plannedSeconds: typeof planned === 'number' ? planned : null,
   };
-}
-
-async function computedBeforeInputChange(pool: pg.Pool, runId: string): Promise<number> {
-  const { rows } = await pool.query<{ n: string }>(
-    `SELECT count(DISTINCT c.partition_id) AS n FROM backfill.chunks c
-      WHERE c.run_id = $1
-        AND c.committed_at < (SELECT max(e.at) FROM backfill.run_events e WHERE e.run_id = $1 AND e.kind = 'input-change-accepted')`,
-    [runId],
-  );
-  return Number(rows[0].n);
 }
 
 export interface RunSummary {
