@@ -6,7 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { startRun, waitForResult } from '../src/operations';
+import { startRun, statusReportFor, waitForResult } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
 import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
@@ -67,4 +68,10 @@ test('three worker processes each write at least 20 % of a run\'s partitions, an
   const total = rows.reduce((n, r) => n + r.partitions, 0);
   expect(total).toBe(result.partitions.total);
   for (const r of rows) expect(r.partitions / total).toBeGreaterThanOrEqual(0.2);
+
+  // status says who wrote what
+  const report = await statusReportFor(db.pool, started.runId);
+  expect(report.workers.map((w) => w.worker).sort()).toEqual(['share-worker-1', 'share-worker-2', 'share-worker-3']);
+  expect(report.workers.reduce((n, w) => n + w.rows, 0)).toBe(result.rowsRead);
+  expect(renderStatus(report)).toMatch(/^ {2}workers: {3}3 wrote its chunks \(share of rows read\): share-worker-\d \d+ %, share-worker-\d \d+ %, share-worker-\d \d+ %$/m);
 });

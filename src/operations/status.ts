@@ -64,6 +64,8 @@ export interface StatusReport {
   rowsPlanned: { rows: number; exact: boolean } | null;
   /** Partitions of this run with a chunk committed before an accepted input change (backfill stale lists them). */
   computedBeforeInputChange: number;
+  /** The worker processes that wrote the run's chunks, most rows first (from the chunk log). */
+  workers: { worker: string; chunks: number; rows: number }[];
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -119,7 +121,17 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     rowsPlanned: run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
     eta: ACTIVE_RUN_STATUSES.includes(run.status) && !run.paused ? await etaOf(pool, run, totals.rowsRead) : null,
     computedBeforeInputChange: await partitionsComputedBeforeInputChange(pool, run.run_id),
+    workers: await chunkWriters(pool, run.run_id),
   };
+}
+
+async function chunkWriters(pool: pg.Pool, runId: string): Promise<StatusReport['workers']> {
+  const { rows } = await pool.query<{ worker: string; chunks: number; rows: string }>(
+    `SELECT coalesce(worker, 'unrecorded') AS worker, count(*)::int AS chunks, sum(rows_read) AS rows
+       FROM backfill.chunks WHERE run_id = $1 GROUP BY 1 ORDER BY sum(rows_read) DESC, 1`,
+    [runId],
+  );
+  return rows.map((r) => ({ worker: r.worker, chunks: r.chunks, rows: Number(r.rows) }));
 }
 
 /** The pace of the run's last minute of chunks (from its chunk log), carried over the rows still to read. */

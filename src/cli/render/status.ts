@@ -47,6 +47,13 @@ export function renderStatus(r: StatusReport): string {
       : '';
     lines.push(`  eta:       about ${duration(r.eta.seconds)} more at ${r.eta.rowsPerSecond} rows/s (the last minute's pace)${plan}`);
   }
+  if (r.workers.length > 0) {
+    const rows = r.workers.reduce((n, w) => n + w.rows, 0);
+    const share = (w: { rows: number }) => (rows > 0 ? `${Math.round((100 * w.rows) / rows)} %` : `${w.rows} rows`);
+    const shown = r.workers.slice(0, 8).map((w) => `${w.worker} ${share(w)}`);
+    const more = r.workers.length > 8 ? ` and ${r.workers.length - 8} more` : '';
+    lines.push(`  workers:   ${r.workers.length} wrote its chunks (share of rows read): ${shown.join(', ')}${more}`);
+  }
   const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'] });
   table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged, t.rowsSkipped ?? 0]);
   lines.push(table.toString());
