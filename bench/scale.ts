@@ -22,7 +22,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import type { temporal } from '@temporalio/proto';
 import { say, startBenchEnvironment, startWorkerProcesses, type BenchEnvironment } from './harness';
-import { COLS, createDataset, MAX_ID, ROWS, WHOLE } from './dataset';
+import { COLS, createDataset, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
 
 const PARTS = (process.env.SCALE_PARTS || 'workers,run').split(',');
 const PARTITIONS = Number(process.env.SCALE_PARTITIONS || 100_000);
@@ -89,7 +89,7 @@ async function workersPart(env: BenchEnvironment): Promise<string[]> {
     limits: { chunkSize: 5000, concurrency: 12 },
   });
   const transforms = [
-    { label: 'SQL', transform: { sql: WHOLE.replace('FROM bench.orders c', 'FROM chunk c') } },
+    { label: 'SQL', transform: { sql: TRANSFORM } },
     { label: 'TypeScript', transform: { module: path.join(__dirname, 'transforms', 'orders-usd.ts') } },
   ];
   const rows: string[] = [];

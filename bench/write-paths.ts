@@ -5,6 +5,9 @@
  *   (b) this project end to end (Temporal + ledger + checkpoints), SQL transform, concurrency 2
  *   (c) a re-run of (b) over the finished data
  *   (d) this project with the TypeScript transform
+ *   (e) the bare chunk loop: (b)'s compiled chunk statements in as many sessions as (b) has
+ *       partitions in flight, with no Temporal and no ledger (bench/bare-chunk-loop.ts):
+ *       (b) / (e) is what orchestration and checkpoints cost
  * Prints the median rows/s of BENCH_ROUNDS rounds (default 3), WAL bytes per row and the ratio
  * to the faster single statement. BENCH_WORKERS=N runs the backfills on N worker processes.
  * Run: npm run bench   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
@@ -14,6 +17,9 @@ import path from 'node:path';
 import type pg from 'pg';
 import { COLS, GUARD, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
 import { say, startBenchEnvironment } from './harness';
+import { bareChunkLoop } from './bare-chunk-loop';
+import type { Spec } from '../src/specs/schema';
+import type { PartitionBounds } from '../src/shared/types';
 
 const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
 const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
@@ -39,6 +45,9 @@ async function measure(pool: pg.Pool, label: string, work: () => Promise<number>
   return m;
 }
 
+/** What registration reads from the catalog for (b)'s spec: the bare loop compiles the same SQL. */
+const BARE_SHAPE = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns: COLS.split(', '), targetKeyType: 'bigint', chunkOrder: 'key' as const };
+
 async function main(): Promise<void> {
   const env = await startBenchEnvironment();
   const { pool, version } = env;
@@ -52,6 +61,9 @@ async function main(): Promise<void> {
     limits: { chunkSize: CHUNK, concurrency: 2 },
   });
   const sqlSpec = spec('bench-sql', { sql: TRANSFORM });
+  const bareSpec = { name: 'bench-bare', reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...sqlSpec } as unknown as Spec;
+  const size = sqlSpec.partition.size;
+  const bareBounds: PartitionBounds[] = Array.from({ length: PARTITIONS }, (_, i) => ({ kind: 'range', column: 'id', lo: String(i * size), hi: String((i + 1) * size) }));
   const tsSpec = spec('bench-ts', { module: path.join(__dirname, 'transforms', 'orders-usd.ts') });
 
   // every method once per round, in the same order: a disk stall or a noisy neighbour hits one
@@ -79,6 +91,8 @@ async function main(): Promise<void> {
     results.push({ ...rerun, rewritten: Number(touched.rows[0].n) });
     await truncate();
     results.push(await measure(pool, '(d) backfill, TypeScript transform, concurrency 2', async () => (await env.backfill(`bench-ts-${round}`, tsSpec)).rowsRead));
+    await truncate();
+    results.push(await measure(pool, '(e) bare chunk loop: (b)\'s chunk statements in 2 sessions, no Temporal, no ledger', () => bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2)));
     rounds.push(results);
   }
 
@@ -97,7 +111,7 @@ async function main(): Promise<void> {
     }),
     '',
     `(b) / faster single statement: ${(medianRate(2) / fastest).toFixed(2)} (goal ≥ 1.0); (c) / (b): ${(medianRate(3) / medianRate(2)).toFixed(2)} (goal > 1); ` +
-      `(d) / (a1) INSERT … ON CONFLICT: ${(medianRate(4) / medianRate(0)).toFixed(2)} (goal ≥ 0.5)`,
+      `(d) / (a1) INSERT … ON CONFLICT: ${(medianRate(4) / medianRate(0)).toFixed(2)} (goal ≥ 0.75); (b) / (e) the bare chunk loop: ${(medianRate(2) / medianRate(5)).toFixed(2)} (goal ≥ 0.95)`,
   ];
   const workers = process.env.BENCH_WORKERS ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities` : 'one in-process worker';
   process.stdout.write(

@@ -1,0 +1,51 @@
+/**
+ * The bare chunk loop: this project's compiled chunk statements (bounds, transform into the
+ * session's output table, the guarded write, the sampled reconciliation, commit), partition
+ * after partition in `streams` parallel sessions, with no Temporal, no worker and no ledger.
+ * What is left between it and the backfill end to end is orchestration and checkpoints.
+ */
+import pg from 'pg';
+import { compileRun } from '../src/sql/statements';
+import type { RunShape } from '../src/sql/shape';
+import type { Spec } from '../src/specs/schema';
+import type { PartitionBounds } from '../src/shared/types';
+
+export async function bareChunkLoop(url: string, spec: Spec, shape: RunShape, partitions: PartitionBounds[], streams: number): Promise<number> {
+  const compiled = compileRun(spec, shape);
+  const queue = [...partitions];
+  const stream = async (): Promise<number> => {
+    const client = new pg.Client(url);
+    await client.connect();
+    let rows = 0;
+    try {
+      await client.query(compiled.createOutputTable);
+      for (let bounds = queue.shift(); bounds; bounds = queue.shift()) {
+        let cursor: string | null = null;
+        for (;;) {
+          // the chunk's transaction as the worker opens it: one snapshot for read and write
+          await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+          const b = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize);
+          const { n, hi } = (await client.query<{ n: number; hi: string | null }>(b.text, b.values)).rows[0];
+          if (n === 0) {
+            await client.query('COMMIT');
+            break;
+          }
+          const fill = compiled.fillFromSql(bounds, cursor, hi);
+          await client.query(fill.text, fill.values);
+          for (const w of compiled.write(bounds)) await client.query(w.text, w.values);
+          const check = compiled.reconcile();
+          await client.query(check.text, check.values);
+          await client.query('COMMIT');
+          rows += n;
+          cursor = hi;
+          if (n < spec.limits.chunkSize) break;
+        }
+      }
+    } finally {
+      await client.end();
+    }
+    return rows;
+  };
+  const counts = await Promise.all(Array.from({ length: streams }, () => stream()));
+  return counts.reduce((a, b) => a + b, 0);
+}
