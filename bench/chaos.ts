@@ -12,7 +12,7 @@
  * The long run is its own shape: 1,000 small partitions at a low rows/s cap inside allowed
  * hours that close mid-run, continuing as new every ~100 partitions, a worker killed every 6 s.
  *
- * Run: npm run chaos   (CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
+ * Run: npm run chaos   (CHAOS_LONG_KILL_SECONDS, default 6; CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
  * faults, default 20; CHAOS_CASES, comma-separated, default all; CHAOS_OUTPUT=json)
  * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
  */
@@ -82,6 +82,8 @@ export interface ChaosOptions {
 }
 
 const WORKERS = 3;
+/** How often the long run loses a worker (CHAOS_LONG_KILL_SECONDS, default 6). */
+const LONG_RUN_KILL_MS = Number(process.env.CHAOS_LONG_KILL_SECONDS || 6) * 1000;
 const OUTAGE_NOTE = 'the follower rode out a database outage';
 const TASK_QUEUE = 'chaos';
 const DB_VAR = 'CHAOS_DATABASE_URL';
@@ -397,7 +399,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
         while (!done) {
           env.workers.killOne();
           kills++;
-          await sleep(6000);
+          await sleep(LONG_RUN_KILL_MS);
         }
       })();
       await finished;
@@ -410,10 +412,10 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
         [run.runId],
       );
       notes.push(
-        `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs; ` +
+        `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs ${LONG_RUN_KILL_MS / 1000} s apart; ` +
           `no chunk committed for ${Number(gap[0].s ?? 0).toFixed(0)} s around the closed hours`,
       );
-      injected = '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed every 6 s to the end';
+      injected = '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end';
       break;
     }
     case 'disk-full': {

@@ -20,7 +20,7 @@ function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> 
     execFile(
       path.join(ROOT, 'node_modules', '.bin', 'tsx'),
       [path.join(ROOT, 'bench', 'chaos.ts')],
-      { cwd: ROOT, env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json' }, maxBuffer: 20 * 1024 * 1024 },
+      { cwd: ROOT, env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20' }, maxBuffer: 20 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
