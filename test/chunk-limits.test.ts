@@ -5,6 +5,7 @@
  * to do), and a full disk pauses the run for an operator instead of burning retries.
  */
 import { controlRun, statusReportFor, waitForResult } from '../src/operations';
+import { migrateLedger } from '../src/ledger/migrate';
 import { getRun } from '../src/ledger/runs';
 import { pollUntil } from '../src/util/poll-until';
 import { useTestEnvironment } from './helpers/environment';
@@ -120,4 +121,33 @@ test('a full disk pauses the run with the reason instead of retrying; once resum
   expect(result.status).toBe('succeeded');
   const { rows: written } = await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
   expect(written[0].n).toBe(result.rowsWritten);
+});
+
+test("a partition's chunks commit without waiting for the disk, except its last, which flushes them all; flushEveryChunk makes every commit wait", async () => {
+  // seen from inside each chunk's own COMMIT: a deferred constraint trigger on the chunk log
+  // fires during the commit, after the chunk's last SET LOCAL, and notes the setting in force
+  await migrateLedger(env.db.pool);
+  await env.db.pool.query(`
+    CREATE TABLE app.commit_settings (run_id text, seq int, synchronous_commit text);
+    CREATE FUNCTION app.note_commit_setting() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$
+      BEGIN INSERT INTO app.commit_settings VALUES (NEW.run_id, NEW.seq, current_setting('synchronous_commit')); RETURN NULL; END $$;
+    CREATE CONSTRAINT TRIGGER note_commit_setting AFTER INSERT ON backfill.chunks DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION app.note_commit_setting()`);
+  try {
+    const settings = async (flushEveryChunk?: boolean) => {
+      await env.db.pool.query('TRUNCATE app.orders_usd');
+      const limits = { chunkSize: 64, concurrency: 1, ...(flushEveryChunk === undefined ? {} : { flushEveryChunk }) };
+      // 150 rows (ids up to 450) in chunks of 64: two full chunks, then a short one that finishes the partition
+      const started = await env.start(
+        ordersSpec(env.db.envVar, { name: `commit-${flushEveryChunk ?? 'default'}`, source: { table: 'app.orders', key: 'id', where: 'id <= 450' }, partition: { by: 'range', column: 'id', size: 1_000_000 }, limits }),
+      );
+      expect((await waitForResult(started.handle)).status).toBe('succeeded');
+      const { rows } = await env.db.pool.query<{ seq: number; synchronous_commit: string }>('SELECT seq, synchronous_commit FROM app.commit_settings WHERE run_id = $1 ORDER BY seq', [started.runId]);
+      return rows.map((r) => `${r.seq}:${r.synchronous_commit}`);
+    };
+    expect(await settings()).toEqual(['1:off', '2:off', '3:on']);
+    expect(await settings(true)).toEqual(['1:on', '2:on', '3:on']);
+  } finally {
+    await env.db.pool.query('DROP TRIGGER note_commit_setting ON backfill.chunks; DROP FUNCTION app.note_commit_setting(); DROP TABLE app.commit_settings');
+  }
 });

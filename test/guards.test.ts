@@ -1,6 +1,6 @@
 /**
  * Capacity guards on a real run: each injected signal — a custom guard's value, a lock held
- * on the target, a probe made slow with pg_sleep — slows or holds the run within one chunk,
+ * on the target, a probe made slow with pg_sleep, a vacuum, slow commits — slows or holds the run within one chunk,
  * says why in the ledger and status, and lets go when the signal recovers; a hold that lasts
  * past holdTimeoutSeconds pauses the run for an operator. The result is exact at the end.
  */
@@ -137,6 +137,16 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await env.db.pool.query("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'slow-vacuum'");
   expect(String(await vacuum)).toMatch(/canceling statement/);
   await vacuumer.end();
+  await expectWriting(started.runId);
+
+  // commits made slow (a deferred trigger sleeping at COMMIT), with the commitMs guard added live
+  await env.db.pool.query(`
+    CREATE FUNCTION app.slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
+    CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON backfill.commit_probes DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION app.slow_commit()`);
+  await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, commitMs: { soft: 100, hard: 200 } }, actor: 'test' });
+  await expectHeld(started.runId, /held by commitMs 3\d\d\.\d\d > hard 200/);
+  await env.db.pool.query('DROP TRIGGER slow_commit ON backfill.commit_probes; DROP FUNCTION app.slow_commit()');
   await expectWriting(started.runId);
 
   // held past holdTimeoutSeconds (shortened live): the run pauses itself and waits for an operator

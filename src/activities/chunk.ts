@@ -140,7 +140,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     const row = done ? await finishPartition(client, runId, partitionId, 'succeeded') : checkpointed;
     // RESET ALL in the same round trip: a set_config(…, false) in spec SQL must not outlive its
     // chunk on this pooled session (a rolled-back chunk undoes it by itself)
-    await client.query('COMMIT; RESET ALL');
+    await client.query(`${commitDurability(done, run.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
     created.add(compiled.outputTable);
     createdTables.set(client, created);
     return { row, ...counts, turnMs };
@@ -186,7 +186,19 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
   }
 }
 
-/** A TypeScript transform failed: `message` may quote row values (ledger only), `summary` does not. */
+/**
+ * What a chunk's COMMIT is preceded by. A chunk that does not finish its partition commits
+ * without waiting for its WAL to reach the disk (synchronous_commit = off): its write and its
+ * checkpoint are one transaction, so a commit lost in a server crash rewinds both, and the
+ * partition resumes from the cursor that survived. The partition's last commit runs under the
+ * session's own setting (synchronous replicas included) and, WAL being one sequence, flushes
+ * every chunk before it; only then is the partition reported done. Nothing outside the
+ * database learns of a chunk before that but progress figures, which a crash may roll back.
+ */
+export function commitDurability(finishesPartition: boolean, flushEveryChunk = false): string {
+  return finishesPartition || flushEveryChunk ? '' : 'SET LOCAL synchronous_commit = off; ';
+}
+
 /**
  * Replace mode deletes and rewrites exactly its partition's target rows. An output row that
  * belongs to another partition (6-hour partitions feeding a daily rollup, a day computed in
@@ -234,6 +246,7 @@ async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: st
   throw new TransformError(`${what}; keys: ${(rows[0].examples ?? []).join(', ')}`, `${what} (partition ${partitionId}; keys in the ledger)`);
 }
 
+/** A TypeScript transform failed: `message` may quote row values (ledger only), `summary` does not. */
 class TransformError extends Error {
   constructor(
     message: string,

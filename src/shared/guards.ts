@@ -24,6 +24,11 @@ export interface GuardsSpec {
   lockWaits?: Threshold;
   /** Vacuums running on the target table, autovacuum or manual (0 or 1). */
   autovacuum?: Threshold;
+  /**
+   * Milliseconds a durable one-row commit takes (the engine's own, in the ledger): what every
+   * application write waits for, and what a backfill's WAL makes slower first.
+   */
+  commitMs?: Threshold;
   /** Milliseconds a probe query takes, e.g. a primary-key read production relies on. */
   probeMs?: Threshold & { sql: string };
   /** Any SQL returning one number. */

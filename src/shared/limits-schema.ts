@@ -29,6 +29,7 @@ export const guardsSchema = z.strictObject({
   activeConnectionsRatio: thresholdSchema.optional(),
   lockWaits: thresholdSchema.optional(),
   autovacuum: thresholdSchema.optional(),
+  commitMs: thresholdSchema.optional(),
   probeMs: z.strictObject({ sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }).optional(),
   custom: z
     .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }), sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }))
@@ -46,6 +47,11 @@ export const limitsSchema = z.strictObject({
     .optional(),
   /** Each statement of a chunk runs under this statement_timeout (SET LOCAL in the chunk's transaction). */
   statementTimeoutSeconds: z.number().int().min(LIMIT_BOUNDS.statementTimeoutSeconds.min).max(LIMIT_BOUNDS.statementTimeoutSeconds.max).optional(),
+  /**
+   * Every chunk's commit waits for its WAL to reach the disk. Off (the default), only a
+   * partition's last chunk does; the others commit with synchronous_commit = off (see chunk.ts).
+   */
+  flushEveryChunk: z.boolean().optional(),
   /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
   window: windowSchema.optional(),
   /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */

@@ -42,6 +42,7 @@ export interface Limits {
   minChunkSize?: number;
   maxChunkSize?: number;
   statementTimeoutSeconds?: number;
+  flushEveryChunk?: boolean;
   guards?: GuardsSpec;
 }
 

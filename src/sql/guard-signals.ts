@@ -31,15 +31,43 @@ async function refuseUnsafeGuards(guards: GuardsSpec): Promise<void> {
 export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable: string): Promise<GuardReading[]> {
   await refuseUnsafeGuards(guards);
   // a probe measures the database as the application sees it: a few ms of timeout would distort nothing
-  return inReadOnlyCheck(pool, (client) => readGuardsWith(client, guards, targetTable), 30_000);
+  const readings = await inReadOnlyCheck(pool, (client) => readGuardsWith(client, guards, targetTable), 30_000);
+  if (guards.commitMs) readings.unshift(reading('commitMs', await timeCommit(pool), guards.commitMs));
+  return readings;
+}
+
+/**
+ * One durable one-row commit, timed: the engine's own write to its ledger (never spec SQL),
+ * under the session's synchronous_commit (a chunk's SET LOCAL ended with it), so it waits for
+ * the WAL flush — and synchronous replicas — as the application's commits do. Read-only guard
+ * SQL cannot see this: a primary-key read stays fast while commits queue behind the backfill.
+ */
+async function timeCommit(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const started = process.hrtime.bigint();
+    await client.query(
+      `INSERT INTO backfill.commit_probes (backend_pid, at) VALUES (pg_backend_pid(), now())
+       ON CONFLICT (backend_pid) DO UPDATE SET at = EXCLUDED.at`,
+    );
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  } catch (err) {
+    broken = err as Error;
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+function reading(guard: string, value: number, t: Threshold): GuardReading {
+  const level = levelOf(value, t);
+  return { guard, value, level, threshold: level === 'hard' ? t.hard : level === 'soft' ? t.soft : undefined };
 }
 
 async function readGuardsWith(db: pg.PoolClient, guards: GuardsSpec, targetTable: string): Promise<GuardReading[]> {
   const readings: GuardReading[] = [];
-  const add = (guard: string, value: number, t: Threshold) => {
-    const level = levelOf(value, t);
-    readings.push({ guard, value, level, threshold: level === 'hard' ? t.hard : level === 'soft' ? t.soft : undefined });
-  };
+  const add = (guard: string, value: number, t: Threshold) => readings.push(reading(guard, value, t));
   const one = async (sql: string, values: unknown[] = []) => Number((await querySingle(db, sql, values)).rows[0]?.v ?? 0);
   const target = quoteTable(targetTable);
 

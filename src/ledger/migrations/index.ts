@@ -13,6 +13,7 @@ import { m0008GatesAndDownstream } from './0008-gates-and-downstream';
 import { m0009TransformArtifacts } from './0009-transform-artifacts';
 import { m0010InputsAndApproval } from './0010-inputs-and-approval';
 import { m0011ChunkWorker } from './0011-chunk-worker';
+import { m0012CommitProbes } from './0012-commit-probes';
 
 export interface Migration {
   version: number;
@@ -20,4 +21,4 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval, m0011ChunkWorker];
+export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval, m0011ChunkWorker, m0012CommitProbes];
