@@ -88,6 +88,17 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
   /** Target row t and output row o are the same row. */
   const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+  /**
+   * `join`, plus: t's key lies within the key range of `rows` (the output rows, aliased o).
+   * Implied by the join, but saying so lets the planner read only that slice of the target's
+   * index instead of hashing the whole target — per chunk, and per page of a check. A text key
+   * is bounded only where `rows` is the output table (created from the target, so its min()
+   * and max() follow the target column's collation); a computed row set may sort otherwise.
+   */
+  const joinWithin = (rows: string, sortsLikeTarget: boolean) =>
+    shape.targetKeyType && hasMinMax(shape.targetKeyType) && (sortsLikeTarget || !COLLATABLE.test(shape.targetKeyType))
+      ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
+      : join;
   /** Target row t holds other values than output row o. */
   const changed = valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
   /** Output row o's key as text, for messages. */
@@ -138,7 +149,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         `WITH o AS MATERIALIZED (${output}) ` +
         `SELECT count(*) AS compared, count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
         `${extra} AS extra, (array_agg(${keyText}) FILTER (WHERE ${wrong}))[1:5] AS examples ` +
-        `FROM o LEFT JOIN ${target} t ON ${join}`,
+        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o', false)}`,
       values: numbered.values,
     };
   }
@@ -154,7 +165,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         // every value as its text, so numerics and bigints arrive exact
         `SELECT ${keyText} AS key, CASE WHEN ${absent} THEN NULL ELSE (SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(t)) j) END AS current, ` +
         `(SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(o)) j) AS computed ` +
-        `FROM o LEFT JOIN ${target} t ON ${join} WHERE ${wrong} ORDER BY ${keyCols.map((c) => `o.${c}`).join(', ')} LIMIT ${lim}`,
+        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o', false)} WHERE ${wrong} ORDER BY ${keyCols.map((c) => `o.${c}`).join(', ')} LIMIT ${lim}`,
       values: numbered.values,
     };
   }
@@ -283,7 +294,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         text:
           `SELECT count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
           `(array_agg(${keyText}) FILTER (WHERE NOT ${absent} AND ${changed}))[1:5] AS examples ` +
-          `FROM ${out} o LEFT JOIN ${target} t ON ${join}${sample}`,
+          `FROM ${out} o LEFT JOIN ${target} t ON ${joinWithin(out, true)}${sample}`,
         values: [],
       };
     },
@@ -324,11 +335,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     write(bounds) {
-      // t.k = o.k implies t.k lies within o's key range: saying so lets the planner read only
-      // the chunk's slice of the target index instead of hashing the whole target per chunk
-      const on = shape.targetKeyType && hasMinMax(shape.targetKeyType)
-        ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${out}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${out})`
-        : join;
+      const on = joinWithin(out, true);
       const set = valueCols.map((c) => `${c} = o.${c}`).join(', ');
       const merge =
         `MERGE INTO ${target} t USING ${out} o ON ${on} ` +
@@ -373,6 +380,8 @@ function parseColumnCursor(cursor: string): [string, string] {
 export const RECONCILE_SAMPLE = 16;
 
 const MIN_MAX_TYPES = /^(smallint|integer|bigint|numeric|text|character varying|date|timestamp)/;
+
+const COLLATABLE = /^(text|character varying)/;
 
 /** Types whose min() and max() exist and agree with ORDER BY (uuid has neither, so it takes the slower CTE path). */
 function hasMinMax(type: string): boolean {

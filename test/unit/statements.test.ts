@@ -79,6 +79,19 @@ describe('compileRun', () => {
     expect(compileRun(spec, { ...shape, keyType: 'uuid' }).chunkBounds(day, null, 10).text).toMatch(/^WITH w AS MATERIALIZED/);
   });
 
+  test('checks and reconciliation read only their rows\' slice of the target too; a text key only where the rows sort like the target', () => {
+    const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
+    const within = (rows: string) => `t."id" = o."id" AND t."id" >= (SELECT min("id") FROM ${rows}) AND t."id" <= (SELECT max("id") FROM ${rows})`;
+    expect(ranged.compareFromSql(day, '10', '20', ['bigint', 'numeric']).text).toContain(`LEFT JOIN "public"."totals" t ON ${within('o')}`);
+    expect(ranged.compareFromJson(day, '[]', ['bigint', 'numeric'], false).text).toContain(`LEFT JOIN "public"."totals" t ON ${within('o')}`);
+    expect(ranged.previewFromSql(day, '10', '20', ['bigint', 'numeric'], 5).text).toContain(`ON ${within('o')} WHERE`);
+    expect(ranged.reconcile().text).toContain(`ON ${within(ranged.outputTable)} WHERE`);
+    // a computed row set compares text in the default collation, the target column perhaps in another
+    const texty = compileRun(spec, { ...shape, targetKeyType: 'text' });
+    expect(texty.compareFromSql(day, '10', '20', ['text', 'numeric']).text).toMatch(/ON t\."id" = o\."id"$/);
+    expect(texty.reconcile().text).toContain(`AND t."id" >= (SELECT min("id") FROM ${texty.outputTable})`);
+  });
+
   test('update writes existing rows only, and only when they differ', () => {
     const [update] = compileRun({ ...spec, target: { ...spec.target, mode: 'update' } }, shape).write(day);
     expect(update.text).toBe(
