@@ -185,7 +185,10 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         return {
           text:
             `WITH w AS MATERIALIZED (${keys}) ` +
-            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT json_build_array(w.c::text, w.k::text)::text FROM w ORDER BY w.c DESC, w.k DESC LIMIT 1) AS hi`,
+            // the last row is found on the bare columns, then turned into text: formatting inside
+            // the sort's input would build a JSON array for every row of the chunk
+            `SELECT (SELECT count(*) FROM w)::integer AS n, ` +
+            `(SELECT json_build_array(l.c::text, l.k::text)::text FROM (SELECT w.c, w.k FROM w ORDER BY w.c DESC, w.k DESC LIMIT 1) l) AS hi`,
           values: p.values,
         };
       }
@@ -195,7 +198,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           ? // max() of the key's own type, not of its text: '99' sorts after '100' as text
             `SELECT count(*)::integer AS n, max(w.k)::text AS hi FROM (${keys}) w`
           : `WITH w AS MATERIALIZED (${keys}) ` +
-            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT w.k::text AS hi FROM w ORDER BY w.k DESC LIMIT 1) AS hi`,
+            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT l.k::text FROM (SELECT w.k FROM w ORDER BY w.k DESC LIMIT 1) l) AS hi`,
         values: p.values,
       };
     },
