@@ -13,7 +13,8 @@
  * Prints a Markdown table per part; docs/benchmarks.md keeps them.
  * Run: npm run bench:small   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
  * BENCH_ROUNDS (3), BENCH_TINY (1000: the one-row partition counts, comma-separated),
- * BENCH_CONCURRENCY (6,20), BENCH_SKIP_DEMO=1 (only the one-row runs).
+ * BENCH_CONCURRENCY (6,20), BENCH_PARTS (demo,hourly,tiny: which parts run; BENCH_SKIP_DEMO=1
+ * leaves out demo and hourly, as it always did).
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +31,7 @@ import type { FanOutInput } from './fanout/workflows';
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const TINY = (process.env.BENCH_TINY || '1000').split(',').map(Number);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '6,20').split(',').map(Number);
+const PARTS = new Set((process.env.BENCH_PARTS || (process.env.BENCH_SKIP_DEMO ? 'tiny' : 'demo,hourly,tiny')).split(','));
 
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<string, unknown>;
 
@@ -64,16 +66,18 @@ async function demoPart(env: BenchEnvironment): Promise<string[]> {
   const reset = () => pool.query('TRUNCATE demo.orders_usd').then(() => pool.query('VACUUM ANALYZE demo.orders_usd'));
   const { name: _name, reason: _reason, database: _database, ...body } = demoSpec;
   const spec = (size: string) => ({ ...body, partition: { ...demoSpec.partition, size } });
-  const partitions: number[] = [0, 0, 0];
-  const backfill = async (i: number, name: string, size: string) => {
+  const DAY = '(d) backfill, demo spec (day partitions)';
+  const HOUR = '(h) backfill, hourly partitions';
+  const partitions = new Map<string, number>();
+  const backfill = async (label: string, name: string, size: string) => {
     const result = await env.backfill(`${name}-${Date.now()}`, spec(size));
-    partitions[i] = result.partitions.total;
+    partitions.set(label, result.partitions.total);
     return result.rowsRead;
   };
   const methods: { label: string; run: () => Promise<number> }[] = [
     { label: '(s) one MERGE statement', run: async () => (await pool.query(ONE_MERGE)).rowCount ?? 0 },
-    { label: '(d) backfill, demo spec (day partitions)', run: () => backfill(1, 'small-day', '1 day') },
-    { label: '(h) backfill, hourly partitions', run: () => backfill(2, 'small-hour', '1 hour') },
+    ...(PARTS.has('demo') ? [{ label: DAY, run: () => backfill(DAY, 'small-day', '1 day') }] : []),
+    ...(PARTS.has('hourly') ? [{ label: HOUR, run: () => backfill(HOUR, 'small-hour', '1 hour') }] : []),
   ];
   const results: Timed[][] = methods.map(() => []);
   for (let round = 1; round <= ROUNDS; round++) {
@@ -89,7 +93,7 @@ async function demoPart(env: BenchEnvironment): Promise<string[]> {
     '| Method | partitions | seconds (median) | rows/s (median) | rounds | × the statement |',
     '|---|---|---|---|---|---|',
     ...methods.map((m, i) =>
-      `| ${m.label} | ${partitions[i] || '—'} | ${median(results[i].map((t) => t.seconds)).toFixed(2)} | ${Math.round(rate(i)).toLocaleString('en-US')} | ` +
+      `| ${m.label} | ${partitions.get(m.label) ?? '—'} | ${median(results[i].map((t) => t.seconds)).toFixed(2)} | ${Math.round(rate(i)).toLocaleString('en-US')} | ` +
         `${results[i].map((t) => t.seconds.toFixed(2) + ' s').join(' / ')} | ${(rate(i) / rate(0)).toFixed(2)} |`,
     ),
   ];
@@ -205,8 +209,8 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
 async function main(): Promise<void> {
   const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
   try {
-    const demo = process.env.BENCH_SKIP_DEMO ? [] : await demoPart(env);
-    const tiny = await tinyPart(env);
+    const demo = PARTS.has('demo') || PARTS.has('hourly') ? await demoPart(env) : [];
+    const tiny = PARTS.has('tiny') ? await tinyPart(env) : [];
     process.stdout.write(
       `\nPostgreSQL ${env.version}, dev server as \`demo\` starts it, one in-process worker, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n` +
         `${demo.join('\n')}\n\n${tiny.join('\n')}\n`,

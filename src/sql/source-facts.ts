@@ -25,9 +25,12 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
     case 'time': {
       const { rows } = await querySingle<{ min: Date | null; max: Date | null; has_nulls: boolean; infinite: boolean }>(
         db,
-        `SELECT min(s.${col})::timestamptz AS min, max(s.${col})::timestamptz AS max, ${nulls} AS has_nulls,
-                coalesce(bool_or(NOT isfinite(s.${col})), false) AS infinite
-           FROM ${src} s ${where}`,
+        // 'infinity' sorts after every timestamp and '-infinity' before: the extremes tell whether
+        // any row holds one, and min() and max() alone read two ends of the column's index, where
+        // any other aggregate would scan the whole source (twice per start, on the biggest tables)
+        `SELECT m.lo::timestamptz AS min, m.hi::timestamptz AS max, ${nulls} AS has_nulls,
+                coalesce(NOT isfinite(m.lo) OR NOT isfinite(m.hi), false) AS infinite
+           FROM (SELECT min(s.${col}) AS lo, max(s.${col}) AS hi FROM ${src} s ${where}) m`,
       );
       if (rows[0].infinite) {
         // 'infinity' has no place on a calendar: no time partition could hold it
