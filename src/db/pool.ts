@@ -42,30 +42,55 @@ export function databaseUrlFrom(envVar: string, env: NodeJS.ProcessEnv = process
   return url;
 }
 
+/**
+ * One pooled client for `fn`. A client whose work failed is discarded instead of returned to
+ * the pool: a failure may have left its connection broken or mid-transaction, and the next
+ * caller must never inherit either.
+ */
 export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let failed: Error | undefined;
   try {
     return await fn(client);
+  } catch (err) {
+    failed = err instanceof Error ? err : new Error(String(err));
+    throw err;
   } finally {
-    client.release();
+    client.release(failed);
   }
 }
 
-/** BEGIN … COMMIT, ROLLBACK on any error; a client whose rollback failed is discarded, not reused. */
-export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export interface TransactionOptions {
+  /** The statement that opens it: BEGIN with its isolation, access mode and SET LOCALs (our own SQL, never spec SQL). */
+  begin: string;
+  /** commit: COMMIT on success; rollback: always rolled back (checks, estimates). */
+  end: 'commit' | 'rollback';
+}
+
+/**
+ * `fn` in one transaction on one pooled client, rolled back on any error; a client whose
+ * ROLLBACK failed is discarded, not reused. Every transaction outside a chunk goes through here.
+ */
+export async function inTransaction<T>(pool: pg.Pool, options: TransactionOptions, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // after a failed COMMIT too: a ROLLBACK that fails there means the connection is gone
+  let rollback = options.end === 'rollback';
   try {
-    await client.query('BEGIN');
+    await client.query(options.begin);
     const result = await fn(client);
-    await client.query('COMMIT');
+    if (options.end === 'commit') await client.query('COMMIT');
     return result;
   } catch (err) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
-      broken = rollbackError;
-    });
+    rollback = true;
     throw err;
   } finally {
+    if (rollback) await client.query('ROLLBACK').catch((err: Error) => (broken = err));
     client.release(broken);
   }
+}
+
+/** BEGIN … COMMIT, ROLLBACK on any error. */
+export function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, { begin: 'BEGIN', end: 'commit' }, fn);
 }

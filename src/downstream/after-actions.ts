@@ -8,6 +8,7 @@
  */
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { inTransaction } from '../db/pool';
 import { quoteTable } from '../db/sql';
 import { recordEvent } from '../ledger/events';
 import { getRun } from '../ledger/runs';
@@ -118,7 +119,7 @@ export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterO
 async function perform(pool: pg.Pool, target: string, action: AfterAction, summary: RunSummary, opts: AfterOptions, timeoutMs: number): Promise<void> {
   switch (action.action) {
     case 'analyze':
-      await inTransaction(pool, timeoutMs, (c) => c.query(`ANALYZE ${quoteTable(target)}`));
+      await inTimedTransaction(pool, timeoutMs, (c) => c.query(`ANALYZE ${quoteTable(target)}`));
       return;
     case 'refresh': {
       const { rows } = await pool.query<{ populated: boolean; unique_index: boolean }>(
@@ -132,14 +133,14 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
       if (rows.length === 0) throw new Refused(`${action.view} is not a materialized view`);
       // CONCURRENTLY keeps the view readable while it refreshes; it needs a unique index and a populated view
       const concurrently = rows[0].populated && rows[0].unique_index ? 'CONCURRENTLY ' : '';
-      await inTransaction(pool, timeoutMs, (c) => c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`));
+      await inTimedTransaction(pool, timeoutMs, (c) => c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`));
       return;
     }
     case 'sql': {
       await loadSqlParser();
       const verdict = checkAfterSql(action.sql);
       if (!verdict.ok) throw new Refused(`after sql ${verdict.message}`);
-      await inTransaction(pool, timeoutMs, (c) => querySingle(c, action.sql));
+      await inTimedTransaction(pool, timeoutMs, (c) => querySingle(c, action.sql));
       return;
     }
     case 'notify':
@@ -161,18 +162,6 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
   }
 }
 
-async function inTransaction<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+function inTimedTransaction<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, { begin: `BEGIN; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`, end: 'commit' }, fn);
 }

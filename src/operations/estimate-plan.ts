@@ -9,6 +9,7 @@
  * WAL they produce. The projection is simple arithmetic over these, and says what binds it.
  */
 import type pg from 'pg';
+import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PlannedPartition } from '../shared/types';
 import type { LoadedSpec } from '../specs/load';
@@ -260,11 +261,8 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
 }
 
 /** One sample chunk written for real, then rolled back: the time its writes take and the WAL they produce. */
-async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number; storageBytes: number }> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(`BEGIN; SET LOCAL statement_timeout = ${SAMPLE_TIMEOUT_MS}`);
+function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number; storageBytes: number }> {
+  return inTransaction(pool, { begin: `BEGIN; SET LOCAL statement_timeout = ${SAMPLE_TIMEOUT_MS}`, end: 'rollback' }, async (client) => {
     await client.query(ctx.compiled.createOutputTable);
     const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
@@ -289,8 +287,5 @@ async function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartitio
       [was[0].lsn, target],
     );
     return { ms, walBytes: Number(now[0].bytes), storageBytes: Number(now[0].size) - Number(was[0].size) };
-  } finally {
-    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-    client.release(broken);
-  }
+  });
 }

@@ -7,6 +7,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
+import { withClient } from '../db/pool';
 import { quoteTable } from '../db/sql';
 import { FailureType } from '../shared/failures';
 import { levelOf, type GuardReading, type GuardsSpec, type Threshold } from '../shared/guards';
@@ -42,22 +43,15 @@ export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable:
  * the WAL flush — and synchronous replicas — as the application's commits do. Read-only guard
  * SQL cannot see this: a primary-key read stays fast while commits queue behind the backfill.
  */
-async function timeCommit(pool: pg.Pool): Promise<number> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
+function timeCommit(pool: pg.Pool): Promise<number> {
+  return withClient(pool, async (client) => {
     const started = process.hrtime.bigint();
     await client.query(
       `INSERT INTO backfill.commit_probes (backend_pid, at) VALUES (pg_backend_pid(), now())
        ON CONFLICT (backend_pid) DO UPDATE SET at = EXCLUDED.at`,
     );
     return Number(process.hrtime.bigint() - started) / 1e6;
-  } catch (err) {
-    broken = err as Error;
-    throw err;
-  } finally {
-    client.release(broken);
-  }
+  });
 }
 
 function reading(guard: string, value: number, t: Threshold): GuardReading {

@@ -7,6 +7,7 @@
  * back instead (SQLSTATE 55P03) and the partition holds and looks again.
  */
 import type pg from 'pg';
+import { inTransaction } from '../db/pool';
 
 /** How long one check or guard reading may run before PostgreSQL cancels it. */
 export const CHECK_TIMEOUT_MS = 30_000;
@@ -34,21 +35,17 @@ export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db:
 
 /** BEGIN READ ONLY with a statement_timeout, in one round trip (our own SQL, never spec SQL). */
 export async function beginReadOnlyCheck(client: pg.PoolClient, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
-  await client.query(`BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+  await client.query(readOnlyCheckBegin(timeoutMs));
+}
+
+function readOnlyCheckBegin(timeoutMs: number): string {
+  return `BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`;
 }
 
 /**
  * Runs `fn` in a transaction that is read-only, time-limited and always rolled back: whatever
  * spec SQL does in it (set_config included) is gone afterwards.
  */
-export async function inReadOnlyCheck<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, timeoutMs = CHECK_TIMEOUT_MS): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await beginReadOnlyCheck(client, timeoutMs);
-    return await fn(client);
-  } finally {
-    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-    client.release(broken);
-  }
+export function inReadOnlyCheck<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, timeoutMs = CHECK_TIMEOUT_MS): Promise<T> {
+  return inTransaction(pool, { begin: readOnlyCheckBegin(timeoutMs), end: 'rollback' }, fn);
 }

@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { isPgError } from '../db/errors';
+import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PartitionBounds } from '../shared/types';
 import { querySingle } from '../sql/session';
@@ -135,14 +136,6 @@ async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds:
 }
 
 /** Read-only, time-limited, one snapshot, always rolled back. */
-export async function readOnly<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
-    return await fn(client);
-  } finally {
-    await client.query('ROLLBACK').catch((err: Error) => (broken = err));
-    client.release(broken);
-  }
+export function readOnly<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, { begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`, end: 'rollback' }, fn);
 }
