@@ -6,14 +6,13 @@
  */
 import type pg from 'pg';
 import { describePgError } from '../db/errors';
-import { withClient } from '../db/pool';
 import { quoteIdent, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { parseInterval, type Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from './shape';
-import { beginReadOnlyCheck, CHECK_TIMEOUT_MS, querySingle } from './session';
+import { CHECK_TIMEOUT_MS, inReadOnlyCheck, querySingle } from './session';
 import { compileRun, stripTrailingSemicolons } from './statements';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
@@ -58,16 +57,9 @@ function sameSet(a: string[], b: string[]): boolean {
 }
 
 export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
-  return withClient(pool, async (client) => {
-    // read-only, time-limited and always rolled back; the output-table check below makes the
-    // one exception it needs (a temp table) in a transaction of its own
-    await beginReadOnlyCheck(client);
-    try {
-      return await inspectWith(client, spec, transform);
-    } finally {
-      await client.query('ROLLBACK');
-    }
-  });
+  // read-only, time-limited and always rolled back; the output-table check below makes the
+  // one exception it needs (a temp table) in a transaction of its own, rolled back as well
+  return inReadOnlyCheck(pool, (client) => inspectWith(client, spec, transform));
 }
 
 async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {

@@ -34,10 +34,6 @@ export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db:
 }
 
 /** BEGIN READ ONLY with a statement_timeout, in one round trip (our own SQL, never spec SQL). */
-export async function beginReadOnlyCheck(client: pg.PoolClient, timeoutMs = CHECK_TIMEOUT_MS): Promise<void> {
-  await client.query(readOnlyCheckBegin(timeoutMs));
-}
-
 function readOnlyCheckBegin(timeoutMs: number): string {
   return `BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`;
 }
