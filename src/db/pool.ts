@@ -61,8 +61,10 @@ export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
 }
 
 export interface TransactionOptions {
-  /** The statement that opens it: BEGIN with its isolation, access mode and SET LOCALs (our own SQL, never spec SQL). */
-  begin: string;
+  /** The statement that opens it, with its isolation and access mode (our own SQL, never spec SQL); default BEGIN. */
+  begin?: string;
+  /** statement_timeout for the transaction (SET LOCAL, in the same round trip as the BEGIN). */
+  statementTimeoutMs?: number;
   /** commit: COMMIT on success; rollback: always rolled back (checks, estimates). */
   end: 'commit' | 'rollback';
 }
@@ -77,7 +79,8 @@ export async function inTransaction<T>(pool: pg.Pool, options: TransactionOption
   // after a failed COMMIT too: a ROLLBACK that fails there means the connection is gone
   let rollback = options.end === 'rollback';
   try {
-    await client.query(options.begin);
+    const timeout = options.statementTimeoutMs === undefined ? '' : `; SET LOCAL statement_timeout = ${Math.max(1, Math.round(options.statementTimeoutMs))}`;
+    await client.query(`${options.begin ?? 'BEGIN'}${timeout}`);
     const result = await fn(client);
     if (options.end === 'commit') await client.query('COMMIT');
     return result;
@@ -92,5 +95,5 @@ export async function inTransaction<T>(pool: pg.Pool, options: TransactionOption
 
 /** BEGIN … COMMIT, ROLLBACK on any error. */
 export function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, { begin: 'BEGIN', end: 'commit' }, fn);
+  return inTransaction(pool, { end: 'commit' }, fn);
 }

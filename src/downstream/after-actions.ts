@@ -119,7 +119,7 @@ export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterO
 async function perform(pool: pg.Pool, target: string, action: AfterAction, summary: RunSummary, opts: AfterOptions, timeoutMs: number): Promise<void> {
   switch (action.action) {
     case 'analyze':
-      await inTimedTransaction(pool, timeoutMs, (c) => c.query(`ANALYZE ${quoteTable(target)}`));
+      await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) => c.query(`ANALYZE ${quoteTable(target)}`));
       return;
     case 'refresh': {
       const { rows } = await pool.query<{ populated: boolean; unique_index: boolean }>(
@@ -133,14 +133,14 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
       if (rows.length === 0) throw new Refused(`${action.view} is not a materialized view`);
       // CONCURRENTLY keeps the view readable while it refreshes; it needs a unique index and a populated view
       const concurrently = rows[0].populated && rows[0].unique_index ? 'CONCURRENTLY ' : '';
-      await inTimedTransaction(pool, timeoutMs, (c) => c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`));
+      await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) => c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`));
       return;
     }
     case 'sql': {
       await loadSqlParser();
       const verdict = checkAfterSql(action.sql);
       if (!verdict.ok) throw new Refused(`after sql ${verdict.message}`);
-      await inTimedTransaction(pool, timeoutMs, (c) => querySingle(c, action.sql));
+      await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) => querySingle(c, action.sql));
       return;
     }
     case 'notify':
@@ -160,8 +160,4 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
       return;
     }
   }
-}
-
-function inTimedTransaction<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, { begin: `BEGIN; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`, end: 'commit' }, fn);
 }

@@ -262,7 +262,7 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
 
 /** One sample chunk written for real, then rolled back: the time its writes take and the WAL they produce. */
 function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number; storageBytes: number }> {
-  return inTransaction(pool, { begin: `BEGIN; SET LOCAL statement_timeout = ${SAMPLE_TIMEOUT_MS}`, end: 'rollback' }, async (client) => {
+  return inTransaction(pool, { statementTimeoutMs: SAMPLE_TIMEOUT_MS, end: 'rollback' }, async (client) => {
     await client.query(ctx.compiled.createOutputTable);
     const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);

@@ -33,15 +33,10 @@ export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db:
   return db.query<R>({ text, values, queryMode: 'extended' } as pg.QueryConfig);
 }
 
-/** BEGIN READ ONLY with a statement_timeout, in one round trip (our own SQL, never spec SQL). */
-function readOnlyCheckBegin(timeoutMs: number): string {
-  return `BEGIN READ ONLY; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`;
-}
-
 /**
  * Runs `fn` in a transaction that is read-only, time-limited and always rolled back: whatever
  * spec SQL does in it (set_config included) is gone afterwards.
  */
 export function inReadOnlyCheck<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>, timeoutMs = CHECK_TIMEOUT_MS): Promise<T> {
-  return inTransaction(pool, { begin: readOnlyCheckBegin(timeoutMs), end: 'rollback' }, fn);
+  return inTransaction(pool, { begin: 'BEGIN READ ONLY', statementTimeoutMs: timeoutMs, end: 'rollback' }, fn);
 }

@@ -137,5 +137,5 @@ async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds:
 
 /** Read-only, time-limited, one snapshot, always rolled back. */
 export function readOnly<T>(pool: pg.Pool, timeoutMs: number, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, { begin: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${Math.max(1, Math.round(timeoutMs))}`, end: 'rollback' }, fn);
+  return inTransaction(pool, { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', statementTimeoutMs: timeoutMs, end: 'rollback' }, fn);
 }
