@@ -31,7 +31,12 @@ import type { FanOutInput } from './fanout/workflows';
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const TINY = (process.env.BENCH_TINY || '1000').split(',').map(Number);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '6,20').split(',').map(Number);
-const PARTS = new Set((process.env.BENCH_PARTS || (process.env.BENCH_SKIP_DEMO ? 'tiny' : 'demo,hourly,tiny')).split(','));
+const PARTS = new Set((process.env.BENCH_PARTS || (process.env.BENCH_SKIP_DEMO ? 'tiny' : 'demo,hourly,tiny')).split(',').map((p) => p.trim()));
+const unknownParts = [...PARTS].filter((p) => !['demo', 'hourly', 'tiny'].includes(p));
+if (unknownParts.length > 0) {
+  process.stderr.write(`BENCH_PARTS names ${unknownParts.join(', ')}; use a comma-separated list of demo, hourly and tiny\n`);
+  process.exit(2);
+}
 
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<string, unknown>;
 
