@@ -16,6 +16,7 @@ import { partitionWorkflowId } from '../src/shared/ids';
 import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
+import { runCli } from './helpers/cli';
 
 const env = useTestEnvironment('control', { rows: 200_000 });
 
@@ -238,7 +239,7 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   ]);
 });
 
-test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched', async () => {
+test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched (a run id of the older, four-digit form)', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   // one bad row the transform cannot handle: the operator fixes it between attempts
   const bad = (await env.db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")).rows[0];
@@ -250,7 +251,8 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
     limits: { chunkSize: 1000, concurrency: 4 },
     transform: { name: 'orders-usd-strict', version: 1, sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round(") },
   });
-  const started = await env.start(spec);
+  // ids made before 64-bit run ids (YYYYMMDD-HHMM-xxxx) keep working in start, retry-failed, status and verify
+  const started = await env.start(spec, { runId: '20261202-0301-42ca' });
   const first = await waitForResult(started.handle);
   expect(first.status).toBe('failed');
   expect(first.partitions.failed).toBe(1);
@@ -293,6 +295,10 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   await expect(retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, { actor: 'x' })).rejects.toThrow(
     `run ctl-retry/${started.runId} succeeded; there is nothing to retry`,
   );
+  const status = await runCli(['status', '20261202-0301-42ca', '--database', env.db.envVar, '-o', 'json']);
+  expect(status.code).toBe(0);
+  expect(JSON.parse(status.stdout)).toMatchObject({ runId: '20261202-0301-42ca', status: 'succeeded' });
+  expect(await runCli(['verify', '20261202-0301-42ca', '--database', env.db.envVar])).toMatchObject({ code: 0 });
 });
 
 test('outside its allowed hours a run holds, says why in status, and continues when the window changes to include now', async () => {

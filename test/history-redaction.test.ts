@@ -12,6 +12,7 @@ import { partitionWorkflowId } from '../src/shared/ids';
 import { useTestEnvironment } from './helpers/environment';
 import { historiesText } from './helpers/histories';
 import { writeSpec } from './helpers/orders';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('redact', { rows: 10 });
 
@@ -84,7 +85,7 @@ test('a run that hits constraint errors puts no row value into any history; the 
 });
 
 test('a throwing TypeScript transform and list partitions leave neither row values nor list values in any history', async () => {
-  const modulePath = path.join(path.dirname(writeSpec({})), `leaky-${Date.now()}.ts`);
+  const modulePath = path.join(path.dirname(writeSpec({})), `${uniqueName('leaky', '-')}.ts`);
   writeFileSync(
     modulePath,
     `export default {

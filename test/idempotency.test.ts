@@ -10,6 +10,7 @@ import { waitForResult } from '../src/operations';
 import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, writeSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('idem', { rows: 210_000 });
 
@@ -52,7 +53,7 @@ test('rows already correct keep their xmin, and a second run of the same spec wr
 
 test('a TypeScript transform module produces exactly what the SQL statement produces', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
-  const moduleFile = path.join(path.dirname(writeSpec('x: 1')), `orders-usd-${Date.now()}.ts`);
+  const moduleFile = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName('orders-usd', '-')}.ts`);
   writeFileSync(
     moduleFile,
     `
@@ -116,7 +117,7 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
     CREATE TABLE app.kinds (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, local_at timestamp, raw bytea);
     CREATE TABLE app.kinds_arr (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, tags text[]);`);
   const moduleFile = (name: string, extra: string) => {
-    const file = path.join(path.dirname(writeSpec('x: 1')), `${name}-${Date.now()}.ts`);
+    const file = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName(name, '-')}.ts`);
     writeFileSync(
       file,
       `

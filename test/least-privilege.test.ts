@@ -12,9 +12,10 @@ import { migrateLedger } from '../src/ledger/migrate';
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec } from './helpers/orders';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('leastpriv', { rows: 20_000 });
-const role = `bf_runner_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
+const role = uniqueName('bf_runner');
 const RUNNER_VAR = 'BF_TEST_DB_LEASTPRIV_RUNNER';
 let runner: pg.Pool;
 

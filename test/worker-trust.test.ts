@@ -18,6 +18,7 @@ import { pollUntil } from '../src/util/poll-until';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('trust', { rows: 1000 });
 
@@ -85,8 +86,8 @@ describe('module transforms', () => {
 
   /** A module that proves it was loaded by leaving a file behind. */
   function moduleAt(dir: string): { file: string; marker: string } {
-    const marker = path.join(dir, `loaded-${Math.random().toString(36).slice(2, 7)}`);
-    const file = path.join(dir, `usd-${Math.random().toString(36).slice(2, 7)}.js`);
+    const marker = path.join(dir, uniqueName('loaded', '-'));
+    const file = path.join(dir, `${uniqueName('usd', '-')}.js`);
     writeFileSync(
       file,
       `require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'loaded');
@@ -142,4 +143,23 @@ test('guard SQL sent with a setLimits update straight through Temporal is parsed
   expect(failed[0].last_error).toContain('limits.guards.custom.0.sql must be exactly one statement, a SELECT returning one number (found 2); this worker will not run it');
   const { rows } = await env.db.pool.query("SELECT to_regclass('app.fx') IS NOT NULL AS t");
   expect(rows[0].t).toBe(true);
+});
+
+test('a run id already held by another run is refused, by the worker and by start, naming the run that holds it', async () => {
+  // what the suite once met by chance: two runs of different specs drawing the same id
+  const holder = strangersInput(() => undefined, ordersSpec(env.db.envVar, { name: 'trust-holder' }));
+  expect(((await (await start(holder)).result()) as { status: string }).status).toBe('succeeded');
+  const taker = strangersInput((i) => (i.runId = holder.runId), ordersSpec(env.db.envVar, { name: 'trust-taker' }));
+  const held =
+    `run id ${holder.runId} is already taken in this ledger by a run of trust-holder ` +
+    `(workflow backfill/trust-holder/${holder.runId}, succeeded, started by mallory at `;
+  const refused = await failureOf(await start(taker));
+  expect(refused).toContain(held);
+  expect(refused).toContain(
+    `this run of trust-taker (spec hash ${taker.specHash.slice(0, 12)}) was not registered: a run id names one run only; start again without --run-id to get a new one`,
+  );
+  const { rows } = await env.db.pool.query('SELECT name FROM backfill.runs WHERE run_id = $1', [holder.runId]);
+  expect(rows).toEqual([{ name: 'trust-holder' }]);
+  // start checks before anything reaches Temporal, with the same words
+  await expect(env.start(ordersSpec(env.db.envVar, { name: 'trust-taker' }), { runId: holder.runId })).rejects.toThrow(held);
 });

@@ -13,13 +13,13 @@ import { checkAndPlan } from '../sql/check-and-plan';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
-import { findActiveRun, findActiveRunOnTarget, getRun, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
+import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
 import { checkModulePath } from '../security/worker-trust';
 import { storeArtifact } from '../ledger/artifacts';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { refuseOtherDatabase } from './database-check';
 import { FailureType } from '../shared/failures';
-import { alreadyActiveMessage, targetBusyMessage, transformLabel } from '../shared/labels';
+import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { specSchema, type Spec } from '../specs/schema';
@@ -87,11 +87,9 @@ export function registerRunActivity(deps: ActivityDeps) {
 
     const existing = await getRun(pool, runId);
     if (existing) {
+      // a retry of this registration finds its own run; anything else holding the id is another run
       if (existing.spec_hash !== input.specHash) {
-        throw ApplicationFailure.nonRetryable(
-          `run ${runId} is already registered with a different spec (hash ${existing.spec_hash.slice(0, 12)}); start a new run id`,
-          FailureType.SpecInvalid,
-        );
+        throw ApplicationFailure.nonRetryable(runIdTakenMessage(runId, holderFacts(existing), { name: spec.name, specHash: input.specHash }), FailureType.SpecInvalid);
       }
       return existing.partitions_total;
     }

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
+import type { RunIdHolder } from '../shared/labels';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import type { RunShape } from '../sql/shape';
@@ -130,6 +131,11 @@ export async function ledgerExists(db: Queryable): Promise<boolean> {
 export async function getRun(db: Queryable, runId: string): Promise<RunRow | undefined> {
   const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE run_id = $1', [runId]);
   return rows[0];
+}
+
+/** What an operator needs to know about the run holding an id (see runIdTakenMessage). */
+export function holderFacts(run: RunRow): RunIdHolder {
+  return { name: run.name, workflowId: run.workflow_id, status: run.status, startedBy: run.started_by, createdAt: run.created_at, specHash: run.spec_hash };
 }
 
 export async function findActiveRun(db: Queryable, name: string): Promise<RunRow | undefined> {

@@ -11,6 +11,7 @@ export { followRun, type RunSnapshot } from './follow';
 export { findRun, openLedgerPool } from './ledger-access';
 export { retryFailed, type RetryStarted } from './retry-failed';
 export { waitForResult } from './run-workflow';
-export { newRunId, startRun, type StartedRun, type StartRunOptions } from './start-run';
+export { newRunId } from './run-id';
+export { startRun, type StartedRun, type StartRunOptions } from './start-run';
 export { listRunSummaries, statusReport, statusReportFor, type StatusReport } from './status';
 export { verifyRun, type VerifyReport } from './verify-run';

@@ -8,16 +8,17 @@ import path from 'node:path';
 import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { findActiveRun, findActiveRunOnTarget, getRun, ledgerExists, resolveRelation } from '../ledger/runs';
+import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, ledgerExists, resolveRelation } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import { RUN_ID_PATTERN, runWorkflowId } from '../shared/ids';
-import { alreadyActiveMessage, shortHash, targetBusyMessage, transformLabel } from '../shared/labels';
+import { alreadyActiveMessage, runIdTakenMessage, shortHash, targetBusyMessage, transformLabel } from '../shared/labels';
 import type { PlannedPartition } from '../shared/types';
 import type { LoadedSpec } from '../specs/load';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import { pollUntil } from '../util/poll-until';
 import type { RunWorkflowInput } from '../workflows/backfill-run';
 import { defaultActor } from './actor';
+import { newRunId } from './run-id';
 import { checkSpec } from './check-spec';
 import { UsageError } from './errors';
 import { startRunWorkflow } from './run-workflow';
@@ -52,11 +53,6 @@ export interface StartedRun {
 /** Temporal refuses payloads over 2 MB; the input travels again in activity inputs and continue-as-new. */
 const MAX_START_PAYLOAD_BYTES = 1024 * 1024;
 
-export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 13).toLowerCase();
-  return `${stamp}-${Math.random().toString(16).slice(2, 6)}`;
-}
-
 export async function startRun(temporal: { client: Client; taskQueue: string }, options: StartRunOptions): Promise<StartedRun> {
   const runId = options.runId ?? newRunId();
   if (!RUN_ID_PATTERN.test(runId)) throw new UsageError(`--run-id must match ${RUN_ID_PATTERN.source} (got "${runId}")`);
@@ -75,7 +71,8 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       if (partitions.length === 0) throw new UsageError(`no partition of ${spec.name} is stale; nothing to re-run (backfill stale ${options.specFile} lists them)`);
     }
     if (await ledgerExists(pool)) {
-      if (await getRun(pool, runId)) throw new UsageError(`run id ${runId} is already used in this ledger; pick another --run-id or omit it`);
+      const holder = await getRun(pool, runId);
+      if (holder) throw new UsageError(runIdTakenMessage(runId, holderFacts(holder)));
       const active = await findActiveRun(pool, spec.name);
       if (active) throw new UsageError(alreadyActiveMessage(spec.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }));
       const target = await resolveRelation(pool, spec.target.table);

@@ -44,6 +44,29 @@ export function alreadyActiveMessage(name: string, active: ActiveRunFacts): stri
   );
 }
 
+/** The run that already holds a run id, as the ledger records it. */
+export interface RunIdHolder {
+  name: string;
+  workflowId: string;
+  status: string;
+  startedBy: string;
+  createdAt: Date | string;
+  specHash: string;
+}
+
+/**
+ * The one answer to "this run id is taken": says which run holds it, so a collision, a reused
+ * --run-id and a second start of one workflow can be told apart from the message alone.
+ */
+export function runIdTakenMessage(runId: string, holder: RunIdHolder, refused?: { name: string; specHash: string }): string {
+  const at = typeof holder.createdAt === 'string' ? holder.createdAt : holder.createdAt.toISOString();
+  const held =
+    `run id ${runId} is already taken in this ledger by a run of ${holder.name} ` +
+    `(workflow ${holder.workflowId}, ${holder.status}, started by ${holder.startedBy} at ${at}, spec hash ${shortHash(holder.specHash)})`;
+  const what = refused ? `; this run of ${refused.name} (spec hash ${shortHash(refused.specHash)}) was not registered` : '';
+  return `${held}${what}: a run id names one run only; start again without --run-id to get a new one`;
+}
+
 /** Another run (of any name) is writing the same target table. */
 export function targetBusyMessage(target: string, active: ActiveRunFacts & { name: string }): string {
   return (

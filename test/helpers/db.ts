@@ -4,6 +4,7 @@
  */
 import pg from 'pg';
 import { createPool } from '../../src/db/pool';
+import { uniqueName } from './unique';
 
 export interface TestDatabase {
   name: string;
@@ -21,7 +22,7 @@ function serverUrl(): string {
 }
 
 export async function createTestDatabase(label: string): Promise<TestDatabase> {
-  const name = `bf_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${process.pid}_${Math.random().toString(36).slice(2, 7)}`;
+  const name = uniqueName(`bf_${label}`);
   const admin = new pg.Client({ connectionString: serverUrl() });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);

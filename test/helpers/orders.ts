@@ -8,6 +8,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { stringify } from 'yaml';
 import type { SpecInput } from '../../src/specs/schema';
+import { uniqueName } from './unique';
 
 export const TRANSFORM_SQL =
   'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd\n' +
@@ -75,7 +76,7 @@ let specDir: string | undefined;
 
 export function writeSpec(spec: unknown, name = 'spec'): string {
   specDir ??= mkdtempSync(path.join(os.tmpdir(), 'backfill-specs-'));
-  const file = path.join(specDir, `${name}-${Math.random().toString(36).slice(2, 7)}.yaml`);
+  const file = path.join(specDir, `${uniqueName(name, '-')}.yaml`);
   writeFileSync(file, typeof spec === 'string' ? spec : stringify(spec));
   return file;
 }

@@ -11,6 +11,7 @@ import type { WorkerTrust } from '../../src/security/worker-trust';
 import type { TemporalConfig } from '../../src/temporal/config';
 import { connectClient } from '../../src/temporal/connect';
 import { launchWorker } from '../../src/worker';
+import { uniqueName } from './unique';
 
 /** The allow-list entry for every test file's database variable (see helpers/db.ts). */
 export const TEST_DATABASES = 'BF_TEST_DB_*';
@@ -74,5 +75,5 @@ export async function startTestWorker(taskQueue: string, options: TestWorkerOpti
 }
 
 export function uniqueQueue(label: string): string {
-  return `test-${label}-${Math.random().toString(36).slice(2, 8)}`;
+  return uniqueName(`test-${label}`, '-');
 }
