@@ -1,15 +1,28 @@
 /**
- * Tests run against a real Temporal dev server and real PostgreSQL, started once in
- * globalSetup (see test/setup/global-setup.ts). Files run one at a time: the 2-core
+ * Two tiers. `unit`: pure code (test/unit), starts nothing, runs in seconds —
+ * `npm run test:unit` while changing the SQL compiler, the governor or the run state.
+ * `integration`: everything that needs a real Temporal dev server and real PostgreSQL,
+ * started once in its globalSetup (test/setup/global-setup.ts), which jest runs only when
+ * a test of that project is selected. `npm test` runs both, files one at a time: the 2-core
  * machines this runs on are shared by the dev server, PostgreSQL and the workers.
  */
-module.exports = {
+const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest'] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  globalSetup: '<rootDir>/test/setup/global-setup.ts',
-  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+};
+
+module.exports = {
   testTimeout: 300000,
   maxWorkers: 1,
   verbose: true,
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/*.test.ts'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+  ],
 };
