@@ -7,11 +7,12 @@
 import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import { recordGate } from '../ledger/gates';
+import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
-import type { PartitionBounds } from '../shared/types';
 import { canaryOrdinals, checkPartition, checkRunInvariants, emptyTally, finalSampleEvery, recordTally, typesFor, type GateContext, type GateTally } from '../validation/gates';
-import { captureColumn, driftProblems, loadCaptures, storeCapture } from '../validation/distributions';
+import { captureColumn, driftProblems } from '../validation/distributions';
+import { loadCaptures, storeCapture } from '../ledger/distributions';
 import type { ActivityDeps } from './deps';
 import type { RunContext, RunContextCache } from './run-context';
 
@@ -55,11 +56,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       const pool = deps.pools.get(input.database);
       const run = await getRun(pool, input.runId);
       const ordinals = canaryOrdinals(run!.partitions_total, input.count);
-      const { rows } = await pool.query<{ partition_id: string; ordinal: number }>(
-        'SELECT partition_id, ordinal FROM backfill.partitions WHERE run_id = $1 AND ordinal = ANY($2) ORDER BY ordinal',
-        [input.runId, ordinals],
-      );
-      return rows.map((r) => ({ id: r.partition_id, ordinal: r.ordinal }));
+      return partitionsAtOrdinals(pool, input.runId, ordinals);
     },
 
     /**
@@ -71,11 +68,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       const ctx = await contexts.get(pool, input.runId);
       const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
       const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal);
-      const { rows } = await pool.query<{ partition_id: string; status: string }>(
-        "SELECT partition_id, status FROM backfill.partitions WHERE run_id = $1 AND ordinal >= $2 AND ordinal < $3 AND status <> 'succeeded' ORDER BY ordinal LIMIT 10",
-        [input.runId, input.fromOrdinal, input.toOrdinal],
-      );
-      for (const r of rows) {
+      for (const r of await unsucceededBetween(pool, input.runId, input.fromOrdinal, input.toOrdinal, 10)) {
         tally.failureCount++;
         if (tally.failures.length < 10) tally.failures.push(`partition ${r.partition_id} ${r.status}`);
       }
@@ -102,10 +95,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       const ctx = await contexts.get(pool, input.runId);
       const g = await gateContext(pool, ctx, 'canary', 1);
       const tally = emptyTally();
-      const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; status: string; last_error: string | null }>(
-        'SELECT partition_id, bounds, status, last_error FROM backfill.partitions WHERE run_id = $1 AND partition_id = ANY($2) ORDER BY ordinal',
-        [input.runId, input.partitionIds],
-      );
+      const rows = await partitionOutcomes(pool, input.runId, input.partitionIds);
       const unfinished = rows.filter((r) => r.status !== 'succeeded');
       for (const r of unfinished) {
         tally.failureCount++;
@@ -173,11 +163,7 @@ async function checkPartitionRange(g: GateContext, from: number, to: number | nu
   const types = await typesFor(g);
   const perPartition = g.sampleEvery > 0 || (g.ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
   while (perPartition) {
-    const { rows } = await g.pool.query<{ partition_id: string; bounds: PartitionBounds; ordinal: number }>(
-      `SELECT partition_id, bounds, ordinal FROM backfill.partitions
-        WHERE run_id = $1 AND ordinal >= $2 AND ($3::int IS NULL OR ordinal < $3) AND status = 'succeeded' ORDER BY ordinal LIMIT $4`,
-      [g.runId, ordinal, to, PARTITIONS_PER_READ],
-    );
+    const rows = await succeededFrom(g.pool, g.runId, ordinal, to, PARTITIONS_PER_READ);
     // as many partitions at once as the run writes: the check reads what the run read
     await inParallel(rows, checkConcurrency(g), async (r) => {
       await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);

@@ -4,8 +4,8 @@
  * to hold the run, not to fail it: the operator decides whether the new input is right.
  */
 import type pg from 'pg';
-import type { RunRow } from '../ledger/runs';
-import { inputChanges, type InputFingerprint } from '../sql/input-fingerprints';
+import { acceptedInputs, type RunRow } from '../ledger/runs';
+import { inputChanges } from '../sql/input-fingerprints';
 import { runInputs } from '../sql/run-inputs';
 
 export const INPUT_CHANGE_ACTOR = 'backfill (input check)';
@@ -14,8 +14,7 @@ export const INPUT_CHANGE_ACTOR = 'backfill (input check)';
 export async function inputChangeHold(pool: pg.Pool, run: RunRow): Promise<string | undefined> {
   if (run.transform_kind !== 'sql' || !run.input_fingerprints || run.input_fingerprints.length === 0) return undefined;
   // the accepted fingerprints are read fresh: an acceptance replaces them while this worker caches the run
-  const { rows } = await pool.query<{ input_fingerprints: InputFingerprint[] }>('SELECT input_fingerprints FROM backfill.runs WHERE run_id = $1', [run.run_id]);
-  const changes = inputChanges(rows[0].input_fingerprints, await runInputs(pool, run.spec, run.shape));
+  const changes = inputChanges(await acceptedInputs(pool, run.run_id), await runInputs(pool, run.spec, run.shape));
   if (changes.length === 0) return undefined;
   return `input changed since the run started: ${changes.join('; ')}. Resume with --accept-input-change --reason "…" to go on with the changed input, or cancel`;
 }

@@ -16,14 +16,15 @@ import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
 import { partitionWorkflowId } from '../shared/ids';
-import { completenessProblems, type LedgerPartition } from '../ledger/completeness';
+import { completenessProblems } from '../ledger/completeness';
+import { completenessRows, plannedBounds } from '../ledger/partition-reads';
 import { recordEvent } from '../ledger/events';
 import { failedGates } from '../ledger/gates';
 import { cancelPending, finishPartition, getPartition, nextUnfinished, partitionReport, runTotals, succeededRowCounts, type RunTotals } from '../ledger/partitions';
-import { getRun, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
+import { getRun, setRowsOutsidePlan, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
 import type { ControlEvent, RunOpening } from '../workflows/run-state';
-import type { Limits, PartitionBounds, PartitionReport } from '../shared/types';
+import type { Limits, PartitionReport } from '../shared/types';
 import type pg from 'pg';
 import { inReadOnlyCheck, querySingle } from '../sql/session';
 import { compileRun } from '../sql/statements';
@@ -128,16 +129,13 @@ export function runControlActivities(deps: ActivityDeps) {
       return withTransaction(pool, async (client) => {
         const run = await getRun(client, input.runId);
         if (!run) throw new Error(`run ${input.runId} is not in the ledger`);
-        if (outsidePlan !== null) await client.query('UPDATE backfill.runs SET rows_outside_plan = $2 WHERE run_id = $1', [input.runId, outsidePlan]);
+        if (outsidePlan !== null) await setRowsOutsidePlan(client, input.runId, outsidePlan);
         if (run.cancel_requested) await cancelPending(client, input.runId);
         const totals = await runTotals(client, input.runId);
         const failed = totals.byStatus.failed > 0;
         // succeeded means every planned partition is in the ledger, the partitions tile the scope,
         // and each completed once: not just that every partition found there succeeded
-        const { rows: ledger } = await client.query<LedgerPartition>(
-          'SELECT partition_id, ordinal, bounds, status, completions FROM backfill.partitions WHERE run_id = $1',
-          [input.runId],
-        );
+        const ledger = await completenessRows(client, input.runId);
         const problems = completenessProblems(run.partitions_total, ledger);
         // the whole-run check's verdict, as the ledger holds it: one row per gate in sum
         const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
@@ -178,8 +176,7 @@ async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDep
   const run = await getRun(pool, runId);
   // a run of only the stale partitions covers part of the scope on purpose
   if (!run || run.only_stale) return null;
-  const { rows } = await pool.query<{ bounds: PartitionBounds }>('SELECT bounds FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal', [runId]);
-  const statement = compileRun(run.spec, run.shape).outsidePlan(rows.map((r) => r.bounds));
+  const statement = compileRun(run.spec, run.shape).outsidePlan(await plannedBounds(pool, runId));
   try {
     return await inReadOnlyCheck(pool, async (client) => Number((await querySingle<{ n: string }>(client, statement.text, statement.values)).rows[0].n), SCOPE_CHECK_TIMEOUT_MS);
   } catch (err) {

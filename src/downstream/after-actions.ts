@@ -1,7 +1,7 @@
 /**
  * After-actions (spec `after`): what must happen downstream once a run's gates passed —
  * ANALYZE the target, refresh a materialized view, run a statement, NOTIFY a channel, POST a
- * webhook. In order; each recorded in backfill.after_actions with its outcome, tries and time.
+ * webhook. In order; each recorded in the ledger (ledger/after-actions.ts) with its outcome, tries and time.
  * A failed action stops the ones after it (they may depend on it) and leaves the run
  * `succeeded` with `downstream: failed`; `backfill after <run>` runs what is left, skipping
  * what already succeeded. Shared by the worker's activity and the CLI.
@@ -11,24 +11,14 @@ import type { Logger } from 'pino';
 import { inTransaction } from '../db/pool';
 import { quoteTable } from '../db/sql';
 import { recordEvent } from '../ledger/events';
-import { getRun } from '../ledger/runs';
+import { getRun, setDownstream } from '../ledger/runs';
+import { listAfterActions, planAfterActions, recordAfterActionFailure, recordAfterActionSucceeded, recordAfterActionTry, type AfterActionRow } from '../ledger/after-actions';
 import { webhookRefusal, type WorkerTrust } from '../security/worker-trust';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import type { AfterAction } from '../specs/validate-schema';
 import { querySingle } from '../sql/session';
 import { checkAfterSql, loadSqlParser } from '../sql/spec-sql';
 import { runSummary, type RunSummary } from './summary';
-
-export interface AfterActionRow {
-  position: number;
-  action: string;
-  description: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  tries: number;
-  last_error: string | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-}
 
 export interface AfterOutcome {
   downstream: 'succeeded' | 'failed';
@@ -59,23 +49,13 @@ export function describeAction(a: AfterAction): string {
   }
 }
 
-export async function listAfterActions(db: pg.Pool | pg.PoolClient, runId: string): Promise<AfterActionRow[]> {
-  const { rows } = await db.query<AfterActionRow>('SELECT position, action, description, status, tries, last_error, started_at, finished_at FROM backfill.after_actions WHERE run_id = $1 ORDER BY position', [runId]);
-  return rows;
-}
-
 export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterOptions): Promise<AfterOutcome> {
   const run = await getRun(pool, runId);
   if (!run) throw new Refused(`run ${runId} is not in the ledger`);
   if (run.status !== 'succeeded') throw new Refused(`run ${runId} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`);
   const actions = run.spec.after ?? [];
-  for (const [i, a] of actions.entries()) {
-    await pool.query(
-      `INSERT INTO backfill.after_actions (run_id, position, action, description, status) VALUES ($1, $2, $3, $4, 'pending') ON CONFLICT DO NOTHING`,
-      [runId, i, a.action, describeAction(a)],
-    );
-  }
-  await pool.query("UPDATE backfill.runs SET downstream = 'pending' WHERE run_id = $1", [runId]);
+  await planAfterActions(pool, runId, actions.map((a) => ({ action: a.action, description: describeAction(a) })));
+  await setDownstream(pool, runId, 'pending');
   const summary = await runSummary(pool, run);
   const done = new Set((await listAfterActions(pool, runId)).filter((r) => r.status === 'succeeded').map((r) => r.position));
   const tries = opts.tries ?? 3;
@@ -84,16 +64,16 @@ export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterO
     if (done.has(i)) continue;
     for (let t = 1; t <= tries; t++) {
       opts.onTry?.();
-      await pool.query("UPDATE backfill.after_actions SET tries = tries + 1, started_at = coalesce(started_at, now()) WHERE run_id = $1 AND position = $2", [runId, i]);
+      await recordAfterActionTry(pool, runId, i);
       try {
         await perform(pool, run.spec.target.table, action, summary, opts, (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000);
-        await pool.query("UPDATE backfill.after_actions SET status = 'succeeded', last_error = NULL, finished_at = now() WHERE run_id = $1 AND position = $2", [runId, i]);
+        await recordAfterActionSucceeded(pool, runId, i);
         break;
       } catch (err) {
         const message = (err as Error).message;
         opts.logger?.warn({ runId, action: action.action, position: i, try: t, error: message }, 'after-action failed');
         const last = t === tries || err instanceof Refused;
-        await pool.query(`UPDATE backfill.after_actions SET status = $3, last_error = $4, finished_at = CASE WHEN $3 = 'failed' THEN now() END WHERE run_id = $1 AND position = $2`, [runId, i, last ? 'failed' : 'pending', message]);
+        await recordAfterActionFailure(pool, runId, i, last, message);
         if (last) {
           failed = true;
           break;
@@ -104,7 +84,7 @@ export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterO
     if (failed) break; // later actions may depend on this one
   }
   const downstream = failed ? 'failed' : 'succeeded';
-  await pool.query('UPDATE backfill.runs SET downstream = $2 WHERE run_id = $1', [runId, downstream]);
+  await setDownstream(pool, runId, downstream);
   const rows = await listAfterActions(pool, runId);
   await recordEvent(pool, {
     runId,

@@ -8,7 +8,8 @@
 import type pg from 'pg';
 import { recordEvent } from '../ledger/events';
 import { gateResults } from '../ledger/gates';
-import { getRun } from '../ledger/runs';
+import { getRun, markCleaned } from '../ledger/runs';
+import { deleteRateLimits } from '../ledger/rate-limits';
 
 /** Why the run's temporary state must stay, or undefined when it may go. */
 export async function cleanupRefusal(pool: pg.Pool | pg.PoolClient, runId: string): Promise<string | undefined> {
@@ -26,8 +27,8 @@ export async function cleanupRefusal(pool: pg.Pool | pg.PoolClient, runId: strin
 export async function cleanupRun(pool: pg.Pool, runId: string, actor: string): Promise<{ removed: { rateLimits: number } }> {
   const refusal = await cleanupRefusal(pool, runId);
   if (refusal) throw new CleanupRefused(refusal);
-  const rateLimits = (await pool.query('DELETE FROM backfill.rate_limits WHERE run_id = $1', [runId])).rowCount ?? 0;
-  await pool.query('UPDATE backfill.runs SET cleaned_at = coalesce(cleaned_at, now()) WHERE run_id = $1', [runId]);
+  const rateLimits = await deleteRateLimits(pool, runId);
+  await markCleaned(pool, runId);
   await recordEvent(pool, { runId, key: 'cleaned', kind: 'cleaned', actor, detail: { rateLimits } });
   return { removed: { rateLimits } };
 }

@@ -42,3 +42,18 @@ export async function listEvents(db: Queryable, runId: string, limit = 20): Prom
   );
   return rows;
 }
+
+/** Every event of the run, oldest first (the report). */
+export async function allEvents(db: Queryable, runId: string): Promise<RunEventRow[]> {
+  const { rows } = await db.query<RunEventRow>('SELECT * FROM backfill.run_events WHERE run_id = $1 ORDER BY id', [runId]);
+  return rows;
+}
+
+/** The newest gate decision or operator answer to one: a canary or stage verdict, an approval, a resume. */
+export async function lastGateDecision(db: Queryable, runId: string): Promise<{ kind: string; reason: string | null } | undefined> {
+  const { rows } = await db.query<{ kind: string; reason: string | null }>(
+    `SELECT kind, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ('canary-failed', 'canary-passed', 'stage-failed', 'stage-passed', 'approved', 'resumed') ORDER BY id DESC LIMIT 1`,
+    [runId],
+  );
+  return rows[0];
+}

@@ -33,3 +33,8 @@ export async function refundRows(db: Queryable, runId: string, rows: number): Pr
   if (rows === 0) return;
   await db.query('UPDATE backfill.rate_limits SET tokens = tokens + $2::float8 WHERE run_id = $1', [runId, rows]);
 }
+
+/** Drops the run's bucket (cleanup); returns how many rows went. */
+export async function deleteRateLimits(db: Queryable, runId: string): Promise<number> {
+  return (await db.query('DELETE FROM backfill.rate_limits WHERE run_id = $1', [runId])).rowCount ?? 0;
+}

@@ -231,6 +231,31 @@ export async function readRunControl(db: Queryable, runId: string): Promise<RunC
   return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits, version: Number(rows[0].control_version) };
 }
 
+/** Rows in scope that no planned partition covered, counted at the run's end. */
+export async function setRowsOutsidePlan(db: Queryable, runId: string, rows: number): Promise<void> {
+  await db.query('UPDATE backfill.runs SET rows_outside_plan = $2 WHERE run_id = $1', [runId, rows]);
+}
+
+/** Where the run's after-actions stand (see ledger/after-actions.ts). */
+export async function setDownstream(db: Queryable, runId: string, downstream: 'pending' | 'succeeded' | 'failed'): Promise<void> {
+  await db.query('UPDATE backfill.runs SET downstream = $2 WHERE run_id = $1', [runId, downstream]);
+}
+
+/** The run's temporary state is gone; the first time is kept. */
+export async function markCleaned(db: Queryable, runId: string): Promise<void> {
+  await db.query('UPDATE backfill.runs SET cleaned_at = coalesce(cleaned_at, now()) WHERE run_id = $1', [runId]);
+}
+
+/** The SQL transform's inputs as last accepted: read fresh, since an operator may accept a change while the run goes on. */
+export async function acceptedInputs(db: Queryable, runId: string): Promise<InputFingerprint[]> {
+  const { rows } = await db.query<{ input_fingerprints: InputFingerprint[] | null }>('SELECT input_fingerprints FROM backfill.runs WHERE run_id = $1', [runId]);
+  return rows[0]?.input_fingerprints ?? [];
+}
+
+export async function acceptInputs(db: Queryable, runId: string, fingerprints: InputFingerprint[]): Promise<void> {
+  await db.query('UPDATE backfill.runs SET input_fingerprints = $2 WHERE run_id = $1', [runId, JSON.stringify(fingerprints)]);
+}
+
 export interface RetryStart {
   attempt: number;
   controlVersion: number;

@@ -6,7 +6,7 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type pg from 'pg';
-import { readRunControl, type RunRow } from '../ledger/runs';
+import { acceptInputs, readRunControl, type RunRow } from '../ledger/runs';
 import { runLabel } from '../shared/labels';
 import { limitsChangeProblem } from '../shared/limits';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
@@ -88,7 +88,7 @@ async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction
   }
   if (!who.reason) throw new UsageError(`accepting an input change of ${ref} needs --reason: it is kept in the audit record with who accepted`);
   await withTransaction(pool, async (client) => {
-    await client.query('UPDATE backfill.runs SET input_fingerprints = $2 WHERE run_id = $1', [run.run_id, JSON.stringify(now)]);
+    await acceptInputs(client, run.run_id, now);
     await recordEvent(client, { runId: run.run_id, kind: 'input-change-accepted', actor: who.actor, reason: who.reason, detail: { changes } });
   });
 }

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { isDatabaseUnavailable } from '../db/errors';
 import { listPartitions, runTotals, type PartitionRow, type RunTotals } from '../ledger/partitions';
 import { getRun, type RunRow } from '../ledger/runs';
+import { lastGateDecision } from '../ledger/events';
 import { ACTIVE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
 
 export interface RunSnapshot {
@@ -94,10 +95,6 @@ export async function followRun(
 
 /** The run is held by a gate (its canary, a ramp stage) when the newest gate decision is a hold nobody approved since. */
 export async function canaryHold(pool: pg.Pool, runId: string): Promise<string | undefined> {
-  const { rows } = await pool.query<{ kind: string; reason: string | null }>(
-    `SELECT kind, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ('canary-failed', 'canary-passed', 'stage-failed', 'stage-passed', 'approved', 'resumed') ORDER BY id DESC LIMIT 1`,
-    [runId],
-  );
-  const last = rows[0];
+  const last = await lastGateDecision(pool, runId);
   return last && ['canary-failed', 'canary-passed', 'stage-failed'].includes(last.kind) && last.reason ? last.reason : undefined;
 }

@@ -5,10 +5,11 @@
  */
 import { partitionsComputedBeforeInputChange } from '../ledger/stale';
 import type pg from 'pg';
-import { listAfterActions } from '../downstream/after-actions';
+import { listAfterActions } from '../ledger/after-actions';
 import { listEvents, type RunEventRow } from '../ledger/events';
 import { canaryHold } from './follow';
 import { gateResults } from '../ledger/gates';
+import { chunkWriters, recentChunks } from '../ledger/chunks';
 import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
 import type { Limits } from '../shared/types';
@@ -125,25 +126,12 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
   };
 }
 
-async function chunkWriters(pool: pg.Pool, runId: string): Promise<StatusReport['workers']> {
-  const { rows } = await pool.query<{ worker: string; chunks: number; rows: string }>(
-    `SELECT coalesce(worker, 'unrecorded') AS worker, count(*)::int AS chunks, sum(rows_read) AS rows
-       FROM backfill.chunks WHERE run_id = $1 GROUP BY 1 ORDER BY sum(rows_read) DESC, 1`,
-    [runId],
-  );
-  return rows.map((r) => ({ worker: r.worker, chunks: r.chunks, rows: Number(r.rows) }));
-}
-
 /** The pace of the run's last minute of chunks (from its chunk log), carried over the rows still to read. */
 async function etaOf(pool: pg.Pool, run: RunRow, rowsRead: number): Promise<StatusReport['eta']> {
   if (run.rows_planned === null || run.rows_planned === undefined) return null;
-  const { rows } = await pool.query<{ n: string; since: Date | null }>(
-    `SELECT coalesce(sum(rows_read), 0) AS n, min(committed_at) AS since FROM backfill.chunks
-      WHERE run_id = $1 AND committed_at > now() - interval '60 seconds'`,
-    [run.run_id],
-  );
-  const window = rows[0].since ? Math.max(1, (Date.now() - rows[0].since.getTime()) / 1000) : 0;
-  const rate = window > 0 ? Number(rows[0].n) / window : 0;
+  const recent = await recentChunks(pool, run.run_id, 60);
+  const window = recent.since ? Math.max(1, (Date.now() - recent.since.getTime()) / 1000) : 0;
+  const rate = window > 0 ? recent.rows / window : 0;
   if (rate <= 0) return null;
   const remaining = Math.max(0, Number(run.rows_planned) - rowsRead);
   const planned = (run.approved_plan?.estimate as { projected?: { durationSeconds?: number } } | undefined)?.projected?.durationSeconds;

@@ -6,8 +6,8 @@
  * results, to backfill.gate_results (stage `verify`).
  */
 import type pg from 'pg';
-import type { PartitionBounds } from '../shared/types';
 import type { RunRow } from '../ledger/runs';
+import { partitionsToVerify } from '../ledger/partition-reads';
 import { artifactOriginRefusal, workerTrustFromEnv } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
@@ -45,10 +45,7 @@ export interface VerifyOptions {
 
 export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
   const ctx = await recomputable(pool, run);
-  const { rows } = await pool.query<{ partition_id: string; bounds: PartitionBounds; status: string }>(
-    'SELECT partition_id, bounds, status FROM backfill.partitions WHERE run_id = $1 AND ($2::text IS NULL OR partition_id = $2) ORDER BY ordinal',
-    [run.run_id, options.partition ?? null],
-  );
+  const rows = await partitionsToVerify(pool, run.run_id, options.partition ?? null);
   if (options.partition && rows.length === 0) throw new UsageError(`run ${run.run_id} has no partition ${options.partition}; list them with: backfill status ${run.run_id} --partitions`);
   const g: GateContext = {
     pool,

@@ -5,11 +5,15 @@
  * keys and values) stay in the ledger, because a report is attached to tickets.
  */
 import type pg from 'pg';
-import { listAfterActions, type AfterActionRow } from '../downstream/after-actions';
+import { listAfterActions, type AfterActionRow } from '../ledger/after-actions';
 import { runSummary, type RunSummary } from '../downstream/summary';
 import { gateResults } from '../ledger/gates';
+import { chunkTimeline } from '../ledger/chunks';
+import { allEvents } from '../ledger/events';
+import { partitionCounters } from '../ledger/partition-reads';
 import type { RunRow } from '../ledger/runs';
-import { loadCaptures, type Capture } from '../validation/distributions';
+import type { Capture } from '../validation/distributions';
+import { loadCaptures } from '../ledger/distributions';
 
 export interface ReportPartition {
   id: string;
@@ -68,19 +72,9 @@ export interface ReportData {
 const MAX_CHUNKS = 5000;
 
 export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportData> {
-  const { rows: partitions } = await pool.query(
-    `SELECT partition_id, status, rows_read, rows_written, rows_unchanged, rows_skipped, chunks, attempts
-       FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal`,
-    [run.run_id],
-  );
-  const { rows: chunks } = await pool.query(
-    `WITH c AS (SELECT *, row_number() OVER (ORDER BY committed_at) AS i, count(*) OVER () AS n, min(committed_at) OVER () AS first FROM backfill.chunks WHERE run_id = $1)
-     SELECT partition_id, rows_read, rows_written, duration_ms, wait_ms, chunk_size, governed_by, first,
-            (extract(epoch FROM committed_at - first) * 1000)::bigint AS at_ms
-       FROM c WHERE n <= $2 OR i % ceil(n::numeric / $2)::bigint = 0 ORDER BY committed_at`,
-    [run.run_id, MAX_CHUNKS],
-  );
-  const { rows: events } = await pool.query('SELECT at, kind, actor, reason FROM backfill.run_events WHERE run_id = $1 ORDER BY id', [run.run_id]);
+  const partitions = await partitionCounters(pool, run.run_id);
+  const chunks = await chunkTimeline(pool, run.run_id, MAX_CHUNKS);
+  const events = await allEvents(pool, run.run_id);
   return {
     generatedAt: new Date().toISOString(),
     summary: await runSummary(pool, run),

@@ -8,6 +8,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { withClient } from '../db/pool';
+import { writeCommitProbe } from '../ledger/commit-probes';
 import { quoteTable } from '../db/sql';
 import { FailureType } from '../shared/failures';
 import { levelOf, type GuardReading, type GuardsSpec, type Threshold } from '../shared/guards';
@@ -46,10 +47,7 @@ export async function readGuards(pool: pg.Pool, guards: GuardsSpec, targetTable:
 function timeCommit(pool: pg.Pool): Promise<number> {
   return withClient(pool, async (client) => {
     const started = process.hrtime.bigint();
-    await client.query(
-      `INSERT INTO backfill.commit_probes (backend_pid, at) VALUES (pg_backend_pid(), now())
-       ON CONFLICT (backend_pid) DO UPDATE SET at = EXCLUDED.at`,
-    );
+    await writeCommitProbe(client);
     return Number(process.hrtime.bigint() - started) / 1e6;
   });
 }

@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import { fnv1a } from '../shared/ids';
 import { recordGate, type GateStage } from '../ledger/gates';
+import { chunkStarts } from '../ledger/chunks';
 import type { PartitionBounds } from '../shared/types';
 import type { ValidateSpec } from '../specs/validate-schema';
 import { comparePartition, MAX_EXAMPLES, outputTypes, wrongRows, type Comparison, type Recomputable } from './compare';
@@ -162,10 +163,7 @@ const MIN_SLICE_ROWS = 64;
  * hashing every key would read all of it. Deterministic: the same ledger, the same slice.
  */
 export async function sampleSlice(db: pg.Pool, runId: string, partitionId: string, sampleEvery: number): Promise<{ cursor: string | null; rows: number }> {
-  const { rows } = await db.query<{ key_from: string | null; rows_read: string }>(
-    'SELECT key_from, rows_read FROM backfill.chunks WHERE run_id = $1 AND partition_id = $2 ORDER BY seq',
-    [runId, partitionId],
-  );
+  const rows = await chunkStarts(db, runId, partitionId);
   const total = rows.reduce((n, r) => n + Number(r.rows_read), 0);
   const size = Math.max(MIN_SLICE_ROWS, Math.ceil(total / sampleEvery));
   if (rows.length === 0) return { cursor: null, rows: size };

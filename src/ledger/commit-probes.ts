@@ -1,0 +1,13 @@
+/**
+ * backfill.commit_probes: one row per backend that measured a commit for the commitMs guard
+ * (src/sql/guard-signals.ts times this write's commit). The row is rewritten in place, so the
+ * table stays as small as the number of backends that ever probed.
+ */
+import type pg from 'pg';
+
+export async function writeCommitProbe(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    `INSERT INTO backfill.commit_probes (backend_pid, at) VALUES (pg_backend_pid(), now())
+     ON CONFLICT (backend_pid) DO UPDATE SET at = EXCLUDED.at`,
+  );
+}
