@@ -10,6 +10,10 @@ const nodeOnly = {
   ],
 };
 
+/** SQL naming a ledger table: FROM / JOIN / INTO / UPDATE / TABLE / EXISTS backfill.<table>. */
+const LEDGER_SQL = '/(FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\\s+backfill\\.[a-z_]+/i';
+const LEDGER_MESSAGE = 'SQL on the ledger (backfill.*) belongs in src/ledger: add or reuse a named function there';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
   ...tseslint.configs.recommended,
@@ -17,6 +21,18 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    // the ledger owns its tables: every statement on backfill.* is a named function in src/ledger
+    files: ['src/**/*.ts'],
+    ignores: ['src/ledger/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: `Literal[value=${LEDGER_SQL}]`, message: LEDGER_MESSAGE },
+        { selector: `TemplateElement[value.raw=${LEDGER_SQL}]`, message: LEDGER_MESSAGE },
+      ],
     },
   },
   {

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /** retry-failed: a run may be attempted again; each attempt re-runs only failed and cancelled partitions. */
 export const m0002RunAttempts: Migration = {

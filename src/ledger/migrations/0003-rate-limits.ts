@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * The run's rows/second budget, shared by every worker: one token bucket row per run,

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * Every committed chunk, with the decision that shaped it: the audit of which key range

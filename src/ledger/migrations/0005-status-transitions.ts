@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * The ledger refuses any status change that is not an arrow of the transition tables in

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * A partition's error in two forms. `last_error` is what may travel through Temporal (the

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * The proof a run gives before it may end succeeded, kept with the audit record: every gate

@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * The code a module-transform run executes, kept whole: the bundle of the module and all it

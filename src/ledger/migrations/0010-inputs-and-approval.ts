@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * What else a run depends on, recorded when it is registered: the fingerprints of the tables

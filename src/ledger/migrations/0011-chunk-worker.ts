@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * Which worker process wrote each chunk (its Temporal identity, pid@host unless set): an

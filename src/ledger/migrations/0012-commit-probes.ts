@@ -1,4 +1,4 @@
-import type { Migration } from './index';
+import type { Migration } from './migration';
 
 /**
  * The commitMs guard's own write: one row per database session (its backend pid), updated by

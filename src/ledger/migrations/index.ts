@@ -15,10 +15,8 @@ import { m0010InputsAndApproval } from './0010-inputs-and-approval';
 import { m0011ChunkWorker } from './0011-chunk-worker';
 import { m0012CommitProbes } from './0012-commit-probes';
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+import type { Migration } from './migration';
+
+export type { Migration } from './migration';
 
 export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval, m0011ChunkWorker, m0012CommitProbes];
