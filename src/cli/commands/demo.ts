@@ -4,6 +4,7 @@
  * keeps everything up until Ctrl-C (or exits with --exit).
  */
 import type { Client } from '@temporalio/client';
+import { Command } from 'commander';
 import type pg from 'pg';
 import { prepareDemo } from '../../dev/demo';
 import { findActiveRun } from '../../ledger/runs';
@@ -14,7 +15,7 @@ import { statusReportFor } from '../../operations/status';
 import { renderStatus } from '../render/status';
 import { watchRun } from '../render/watch';
 
-export async function demoCommand(options: { exit?: boolean }): Promise<number> {
+async function demo(options: { exit?: boolean }): Promise<number> {
   installShutdownHandlers();
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const demo = await prepareDemo(say);
@@ -65,4 +66,13 @@ async function interruptedDemoRun(pool: pg.Pool, client: Client, name: string): 
     .then((d) => d.status.name === 'RUNNING')
     .catch(() => false);
   return running ? { runId: active.run_id, name, workflowId: active.workflow_id } : undefined;
+}
+
+export function command(): Command {
+  return new Command('demo')
+    .description('the demo: services, a worker, 1.2M demo orders and a backfill with live progress; stays up until Ctrl-C')
+    .option('--exit', 'exit when the run finishes instead of staying up')
+    .action(async (opts: { exit?: boolean }) => {
+      process.exitCode = await demo({ exit: opts.exit ? true : false });
+    });
 }

@@ -1,7 +1,9 @@
+/** `backfill dev`: the local Temporal dev server and, without DATABASE_URL, an embedded PostgreSQL, until Ctrl-C. */
+import { Command } from 'commander';
 import { startLocalServices, redact } from '../../dev/services';
 import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
 
-export async function devCommand(): Promise<void> {
+async function dev(): Promise<void> {
   installShutdownHandlers();
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const services = await startLocalServices(say);
@@ -17,4 +19,10 @@ export async function devCommand(): Promise<void> {
   );
   await untilInterrupted();
   await services.stop();
+}
+
+export function command(): Command {
+  return new Command('dev')
+    .description('run the local Temporal dev server (Web UI :8233) and, without DATABASE_URL, an embedded PostgreSQL, until Ctrl-C')
+    .action(dev);
 }

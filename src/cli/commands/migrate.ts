@@ -3,11 +3,13 @@
  * do the same on first use when their role may; under a least-privilege role (docs/security.md)
  * the ledger's owner runs this once per release instead.
  */
+import { Command } from 'commander';
 import { migrateLedger } from '../../ledger/migrate';
 import { openLedgerPool } from '../../operations';
 import { emit, type OutputOptions } from '../output';
+import { databaseOption, outputOption } from '../options';
 
-export async function migrateCommand(opts: OutputOptions & { database: string }): Promise<void> {
+async function migrate(opts: OutputOptions & { database: string }): Promise<void> {
   const pool = openLedgerPool(opts.database);
   try {
     const applied = await migrateLedger(pool);
@@ -17,4 +19,12 @@ export async function migrateCommand(opts: OutputOptions & { database: string })
   } finally {
     await pool.end();
   }
+}
+
+export function command(): Command {
+  return new Command('migrate')
+    .description("create or update the backfill ledger (schema backfill) in a database; run it as the ledger's owner when workers run as a least-privilege role")
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(migrate);
 }

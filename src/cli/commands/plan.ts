@@ -1,4 +1,5 @@
 /** `backfill plan`: the checks, partitions and inputs of a spec; writes nothing in the database. */
+import { Command } from 'commander';
 import { defaultActor } from '../../operations/actor';
 import { checkSpec } from '../../operations/check-spec';
 import { estimatePlan, type PlanEstimate } from '../../operations/estimate-plan';
@@ -7,8 +8,9 @@ import { savedPlanOf, writeSavedPlan } from '../../operations/saved-plans';
 import { shortHash, transformLabel } from '../../shared/labels';
 import type { InputFingerprint } from '../../sql/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
+import { outputOption } from '../options';
 
-export async function planCommand(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
+async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
   const checking = performance.now();
   const checked = await checkSpec(specFile);
   const checkSeconds = (performance.now() - checking) / 1000;
@@ -115,4 +117,14 @@ function durationWarnings(e: PlanEstimate, window: string | undefined): string[]
     `duration: projected to take ${what} ${hours.toFixed(1)} h${window ? `, in the allowed hours ${window} of each day` : ''}: ` +
       'the run will meet deploys, failovers and changed inputs; split the scope into several runs, raise concurrency if the database has room, or accept it knowingly',
   ];
+}
+
+export function command(): Command {
+  return new Command('plan')
+    .description('check a spec and show its partitions and inputs without starting or writing anything')
+    .argument('<spec>', 'the spec file (YAML)')
+    .option('--save <file>', 'write the plan (hashes, partitions, input fingerprints, estimates) for review; start it with start --plan')
+    .option('--measure-writes', 'also write the sample chunks, in a transaction that is rolled back, to measure write time and WAL')
+    .addOption(outputOption())
+    .action(plan);
 }

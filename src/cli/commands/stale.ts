@@ -1,11 +1,13 @@
 /** `backfill stale <spec>`: the partitions whose rows were written by another transform version or from an input since changed. */
 import Table from 'cli-table3';
+import { Command } from 'commander';
 import { stalePartitions } from '../../ledger/stale';
 import { loadSpecFile } from '../../specs/load';
 import { emit, type OutputOptions } from '../output';
+import { outputOption } from '../options';
 import { withLedger } from '../session';
 
-export async function staleCommand(specFile: string, opts: OutputOptions): Promise<void> {
+async function stale(specFile: string, opts: OutputOptions): Promise<void> {
   const { spec } = loadSpecFile(specFile);
   await withLedger(spec.database, async ({ pool }) => {
     const stale = await stalePartitions(pool, spec.name, spec.transform.version);
@@ -21,4 +23,12 @@ export async function staleCommand(specFile: string, opts: OutputOptions): Promi
       ].join('\n');
     });
   });
+}
+
+export function command(): Command {
+  return new Command('stale')
+    .description("list the partitions written by another transform version than the spec's, or before an accepted input change (re-run them with start --only-stale)")
+    .argument('<spec>', 'the spec file (YAML)')
+    .addOption(outputOption())
+    .action(stale);
 }

@@ -1,13 +1,15 @@
 /** `backfill start`: check, plan and start a run; with --wait, follow it to its end. */
+import { Command } from 'commander';
 import { startRun } from '../../operations/start-run';
 import { loadSpecFile } from '../../specs/load';
 import { temporalConfig, webUiUrl } from '../../temporal/config';
 import { connectClient } from '../../temporal/connect';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { withLedger } from '../session';
-import { followToEnd } from './control';
+import { followToEnd } from '../follow';
+import { outputOption } from '../options';
 
-export async function startCommand(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean }): Promise<void> {
+async function start(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean }): Promise<void> {
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
   const config = temporalConfig();
@@ -34,4 +36,19 @@ export async function startCommand(specFile: string, opts: OutputOptions & { run
   } finally {
     await close();
   }
+}
+
+export function command(): Command {
+  return new Command('start')
+    .description('check a spec against the database, plan it and start a durable run')
+    .argument('<spec>', 'the spec file (YAML)')
+    .option('--run-id <id>', 'run id (default: the UTC minute and 16 random hex digits)')
+    .option('--wait', 'follow progress until the run finishes; exit 1 if it did not succeed')
+    .option('--actor <name>', 'who starts it, for the audit record (default: OS user)')
+    .option('--plan <file>', 'start only if the spec still makes this saved plan (backfill plan --save); refused, naming each difference, otherwise')
+    .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
+    .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')
+    .addOption(outputOption())
+    .addHelpText('after', '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice')
+    .action(start);
 }

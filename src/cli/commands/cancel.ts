@@ -1,0 +1,10 @@
+/** `backfill cancel`: partitions stop at a chunk boundary; committed chunks stay. A reason is required. */
+import type { Command } from 'commander';
+import { applyControl, controlCommand } from '../control-action';
+import { reasonOption } from '../options';
+
+export function command(): Command {
+  return controlCommand('cancel', 'cancel a run: partitions stop at a chunk boundary; committed chunks stay')
+    .addOption(reasonOption().makeOptionMandatory())
+    .action((run: string, opts) => applyControl('cancel', run, opts));
+}

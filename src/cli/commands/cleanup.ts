@@ -1,0 +1,31 @@
+/** `backfill cleanup`: a verified run's temporary state removed; its record, chunk log and gate results stay. */
+import { Command } from 'commander';
+import { CleanupRefused, cleanupRun } from '../../downstream/cleanup';
+import { defaultActor } from '../../operations/actor';
+import { runLabel } from '../../shared/labels';
+import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
+import { emit, UsageError } from '../output';
+import { withLedger } from '../session';
+
+async function cleanup(ref: string, opts: ActorOptions): Promise<void> {
+  await withLedger(opts.database, async ({ pool, findRun }) => {
+    const run = await findRun(ref);
+    try {
+      const { removed } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
+      emit(opts, { runId: run.run_id, removed }, () => `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s)); the run's record, chunk log and gate results stay.`);
+    } catch (err) {
+      if (err instanceof CleanupRefused) throw new UsageError(`cannot clean up yet: ${err.message}`);
+      throw err;
+    }
+  });
+}
+
+export function command(): Command {
+  return new Command('cleanup')
+    .description("remove a verified run's temporary state (runs do it themselves when their gates and after-actions succeeded)")
+    .argument('<run>', 'run id or workflow id')
+    .addOption(actorOption())
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(cleanup);
+}

@@ -1,0 +1,78 @@
+/** `backfill set-limits`: a running run's limits changed live, through the run's update; they take effect within one chunk. */
+import { Command } from 'commander';
+import { defaultActor } from '../../operations/actor';
+import { setRunLimits } from '../../operations/control';
+import { runLabel } from '../../shared/labels';
+import { LIMIT_BOUNDS, limitsChangeProblem } from '../../shared/limits';
+import type { LimitsChange } from '../../shared/types';
+import type { AllowedWindow } from '../../shared/window';
+import { actorOption, databaseOption, outputOption, reasonOption, type ActorOptions } from '../options';
+import { emit, UsageError } from '../output';
+import { describeLimits } from '../render/status';
+import { withLedgerAndTemporal } from '../session';
+
+interface SetLimitsFlags extends ActorOptions {
+  concurrency?: string;
+  chunkSize?: string;
+  rowsPerSecond?: string;
+  window?: string;
+}
+
+function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
+  const number = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isFinite(n)) throw new UsageError(`${flag} must be a number (got "${value}")`);
+    return n;
+  };
+  return {
+    actor: opts.actor ?? defaultActor(),
+    reason: opts.reason,
+    concurrency: number('--concurrency', opts.concurrency),
+    chunkSize: number('--chunk-size', opts.chunkSize),
+    rowsPerSecond: opts.rowsPerSecond === 'off' ? null : number('--rows-per-second', opts.rowsPerSecond),
+    window: opts.window === undefined ? undefined : parseWindowFlag(opts.window),
+  };
+}
+
+async function setLimits(ref: string, opts: SetLimitsFlags): Promise<void> {
+  const change = limitsChangeFromFlags(opts);
+  // the workflow's update validator says the same; checking here first answers without a round trip
+  const problem = limitsChangeProblem(change);
+  if (problem) throw new UsageError(problem);
+  await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
+    const run = await findRun(ref);
+    const limits = await setRunLimits({ client }, run, change);
+    emit(opts, { runId: run.run_id, limits }, (r) => `Limits of ${runLabel(run.name, r.runId)}: ${describeLimits(r.limits)}.`);
+  });
+}
+
+/** `--window "22:00-06:00 Europe/Berlin"` (time zone optional, default UTC), or `off`. */
+export function parseWindowFlag(value: string): AllowedWindow | null {
+  if (value === 'off') return null;
+  const m = /^\s*(\d\d:\d\d)\s*-\s*(\d\d:\d\d)(?:\s+(\S+))?\s*$/.exec(value);
+  if (!m) throw new UsageError(`--window must look like "22:00-06:00 Europe/Berlin" (time zone optional, default UTC) or off (got "${value}")`);
+  return { start: m[1], end: m[2], timeZone: m[3] ?? 'UTC' };
+}
+
+/** Help text for set-limits flags, from the same bounds the spec schema and the workflow enforce. */
+const LIMIT_FLAG_HELP = {
+  concurrency: `partitions in flight (${LIMIT_BOUNDS.concurrency.min}-${LIMIT_BOUNDS.concurrency.max})`,
+  chunkSize: `rows per chunk (${LIMIT_BOUNDS.chunkSize.min}-${LIMIT_BOUNDS.chunkSize.max})`,
+};
+
+export function command(): Command {
+  return new Command('set-limits')
+    .description("change a running run's limits; they take effect within one chunk")
+    .argument('<run>', 'run id or workflow id')
+    .option('--concurrency <n>', LIMIT_FLAG_HELP.concurrency)
+    .option('--chunk-size <n>', LIMIT_FLAG_HELP.chunkSize)
+    .option('--rows-per-second <n|off>', 'rows/s cap, or off')
+    .option('--window <hours|off>', 'allowed hours, e.g. "22:00-06:00 Europe/Berlin", or off')
+    .addOption(actorOption())
+    .addOption(reasonOption())
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .addHelpText('after', '\nExamples:\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --rows-per-second off')
+    .action(setLimits);
+}

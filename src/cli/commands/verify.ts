@@ -1,0 +1,48 @@
+/** `backfill verify`: the run's frozen transform recomputed and compared with the target now; exit 1 on mismatches. */
+import { Command } from 'commander';
+import { verifyRun, type VerifyReport } from '../../operations/verify-run';
+import { runLabel } from '../../shared/labels';
+import { databaseOption, outputOption } from '../options';
+import { emit, type OutputOptions } from '../output';
+import { withLedger } from '../session';
+
+async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string }): Promise<void> {
+  await withLedger(opts.database, async ({ pool, findRun }) => {
+    const run = await findRun(ref);
+    const progress = opts.output === 'json' || !process.stderr.isTTY
+      ? undefined
+      : (p: { id: string; wrong: number }, done: number, total: number) => process.stderr.write(`\r  ${done}/${total} partitions checked${p.wrong ? `; ${p.id}: ${p.wrong} wrong` : ''}\u001b[K`);
+    const report = await verifyRun(pool, run, { partition: opts.partition, onPartition: progress });
+    if (progress) process.stderr.write('\n');
+    emit(opts, report, renderVerify);
+    if (!report.clean) process.exitCode = 1;
+  });
+}
+
+function renderVerify(r: VerifyReport): string {
+  const wrong = r.partitions.filter((p) => p.wrong > 0);
+  const lines = [
+    `Verify ${runLabel(r.name, r.runId)}: ${r.clean ? 'CLEAN' : 'MISMATCHES'} — ${r.partitions.length} partition(s), ${r.rowsCompared} row(s) recomputed and compared with the target`,
+  ];
+  for (const p of wrong) {
+    const c = p.comparison;
+    if (c && c.differing + c.missing + c.extra > 0) {
+      lines.push(`  ${p.id}: ${c.differing} differ, ${c.missing} absent, ${c.extra} not produced by the transform; keys: ${c.examples.join(', ')}`);
+      for (const range of c.ranges.slice(0, 5)) lines.push(`      in ${range}`);
+    }
+    for (const i of p.invariants.filter((x) => x.violations > 0)) lines.push(`  ${p.id}: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
+  }
+  for (const i of r.runInvariants.filter((x) => x.violations > 0)) lines.push(`  whole run: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
+  if (r.skipped.length > 0) lines.push(`  not compared (did not succeed): ${r.skipped.map((s) => `${s.id} (${s.status})`).join(', ')}`);
+  return lines.join('\n');
+}
+
+export function command(): Command {
+  return new Command('verify')
+    .description("recompute the run's frozen transform and compare it with the target now, partition by partition; exit 1 on mismatches")
+    .argument('<run>', 'run id or workflow id')
+    .option('--partition <id>', 'only this partition')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(verify);
+}

@@ -1,0 +1,19 @@
+/** `backfill watch`: a run followed live (progress bar, rows/s, ETA) to its end; exit 0 if it succeeded. */
+import { Command } from 'commander';
+import { followToEnd } from '../follow';
+import { databaseOption, outputOption } from '../options';
+import type { OutputOptions } from '../output';
+import { withLedger } from '../session';
+
+async function watch(ref: string, opts: OutputOptions & { database: string }): Promise<void> {
+  await withLedger(opts.database, async (session) => followToEnd(session, (await session.findRun(ref)).run_id, opts));
+}
+
+export function command(): Command {
+  return new Command('watch')
+    .description('follow a run live (progress bar, rows/s, ETA); exits 0 if it succeeds, 1 otherwise')
+    .argument('<run>', 'run id or workflow id')
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(watch);
+}
