@@ -185,6 +185,16 @@ async function maxOver(ms: number, sample: () => Promise<number>): Promise<numbe
   return max;
 }
 
+/** The size of the newest committed chunk of each running partition (null: none committed yet). */
+async function newestChunkSizes(runId: string): Promise<(number | null)[]> {
+  const { rows } = await env.db.pool.query(
+    `SELECT (SELECT c.chunk_size FROM backfill.chunks c WHERE c.run_id = p.run_id AND c.partition_id = p.partition_id ORDER BY c.seq DESC LIMIT 1) AS size
+       FROM backfill.partitions p WHERE p.run_id = $1 AND p.status = 'running'`,
+    [runId],
+  );
+  return rows.map((r) => r.size);
+}
+
 async function chunkTotals(runId: string): Promise<{ rows: number; chunks: number }> {
   const { rows } = await env.db.pool.query(
     'SELECT coalesce(sum(rows_read), 0)::int AS rows, coalesce(sum(chunks), 0)::int AS chunks FROM backfill.partitions WHERE run_id = $1',
@@ -208,14 +218,17 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   const limits = await setRunLimits({ client: env.client }, run, { concurrency: 3, rowsPerSecond: 15_000, actor: 'dana', reason: 'off-peak' });
   expect(limits).toEqual({ concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 });
   expect((await getRun(env.db.pool, started.runId))!.limits).toEqual(limits);
-  expect(await maxOver(3000, () => runningPartitions(started.runId))).toBe(3);
+  // a state, not a time: three partitions running (however slow the machine), and never more
+  await waitUntil(async () => (await runningPartitions(started.runId)) === 3);
+  expect(await maxOver(1500, () => runningPartitions(started.runId))).toBeLessThanOrEqual(3);
 
   await setRunLimits({ client: env.client }, run, { chunkSize: 500, actor: 'dana', reason: 'smaller transactions' });
-  await sleep(500); // the chunk in flight when the change landed may still be the old size
+  // the chunk in flight when the change landed may still be the old size: measure once every
+  // running partition has committed one at the new size, since each chunk reads the limits anew
+  await waitUntil(async () => (await newestChunkSizes(started.runId)).every((size) => size !== null && size <= 500));
   const before = await chunkTotals(started.runId);
-  await sleep(1500);
+  await waitUntil(async () => (await chunkTotals(started.runId)).chunks >= before.chunks + 3);
   const after = await chunkTotals(started.runId);
-  expect(after.chunks).toBeGreaterThan(before.chunks);
   expect((after.rows - before.rows) / (after.chunks - before.chunks)).toBeLessThanOrEqual(500);
 
   await expect(setRunLimits({ client: env.client }, run, { concurrency: 0, actor: 'dana' })).rejects.toThrow(
