@@ -5,8 +5,8 @@
  * What is left between it and the backfill end to end is orchestration and checkpoints.
  */
 import pg from 'pg';
-import { compileRun } from '../src/sql/statements';
-import type { RunShape } from '../src/sql/shape';
+import { compileRun } from '../src/compiler/statements';
+import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import type { PartitionBounds } from '../src/shared/types';
 

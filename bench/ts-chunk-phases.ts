@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import pg from 'pg';
-import { compileRun } from '../src/sql/statements';
+import { compileRun } from '../src/compiler/statements';
 import type { Spec } from '../src/specs/schema';
 import { EXACT_TYPES } from '../src/transforms/exact-types';
 import { loadTransformModule } from '../src/transforms/load-module';

@@ -5,8 +5,8 @@
  */
 import type pg from 'pg';
 import { acceptedInputs, type RunRow } from '../ledger/runs';
-import { inputChanges } from '../sql/input-fingerprints';
-import { runInputs } from '../sql/run-inputs';
+import { inputChanges } from '../checks/input-fingerprints';
+import { runInputs } from '../checks/run-inputs';
 
 export const INPUT_CHANGE_ACTOR = 'backfill (input check)';
 

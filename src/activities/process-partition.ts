@@ -20,7 +20,7 @@ import { readRunControl } from '../ledger/runs';
 import { governing } from '../shared/guards';
 import type { PartitionReport } from '../shared/types';
 import { partitionFinishedSignal } from '../workflows/messages';
-import { readGuards } from '../sql/guard-signals';
+import { readGuards } from '../checks/guard-signals';
 import { runChunk } from './chunk';
 import { INPUT_CHANGE_ACTOR, inputChangeHold } from './input-check';
 import { chunkMetrics } from './chunk-metrics';

@@ -9,7 +9,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
-import { checkAndPlan } from '../sql/check-and-plan';
+import { checkAndPlan } from '../checks/check-and-plan';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
@@ -27,11 +27,11 @@ import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 import type pg from 'pg';
 import { stalePartitions } from '../ledger/stale';
-import { partitionDifferences, summarizePartitions, type SavedPlan } from '../approval/saved-plan';
+import { partitionDifferences, summarizePartitions, type SavedPlan } from '../checks/saved-plan';
 import type { PlannedPartition } from '../shared/types';
-import { inputChanges, type InputFingerprint } from '../sql/input-fingerprints';
-import { runInputs, serverVersion } from '../sql/run-inputs';
-import { scopeRows } from '../sql/scope-rows';
+import { inputChanges, type InputFingerprint } from '../checks/input-fingerprints';
+import { runInputs, serverVersion } from '../checks/run-inputs';
+import { scopeRows } from '../checks/scope-rows';
 import { engineVersion } from '../util/engine-version';
 
 export interface RunApproval {

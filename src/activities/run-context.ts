@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { compileRun, type CompiledRun } from '../sql/statements';
+import { compileRun, type CompiledRun } from '../compiler/statements';
 import { getRun, type RunRow } from '../ledger/runs';
 import { artifactOriginRefusal, type WorkerTrust } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';

@@ -26,8 +26,8 @@ import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses'
 import type { ControlEvent, RunOpening } from '../workflows/run-state';
 import type { Limits, PartitionReport } from '../shared/types';
 import type pg from 'pg';
-import { inReadOnlyCheck, querySingle } from '../sql/session';
-import { compileRun } from '../sql/statements';
+import { inReadOnlyCheck, querySingle } from '../db/session';
+import { compileRun } from '../compiler/statements';
 import type { ActivityDeps } from './deps';
 
 export interface SyncRunControlInput {

@@ -16,8 +16,8 @@ import { listAfterActions, planAfterActions, recordAfterActionFailure, recordAft
 import { webhookRefusal, type WorkerTrust } from '../security/worker-trust';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import type { AfterAction } from '../specs/validate-schema';
-import { querySingle } from '../sql/session';
-import { checkAfterSql, loadSqlParser } from '../sql/spec-sql';
+import { querySingle } from '../db/session';
+import { checkAfterSql, loadSqlParser } from '../checks/spec-sql';
 import { runSummary, type RunSummary } from './summary';
 
 export interface AfterOutcome {

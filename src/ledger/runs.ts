@@ -10,9 +10,9 @@ import type { Limits } from '../shared/types';
 import type { RunIdHolder } from '../shared/labels';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
-import type { RunShape } from '../sql/shape';
-import type { InputFingerprint } from '../sql/input-fingerprints';
-import type { SavedPlan } from '../approval/saved-plan';
+import type { RunShape } from '../compiler/shape';
+import type { InputFingerprint } from '../checks/input-fingerprints';
+import type { SavedPlan } from '../checks/saved-plan';
 
 type Queryable = pg.Pool | pg.PoolClient;
 

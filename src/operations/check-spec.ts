@@ -5,17 +5,17 @@
  */
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { chunkAccessWarnings } from '../sql/chunk-access';
-import { checkAndPlan } from '../sql/check-and-plan';
-import { partitionSizeWarnings } from '../sql/partition-size';
-import { reviewWarnings } from '../sql/review-warnings';
-import type { RunShape } from '../sql/shape';
+import { chunkAccessWarnings } from '../checks/chunk-access';
+import { checkAndPlan } from '../checks/check-and-plan';
+import { partitionSizeWarnings } from '../checks/partition-size';
+import { reviewWarnings } from '../checks/review-warnings';
+import type { RunShape } from '../compiler/shape';
 import type { PlannedPartition } from '../shared/types';
 import { SpecError } from '../specs/errors';
 import { loadSpecFile, type LoadedSpec } from '../specs/load';
 import { databaseIdentity } from '../db/identity';
-import { runInputs, serverVersion } from '../sql/run-inputs';
-import type { InputFingerprint } from '../sql/input-fingerprints';
+import { runInputs, serverVersion } from '../checks/run-inputs';
+import type { InputFingerprint } from '../checks/input-fingerprints';
 
 export interface CheckedSpec {
   loaded: LoadedSpec;

@@ -16,8 +16,8 @@ import { approveUpdate, cancelSignal, pauseSignal, progressQuery, resumeSignal, 
 import { UsageError } from './errors';
 import { withTransaction } from '../db/pool';
 import { recordEvent } from '../ledger/events';
-import { inputChanges } from '../sql/input-fingerprints';
-import { runInputs } from '../sql/run-inputs';
+import { inputChanges } from '../checks/input-fingerprints';
+import { runInputs } from '../checks/run-inputs';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';
 

@@ -11,7 +11,7 @@ import { partitionsToVerify } from '../ledger/partition-reads';
 import { artifactOriginRefusal, workerTrustFromEnv } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
-import { compileRun } from '../sql/statements';
+import { compileRun } from '../compiler/statements';
 import { evaluateArtifact } from '../transforms/artifact';
 import type { Recomputable } from '../validation/compare';
 import { wrongRows } from '../validation/compare';

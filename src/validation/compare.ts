@@ -10,8 +10,8 @@ import { isPgError } from '../db/errors';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PartitionBounds } from '../shared/types';
-import { querySingle } from '../sql/session';
-import type { CompiledRun } from '../sql/statements';
+import { querySingle } from '../db/session';
+import type { CompiledRun } from '../compiler/statements';
 import type { TransformModule } from '../transforms/define';
 import { EXACT_TYPES } from '../transforms/exact-types';
 

@@ -7,8 +7,8 @@
 import type pg from 'pg';
 import type { PartitionBounds } from '../shared/types';
 import type { Invariant } from '../specs/validate-schema';
-import { querySingle } from '../sql/session';
-import type { CompiledRun } from '../sql/statements';
+import { querySingle } from '../db/session';
+import type { CompiledRun } from '../compiler/statements';
 import { readOnly } from './compare';
 
 export interface InvariantResult {

@@ -1,4 +1,4 @@
-import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/sql/spec-sql';
+import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/checks/spec-sql';
 import { canaryOrdinals, finalSampleEvery } from '../../src/validation/gates';
 import * as gates from '../../src/workflows/gate-state';
 import * as run from '../../src/workflows/run-state';

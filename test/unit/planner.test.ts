@@ -1,4 +1,4 @@
-import { addUnits, planPartitions, PlanError, truncateUtc } from '../../src/planner/partitions';
+import { addUnits, planPartitions, PlanError, truncateUtc } from '../../src/compiler/partitions';
 
 describe('planPartitions', () => {
   test('range partitions are aligned to multiples of size, half-open, and ids carry their bounds', () => {

@@ -1,4 +1,4 @@
-import { checkGuardSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/sql/spec-sql';
+import { checkGuardSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/checks/spec-sql';
 
 beforeAll(() => loadSqlParser());
 

@@ -1,4 +1,4 @@
-import { compileRun } from '../../src/sql/statements';
+import { compileRun } from '../../src/compiler/statements';
 import type { Spec } from '../../src/specs/schema';
 
 const spec: Spec = {

@@ -6,7 +6,7 @@ import { estimatePlan, type PlanEstimate } from '../../operations/estimate-plan'
 import { createPool, databaseUrlFrom } from '../../db/pool';
 import { savedPlanOf, writeSavedPlan } from '../../operations/saved-plans';
 import { shortHash, transformLabel } from '../../shared/labels';
-import type { InputFingerprint } from '../../sql/input-fingerprints';
+import type { InputFingerprint } from '../../checks/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
 import { outputOption } from '../options';
 

@@ -11,9 +11,9 @@ import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { parseInterval, type Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
-import type { RunShape } from './shape';
-import { CHECK_TIMEOUT_MS, inReadOnlyCheck, querySingle } from './session';
-import { compileRun, stripTrailingSemicolons } from './statements';
+import type { RunShape } from '../compiler/shape';
+import { CHECK_TIMEOUT_MS, inReadOnlyCheck, querySingle } from '../db/session';
+import { compileRun, stripTrailingSemicolons } from '../compiler/statements';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
 const TIME_TYPES = ['timestamp with time zone', 'timestamp without time zone', 'date'];

@@ -7,7 +7,7 @@
  */
 import type { PlannedPartition } from '../shared/types';
 import type { FrozenTransform } from '../specs/load';
-import { inputChanges, type InputFingerprint } from '../sql/input-fingerprints';
+import { inputChanges, type InputFingerprint } from './input-fingerprints';
 import { canonicalJson } from '../util/canonical-json';
 import { sha256 } from '../util/hash';
 

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import type { Spec } from '../specs/schema';
-import { inReadOnlyCheck } from './session';
+import { inReadOnlyCheck } from '../db/session';
 
 export const EXACT_COUNT_MAX_ROWS = 5_000_000;
 const COUNT_TIMEOUT_MS = 20_000;

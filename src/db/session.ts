@@ -7,7 +7,7 @@
  * back instead (SQLSTATE 55P03) and the partition holds and looks again.
  */
 import type pg from 'pg';
-import { inTransaction } from '../db/pool';
+import { inTransaction } from './pool';
 
 /** How long one check or guard reading may run before PostgreSQL cancels it. */
 export const CHECK_TIMEOUT_MS = 30_000;

@@ -9,9 +9,9 @@
 import type pg from 'pg';
 import type { Spec } from '../specs/schema';
 import type { PlannedPartition } from '../shared/types';
-import type { RunShape } from './shape';
+import type { RunShape } from '../compiler/shape';
 import { quoteTable } from '../db/sql';
-import { compileRun } from './statements';
+import { compileRun } from '../compiler/statements';
 
 interface PlanNode {
   'Node Type': string;

@@ -7,17 +7,17 @@
  * not thrown: each caller turns them into its own kind of error.
  */
 import type pg from 'pg';
-import { planPartitions, PlanError } from '../planner/partitions';
+import { planPartitions, PlanError } from '../compiler/partitions';
 import type { PlannedPartition } from '../shared/types';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import { inspectSpec } from './inspect';
 import { quoteTable } from '../db/sql';
-import { inReadOnlyCheck, querySingle } from './session';
-import { stripTrailingSemicolons } from './statements';
+import { inReadOnlyCheck, querySingle } from '../db/session';
+import { stripTrailingSemicolons } from '../compiler/statements';
 import { volatileRoutines } from './volatility';
-import type { RunShape } from './shape';
+import type { RunShape } from '../compiler/shape';
 import { readSourceFacts } from './source-facts';
 import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, guardSql, loadSqlParser, type SqlReads } from './spec-sql';
 

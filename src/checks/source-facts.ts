@@ -4,10 +4,10 @@
  */
 import type pg from 'pg';
 import { MAX_PARTITIONS } from '../shared/limits';
-import { PlanError, type SourceFacts } from '../planner/partitions';
+import { PlanError, type SourceFacts } from '../compiler/partitions';
 import type { Spec } from '../specs/schema';
 import { quoteIdent, quoteTable } from '../db/sql';
-import { querySingle } from './session';
+import { querySingle } from '../db/session';
 
 export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType: string): Promise<SourceFacts> {
   const src = quoteTable(spec.source.table);

@@ -12,7 +12,7 @@ import { writeCommitProbe } from '../ledger/commit-probes';
 import { quoteTable } from '../db/sql';
 import { FailureType } from '../shared/failures';
 import { levelOf, type GuardReading, type GuardsSpec, type Threshold } from '../shared/guards';
-import { inReadOnlyCheck, querySingle } from './session';
+import { inReadOnlyCheck, querySingle } from '../db/session';
 import { checkGuardSql, guardSql, loadSqlParser } from './spec-sql';
 
 /** Guard SQL texts this worker has parsed and found to be one read-only SELECT. */

@@ -7,8 +7,8 @@
 import type pg from 'pg';
 import type { Spec } from '../specs/schema';
 import { fingerprintInputs, type InputFingerprint } from './input-fingerprints';
-import { inReadOnlyCheck } from './session';
-import type { RunShape } from './shape';
+import { inReadOnlyCheck } from '../db/session';
+import type { RunShape } from '../compiler/shape';
 
 export async function runInputs(pool: pg.Pool, spec: Pick<Spec, 'source' | 'target'>, shape: Pick<RunShape, 'transformReads'>): Promise<InputFingerprint[]> {
   const reads = shape.transformReads;

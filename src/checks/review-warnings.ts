@@ -8,9 +8,9 @@ import type pg from 'pg';
 import { quoteIdent, quoteTable } from '../db/sql';
 import type { PlannedPartition } from '../shared/types';
 import type { Spec } from '../specs/schema';
-import { params, partitionPredicate } from './partition-predicate';
-import type { RunShape } from './shape';
-import { stripTrailingSemicolons } from './statements';
+import { params, partitionPredicate } from '../compiler/partition-predicate';
+import type { RunShape } from '../compiler/shape';
+import { stripTrailingSemicolons } from '../compiler/statements';
 
 /** A table read in full per chunk matters from this size on. */
 const FULL_SCAN_ROWS = 10_000;
