@@ -6,7 +6,26 @@ const nodeOnly = {
   paths: ['pg', 'fs', 'path', 'os', 'crypto', 'child_process', 'yaml', 'pino', '@temporalio/activity', '@temporalio/worker', '@temporalio/client'],
   patterns: [
     { group: ['node:*'], message: 'workflow code runs in a deterministic sandbox: no Node built-ins' },
-    { group: ['**/activities/*', '**/activities', '**/db/*', '!**/db/sql', '**/ledger/*', '**/cli/*', '**/dev/*', '**/specs/load*', '**/checks/*', '**/operations/*', '**/operations', '**/temporal/*', '**/util/*', '**/worker'], message: 'import activity types with `import type` only; no Node-only modules in workflows', allowTypeImports: true },
+    {
+      group: [
+        '**/activities/*',
+        '**/activities',
+        '**/db/*',
+        '!**/db/sql',
+        '**/ledger/*',
+        '**/cli/*',
+        '**/dev/*',
+        '**/specs/load*',
+        '**/checks/*',
+        '**/operations/*',
+        '**/operations',
+        '**/temporal/*',
+        '**/util/*',
+        '**/worker',
+      ],
+      message: 'import activity types with `import type` only; no Node-only modules in workflows',
+      allowTypeImports: true,
+    },
   ],
 };
 
@@ -45,7 +64,10 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { ...nodeOnly, paths: [...nodeOnly.paths, { name: 'zod', message: 'zod costs every workflow execution its construction: validate in activities or the client' }] },
+        {
+          ...nodeOnly,
+          paths: [...nodeOnly.paths, { name: 'zod', message: 'zod costs every workflow execution its construction: validate in activities or the client' }],
+        },
       ],
     },
   },

@@ -102,7 +102,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<CaseResult[]
     for (const fault of options.cases ?? CASES) {
       say(`chaos: ${fault}…`);
       const result = await runCase(env, fault, rows, options.runSeconds ?? 20, say);
-      say(`chaos: ${fault}: ${result.status} in ${result.seconds.toFixed(1)} s, next chunk ${result.recoveryMs ?? '—'} ms, next partition ${result.nextPartitionMs ?? '—'} ms, missing ${result.missing}, extra ${result.extra}, ledger ${result.ledgerProblems.length === 0 ? 'consistent' : result.ledgerProblems.join('; ')}`);
+      say(
+        `chaos: ${fault}: ${result.status} in ${result.seconds.toFixed(1)} s, next chunk ${result.recoveryMs ?? '—'} ms, next partition ${result.nextPartitionMs ?? '—'} ms, missing ${result.missing}, extra ${result.extra}, ledger ${result.ledgerProblems.length === 0 ? 'consistent' : result.ledgerProblems.join('; ')}`,
+      );
       results.push(result);
     }
   } finally {
@@ -264,7 +266,12 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   const longRun = fault === 'long-run';
   const limits = longRun
     ? // 1,000 partitions of a few chunks each at a low rows/s cap, inside allowed hours (open now)
-      { chunkSize: Math.max(10, Math.ceil(rows / 2000)), concurrency: 6, rowsPerSecond: Math.ceil(rows / 60), window: { start: hhmm(Date.now() - 3600_000), end: hhmm(Date.now() + 6 * 3600_000), timeZone: 'UTC' } }
+      {
+        chunkSize: Math.max(10, Math.ceil(rows / 2000)),
+        concurrency: 6,
+        rowsPerSecond: Math.ceil(rows / 60),
+        window: { start: hhmm(Date.now() - 3600_000), end: hhmm(Date.now() + 6 * 3600_000), timeZone: 'UTC' },
+      }
     : { chunkSize, concurrency: 6, rowsPerSecond: Math.ceil(rows / runSeconds), ...(fault === 'statement-timeout' ? { statementTimeoutSeconds: 1 } : {}) };
   writeFileSync(
     specFile,
@@ -274,7 +281,11 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       database: DB_VAR,
       source: { table: 'chaos.orders', key: 'id', where: "status <> 'void'" },
       partition: { by: 'range', column: 'id', size: Math.ceil(rows / (longRun ? 1000 : 40)) },
-      transform: { name: 'usd', version: 1, sql: 'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd FROM chunk c LEFT JOIN chaos.fx f USING (currency)' },
+      transform: {
+        name: 'usd',
+        version: 1,
+        sql: 'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd FROM chunk c LEFT JOIN chaos.fx f USING (currency)',
+      },
       target: { table: 'chaos.orders_usd', key: ['id'], mode: 'upsert' },
       limits,
     }),
@@ -290,9 +301,13 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   const notes: string[] = [];
   let injected = '';
   let faultEnd = 0;
-  const finished = followRun(env.pool, run.runId, () => undefined, { intervalMs: 250, outageMs: 5 * 60_000, onOutage: (m) => {
+  const finished = followRun(env.pool, run.runId, () => undefined, {
+    intervalMs: 250,
+    outageMs: 5 * 60_000,
+    onOutage: (m) => {
       if (m && !notes.includes(OUTAGE_NOTE)) notes.push(OUTAGE_NOTE);
-    } });
+    },
+  });
   await untilShare(env.pool, run.runId, 0.25);
 
   switch (fault) {
@@ -384,14 +399,19 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       const victims = await provokeDeadlocks(env.pool, run.runId, chunkSize, 5000);
       const detected = (await deadlockCount(env.pool)) - before;
       notes.push(`${detected} deadlocks detected by PostgreSQL; the application's transaction was the victim of ${victims}, the chunk of the rest`);
-      injected = 'for 5 s, an application transaction inserting the far end of a running partition\'s next chunk, then its near end (the reverse of the chunk\'s order), and rolling back';
+      injected =
+        "for 5 s, an application transaction inserting the far end of a running partition's next chunk, then its near end (the reverse of the chunk's order), and rolling back";
       break;
     }
     case 'long-run': {
       // outside the allowed hours from the next minute on: the run holds until then
       const row = (await getRun(env.pool, run.runId))!;
       const opensAt = Math.floor((Date.now() + 60_000) / 60_000) * 60_000;
-      await setRunLimits({ client: env.client }, row, { window: { start: hhmm(opensAt), end: hhmm(opensAt + 6 * 3600_000), timeZone: 'UTC' }, actor: 'chaos', reason: 'allowed hours moved' });
+      await setRunLimits({ client: env.client }, row, {
+        window: { start: hhmm(opensAt), end: hhmm(opensAt + 6 * 3600_000), timeZone: 'UTC' },
+        actor: 'chaos',
+        reason: 'allowed hours moved',
+      });
       let kills = 0;
       let done = false;
       void finished.finally(() => (done = true));
@@ -415,7 +435,8 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
         `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs ${LONG_RUN_KILL_MS / 1000} s apart; ` +
           `no chunk committed for ${Number(gap[0].s ?? 0).toFixed(0)} s around the closed hours`,
       );
-      injected = '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end';
+      injected =
+        '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end';
       break;
     }
     case 'disk-full': {
@@ -435,13 +456,26 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
     }
   }
   if (!longRun) faultEnd = Date.now();
-  const recoveryMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(committed_at) FROM backfill.chunks WHERE run_id = $1 AND committed_at > to_timestamp($2 / 1000.0)');
-  const nextPartitionMs = await recovery(env.pool, run.runId, faultEnd, 'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)');
+  const recoveryMs = await recovery(
+    env.pool,
+    run.runId,
+    faultEnd,
+    'SELECT min(committed_at) FROM backfill.chunks WHERE run_id = $1 AND committed_at > to_timestamp($2 / 1000.0)',
+  );
+  const nextPartitionMs = await recovery(
+    env.pool,
+    run.runId,
+    faultEnd,
+    'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)',
+  );
   const status = await Promise.race([finished, deadline(5 * 60_000).then(() => 'timed out')]);
   if (status === 'timed out') {
     // the next case needs the target: this run is cancelled, saying why
     const row = await getRun(env.pool, run.runId);
-    if (row) await controlRun({ client: env.client, pool: env.pool }, row, 'cancel', { actor: 'chaos', reason: 'did not finish within 5 minutes' }).catch(() => undefined);
+    if (row)
+      await controlRun({ client: env.client, pool: env.pool }, row, 'cancel', { actor: 'chaos', reason: 'did not finish within 5 minutes' }).catch(
+        () => undefined,
+      );
     await Promise.race([finished, deadline(60_000)]);
     notes.push('did not finish within 5 minutes: cancelled');
   }
@@ -452,7 +486,19 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   if (crashes > 0) notes.push(`${crashes} worker process(es) crashed`);
   const { rows: read } = await env.pool.query<{ n: string }>('SELECT coalesce(sum(rows_read), 0) AS n FROM backfill.partitions WHERE run_id = $1', [run.runId]);
   say(`chaos: ${fault} done`);
-  return { fault, injected, seconds, recoveryMs, nextPartitionMs, rows: Number(read[0].n), ...diff, ledgerProblems, status: String(status), notes, workerCrashes: crashes };
+  return {
+    fault,
+    injected,
+    seconds,
+    recoveryMs,
+    nextPartitionMs,
+    rows: Number(read[0].n),
+    ...diff,
+    ledgerProblems,
+    status: String(status),
+    notes,
+    workerCrashes: crashes,
+  };
 }
 
 /** Waits until the run has read `share` of its planned rows. */
@@ -517,7 +563,8 @@ export async function ledgerCheck(pool: pg.Pool, runId: string): Promise<string[
     log.forEach((c, i) => {
       if (c.seq !== i + 1) problems.push(`partition ${p.partition_id}: chunk ${i + 1} is numbered ${c.seq}`);
       const expectedFrom = i === 0 ? null : log[i - 1].key_to;
-      if (c.key_from !== expectedFrom) problems.push(`partition ${p.partition_id}: chunk ${c.seq} starts after ${c.key_from}, the previous ended at ${expectedFrom}`);
+      if (c.key_from !== expectedFrom)
+        problems.push(`partition ${p.partition_id}: chunk ${c.seq} starts after ${c.key_from}, the previous ended at ${expectedFrom}`);
     });
     const sum = log.reduce((n, c) => n + Number(c.rows_read), 0);
     if (sum !== Number(p.rows_read)) problems.push(`partition ${p.partition_id}: its chunks read ${sum} rows, the partition says ${p.rows_read}`);

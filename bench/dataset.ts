@@ -47,4 +47,3 @@ export async function createDataset(pool: pg.Pool): Promise<void> {
   await pool.query(`COMMENT ON TABLE bench.orders IS '${DATASET}:${ROWS}'`);
   await pool.query('VACUUM ANALYZE bench.orders');
 }
-

@@ -17,7 +17,10 @@ import { estimatePlan } from '../src/operations/estimate-plan';
 import { say, startBenchEnvironment } from './harness';
 
 const SMALL_DAYS = Number(process.env.BENCH_SMALL_DAYS || 20);
-const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown> & { source: Record<string, unknown>; partition: Record<string, unknown> };
+const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown> & {
+  source: Record<string, unknown>;
+  partition: Record<string, unknown>;
+};
 
 const EXPECTED = `SELECT c.id, c.currency, round(c.amount_cents * r.usd_rate / 100.0, 2) AS amount_usd
   FROM demo.orders c LEFT JOIN demo.fx_rates r USING (currency) WHERE c.status <> 'test'`;
@@ -48,7 +51,8 @@ async function main(): Promise<void> {
     for (const { size, where } of sizes) {
       for (const mix of ['empty target', 'half correct']) {
         await env.pool.query('TRUNCATE demo.orders_usd');
-        if (mix === 'half correct') await env.pool.query(`INSERT INTO demo.orders_usd (id, currency, amount_usd) SELECT * FROM (${EXPECTED}) e WHERE e.id % 2 = 0`);
+        if (mix === 'half correct')
+          await env.pool.query(`INSERT INTO demo.orders_usd (id, currency, amount_usd) SELECT * FROM (${EXPECTED}) e WHERE e.id % 2 = 0`);
         await env.pool.query('VACUUM ANALYZE demo.orders_usd');
         const name = `estimate-${results.length}`;
         const spec = { ...demoSpec, name, database: 'BENCH_DATABASE_URL', source: { ...demoSpec.source, where } };
@@ -90,8 +94,9 @@ async function main(): Promise<void> {
   const lines = [
     '| scope | target | rows | duration projected / actual (s) | ratio | WAL projected / actual (MB) | ratio | storage growth projected / actual (MB) | ratio |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|',
-    ...results.map((r) =>
-      `| ${r.size} | ${r.mix} | ${r.rows.toLocaleString('en-US')} | ${r.projected.seconds.toFixed(1)} / ${r.actual.seconds.toFixed(1)} | ${ratio(r.projected.seconds, r.actual.seconds)} | ` +
+    ...results.map(
+      (r) =>
+        `| ${r.size} | ${r.mix} | ${r.rows.toLocaleString('en-US')} | ${r.projected.seconds.toFixed(1)} / ${r.actual.seconds.toFixed(1)} | ${ratio(r.projected.seconds, r.actual.seconds)} | ` +
         `${mb(r.projected.wal)} / ${mb(r.actual.wal)} | ${ratio(r.projected.wal, r.actual.wal)} | ${mb(r.projected.storage)} / ${mb(r.actual.storage)} | ${ratio(r.projected.storage, r.actual.storage)} |`,
     ),
   ];

@@ -53,7 +53,11 @@ export interface BenchOptions {
 
 export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
   process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
-  const postgres = await startPostgres({ dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'), port: 54329, say });
+  const postgres = await startPostgres({
+    dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'),
+    port: 54329,
+    say,
+  });
   const url = await ensureDatabase(postgres.url, 'backfill_bench');
   process.env.BENCH_DATABASE_URL = url;
   const pool = createPool(url, { max: 4 });
@@ -132,11 +136,16 @@ export function startWorkerProcesses(address: string, url: string, count: number
   return {
     children,
     async stop() {
-      await Promise.all(children.map((c) => new Promise<void>((resolve) => {
-        if (c.exitCode !== null) return resolve();
-        c.once('exit', () => resolve());
-        c.kill('SIGTERM');
-      })));
+      await Promise.all(
+        children.map(
+          (c) =>
+            new Promise<void>((resolve) => {
+              if (c.exitCode !== null) return resolve();
+              c.once('exit', () => resolve());
+              c.kill('SIGTERM');
+            }),
+        ),
+      );
     },
   };
 }

@@ -102,7 +102,9 @@ async function main(): Promise<void> {
         chunkSize,
         flushEveryChunk,
         guarded,
-        phase: phase(`${guarded ? 'guarded' : 'unthrottled'} backfill, chunks of ${chunkSize.toLocaleString('en-US')}, ${flushEveryChunk ? 'every commit flushed (flushEveryChunk)' : 'only the last commit flushed (default)'}`),
+        phase: phase(
+          `${guarded ? 'guarded' : 'unthrottled'} backfill, chunks of ${chunkSize.toLocaleString('en-US')}, ${flushEveryChunk ? 'every commit flushed (flushEveryChunk)' : 'only the last commit flushed (default)'}`,
+        ),
       })),
     ),
   );
@@ -129,7 +131,12 @@ async function main(): Promise<void> {
     // the guard's threshold comes from this machine's own quiet probe: slow down when an operation
     // is slower than GUARD_PERCENTILE (default 90) of quiet ones; one reading over it is noise, the AIMD
     // response reacts to how often readings are over it
-    guardMs ??= Number(percentile([...baseline.updates].sort((a, b) => a - b), GUARD_PERCENTILE).toFixed(3));
+    guardMs ??= Number(
+      percentile(
+        [...baseline.updates].sort((a, b) => a - b),
+        GUARD_PERCENTILE,
+      ).toFixed(3),
+    );
     // the commitMs guard times a durable one-row commit: what the probe's updates wait for, and
     // what the backfill's WAL slows first (a read-only probe guard stays fast meanwhile)
     const guards = { commitMs: { soft: guardMs, hard: guardMs * 20 } };

@@ -149,7 +149,10 @@ async function runPart(env: BenchEnvironment): Promise<string[]> {
     const started = Date.now();
     const progress = setInterval(() => {
       pool
-        .query<{ done: string }>("SELECT count(*) AS done FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 AND p.status = 'succeeded'", [name])
+        .query<{ done: string }>(
+          "SELECT count(*) AS done FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 AND p.status = 'succeeded'",
+          [name],
+        )
         .then(({ rows }) => say(`  ${rows[0].done} of ${PARTITIONS} partitions after ${Math.round((Date.now() - started) / 1000)} s`))
         .catch(() => undefined);
     }, 60_000);

@@ -38,7 +38,10 @@ if (unknownParts.length > 0) {
   process.exit(2);
 }
 
-const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<string, unknown>;
+const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as { partition: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 
 const ONE_MERGE = `
   MERGE INTO demo.orders_usd t
@@ -97,8 +100,9 @@ async function demoPart(env: BenchEnvironment): Promise<string[]> {
   return [
     '| Method | partitions | seconds (median) | rows/s (median) | rounds | × the statement |',
     '|---|---|---|---|---|---|',
-    ...methods.map((m, i) =>
-      `| ${m.label} | ${partitions.get(m.label) ?? '—'} | ${median(results[i].map((t) => t.seconds)).toFixed(2)} | ${Math.round(rate(i)).toLocaleString('en-US')} | ` +
+    ...methods.map(
+      (m, i) =>
+        `| ${m.label} | ${partitions.get(m.label) ?? '—'} | ${median(results[i].map((t) => t.seconds)).toFixed(2)} | ${Math.round(rate(i)).toLocaleString('en-US')} | ` +
         `${results[i].map((t) => t.seconds.toFixed(2) + ' s').join(' / ')} | ${(rate(i) / rate(0)).toFixed(2)} |`,
     ),
   ];
@@ -149,7 +153,11 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
           const prefix = `${workflow}-${n}-${c}-${Date.now()}`;
           let runId = '';
           const t = await timed(async () => {
-            const handle = await env.client.workflow.start(workflow, { taskQueue: 'bench-fanout', workflowId: prefix, args: [{ children: n, concurrency: c, prefix } satisfies FanOutInput] });
+            const handle = await env.client.workflow.start(workflow, {
+              taskQueue: 'bench-fanout',
+              workflowId: prefix,
+              args: [{ children: n, concurrency: c, prefix } satisfies FanOutInput],
+            });
             runId = handle.firstExecutionRunId;
             return handle.result();
           });
@@ -183,7 +191,10 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         );
         const parts = Number(ledger[0].partitions);
         const runParent = await historySize(env, workflowId, firstRunId);
-        const { rows: child } = await pool.query<{ partition_id: string; run_id: string }>('SELECT partition_id, run_id FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 ORDER BY ordinal LIMIT 1', [name]);
+        const { rows: child } = await pool.query<{ partition_id: string; run_id: string }>(
+          'SELECT partition_id, run_id FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 ORDER BY ordinal LIMIT 1',
+          [name],
+        );
         const runChild = await historySize(env, partitionWorkflowId(name, child[0].run_id, child[0].partition_id));
         // slot time per partition: wall time × concurrency / partitions
         const perBare = (bare.t.seconds * 1000 * c) / n;

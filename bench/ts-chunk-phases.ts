@@ -52,7 +52,13 @@ async function main(): Promise<void> {
     target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
     limits: { chunkSize: CHUNK_ROWS, concurrency: 1 },
   } as unknown as Spec;
-  const compiled = compileRun(spec, { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns: COLS.split(', '), targetKeyType: 'bigint', chunkOrder: 'key' });
+  const compiled = compileRun(spec, {
+    keyType: 'bigint',
+    partitionColumnType: 'bigint',
+    outputColumns: COLS.split(', '),
+    targetKeyType: 'bigint',
+    chunkOrder: 'key',
+  });
   const bounds = { kind: 'range' as const, column: 'id', lo: '0', hi: '100000000' };
   const client = new pg.Client(env.url);
   await client.connect();
@@ -81,7 +87,9 @@ async function main(): Promise<void> {
       await client.query('SAVEPOINT alternative; TRUNCATE ' + compiled.outputTable);
       const literals = await timed('alternative: array literals (Node)', () => COLS.split(', ').map((c) => arrayLiteral(out, c)));
       const arrays = ELEMENT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
-      await timed('alternative: fill from unnest (SQL)', () => client.query(`INSERT INTO ${compiled.outputTable} (${COLS}) SELECT * FROM unnest(${arrays})`, literals));
+      await timed('alternative: fill from unnest (SQL)', () =>
+        client.query(`INSERT INTO ${compiled.outputTable} (${COLS}) SELECT * FROM unnest(${arrays})`, literals),
+      );
       await client.query('ROLLBACK TO SAVEPOINT alternative');
       for (const w of compiled.write(bounds)) await timed('guarded write (SQL)', () => client.query(w.text, w.values));
       const check = compiled.reconcile();

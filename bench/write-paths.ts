@@ -63,7 +63,12 @@ async function main(): Promise<void> {
   const sqlSpec = spec('bench-sql', { sql: TRANSFORM });
   const bareSpec = { name: 'bench-bare', reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...sqlSpec } as unknown as Spec;
   const size = sqlSpec.partition.size;
-  const bareBounds: PartitionBounds[] = Array.from({ length: PARTITIONS }, (_, i) => ({ kind: 'range', column: 'id', lo: String(i * size), hi: String((i + 1) * size) }));
+  const bareBounds: PartitionBounds[] = Array.from({ length: PARTITIONS }, (_, i) => ({
+    kind: 'range',
+    column: 'id',
+    lo: String(i * size),
+    hi: String((i + 1) * size),
+  }));
   const tsSpec = spec('bench-ts', { module: path.join(__dirname, 'transforms', 'orders-usd.ts') });
 
   // every method once per round, in the same order: a disk stall or a noisy neighbour hits one
@@ -73,16 +78,32 @@ async function main(): Promise<void> {
     say(`round ${round}/${ROUNDS}`);
     const results: Measured[] = [];
     await truncate();
-    results.push(await measure(pool, '(a1) one INSERT … ON CONFLICT DO UPDATE statement', async () =>
-      (await pool.query(`INSERT INTO bench.orders_usd (${COLS}) ${WHOLE}
+    results.push(
+      await measure(
+        pool,
+        '(a1) one INSERT … ON CONFLICT DO UPDATE statement',
+        async () =>
+          (
+            await pool.query(`INSERT INTO bench.orders_usd (${COLS}) ${WHOLE}
          ON CONFLICT (id) DO UPDATE SET tenant = EXCLUDED.tenant, created_at = EXCLUDED.created_at, channel = EXCLUDED.channel, amount_usd = EXCLUDED.amount_usd
          WHERE (bench.orders_usd.tenant, bench.orders_usd.created_at, bench.orders_usd.channel, bench.orders_usd.amount_usd)
-               IS DISTINCT FROM (EXCLUDED.tenant, EXCLUDED.created_at, EXCLUDED.channel, EXCLUDED.amount_usd)`)).rowCount ?? 0));
+               IS DISTINCT FROM (EXCLUDED.tenant, EXCLUDED.created_at, EXCLUDED.channel, EXCLUDED.amount_usd)`)
+          ).rowCount ?? 0,
+      ),
+    );
     await truncate();
-    results.push(await measure(pool, '(a2) one MERGE statement', async () =>
-      (await pool.query(`MERGE INTO bench.orders_usd t USING (${WHOLE}) o ON t.id = o.id
+    results.push(
+      await measure(
+        pool,
+        '(a2) one MERGE statement',
+        async () =>
+          (
+            await pool.query(`MERGE INTO bench.orders_usd t USING (${WHOLE}) o ON t.id = o.id
          WHEN MATCHED AND ${GUARD} THEN UPDATE SET tenant = o.tenant, created_at = o.created_at, channel = o.channel, amount_usd = o.amount_usd
-         WHEN NOT MATCHED THEN INSERT (${COLS}) VALUES (o.id, o.tenant, o.created_at, o.channel, o.amount_usd)`)).rowCount ?? 0));
+         WHEN NOT MATCHED THEN INSERT (${COLS}) VALUES (o.id, o.tenant, o.created_at, o.channel, o.amount_usd)`)
+          ).rowCount ?? 0,
+      ),
+    );
     await truncate();
     results.push(await measure(pool, '(b) backfill, SQL transform, concurrency 2', async () => (await env.backfill(`bench-sql-${round}`, sqlSpec)).rowsRead));
     const txid = (await pool.query<{ x: string }>('SELECT txid_current()::text AS x')).rows[0].x;
@@ -90,9 +111,15 @@ async function main(): Promise<void> {
     const touched = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM bench.orders_usd WHERE xmin::text::bigint >= ($1::bigint % 4294967296)`, [txid]);
     results.push({ ...rerun, rewritten: Number(touched.rows[0].n) });
     await truncate();
-    results.push(await measure(pool, '(d) backfill, TypeScript transform, concurrency 2', async () => (await env.backfill(`bench-ts-${round}`, tsSpec)).rowsRead));
+    results.push(
+      await measure(pool, '(d) backfill, TypeScript transform, concurrency 2', async () => (await env.backfill(`bench-ts-${round}`, tsSpec)).rowsRead),
+    );
     await truncate();
-    results.push(await measure(pool, '(e) bare chunk loop: (b)\'s chunk statements in 2 sessions, no Temporal, no ledger', () => bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2)));
+    results.push(
+      await measure(pool, "(e) bare chunk loop: (b)'s chunk statements in 2 sessions, no Temporal, no ledger", () =>
+        bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2),
+      ),
+    );
     rounds.push(results);
   }
 
@@ -113,7 +140,9 @@ async function main(): Promise<void> {
     `(b) / faster single statement: ${(medianRate(2) / fastest).toFixed(2)} (goal ≥ 1.0); (c) / (b): ${(medianRate(3) / medianRate(2)).toFixed(2)} (goal > 1); ` +
       `(d) / (a1) INSERT … ON CONFLICT: ${(medianRate(4) / medianRate(0)).toFixed(2)} (goal ≥ 0.75); (b) / (e) the bare chunk loop: ${(medianRate(2) / medianRate(5)).toFixed(2)} (goal ≥ 0.95)`,
   ];
-  const workers = process.env.BENCH_WORKERS ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities` : 'one in-process worker';
+  const workers = process.env.BENCH_WORKERS
+    ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities`
+    : 'one in-process worker';
   process.stdout.write(
     `\nPostgreSQL ${version}, ${ROWS} source rows, ${PARTITIONS} partitions, chunks of ${CHUNK}, ${workers}, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n${lines.join('\n')}\n`,
   );

@@ -43,14 +43,29 @@ function startLoad(): ChildProcess[] {
 function runFile(file: string, round: number, logDir: string): Promise<Outcome> {
   const began = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'jest'), [file], { cwd: ROOT, env: { ...process.env, CI: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'jest'), [file], {
+      cwd: ROOT,
+      env: { ...process.env, CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('close', (code) => {
-      const totals = output.split('\n').filter((l) => l.startsWith('Tests:')).pop() ?? '';
+      const totals =
+        output
+          .split('\n')
+          .filter((l) => l.startsWith('Tests:'))
+          .pop() ?? '';
       const count = (word: string) => Number(new RegExp(`(\\d+) ${word}`).exec(totals)?.[1] ?? 0);
-      const outcome: Outcome = { file, round, passed: count('passed'), failed: count('failed'), seconds: Math.round((Date.now() - began) / 1000), code: code ?? 1 };
+      const outcome: Outcome = {
+        file,
+        round,
+        passed: count('passed'),
+        failed: count('failed'),
+        seconds: Math.round((Date.now() - began) / 1000),
+        code: code ?? 1,
+      };
       if (outcome.code !== 0) {
         outcome.log = path.join(logDir, `${path.basename(file, '.test.ts')}-round${round}.log`);
         writeFileSync(outcome.log, output);
@@ -86,7 +101,13 @@ async function main(): Promise<void> {
   for (const file of files) {
     const mine = outcomes.filter((o) => o.file === file);
     const seconds = mine.map((o) => o.seconds);
-    table.push([file, mine.filter((o) => o.code === 0).length, mine.filter((o) => o.code !== 0).length, mine.reduce((n, o) => n + o.failed, 0), `${Math.min(...seconds)}–${Math.max(...seconds)}`]);
+    table.push([
+      file,
+      mine.filter((o) => o.code === 0).length,
+      mine.filter((o) => o.code !== 0).length,
+      mine.reduce((n, o) => n + o.failed, 0),
+      `${Math.min(...seconds)}–${Math.max(...seconds)}`,
+    ]);
   }
   process.stdout.write(`${load ? `under a competing load on ${os.cpus().length} cores` : 'alone'}, ${runs} runs each\n${table.toString()}\n`);
   const summary = path.join(logDir, 'outcomes.json');

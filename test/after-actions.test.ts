@@ -74,24 +74,47 @@ test('after the gates pass, every action runs in order and is recorded; the view
     expect(result).toMatchObject({ status: 'succeeded', downstream: 'succeeded' });
     expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
 
-    const { rows: recorded } = await env.db.pool.query('SELECT position, action, status, tries, started_at, finished_at FROM backfill.after_actions WHERE run_id = $1 ORDER BY position', [started.runId]);
-    expect(recorded.map((r) => [r.action, r.status, r.tries])).toEqual([['analyze', 'succeeded', 1], ['refresh', 'succeeded', 1], ['sql', 'succeeded', 1], ['notify', 'succeeded', 1], ['webhook', 'succeeded', 1]]);
+    const { rows: recorded } = await env.db.pool.query(
+      'SELECT position, action, status, tries, started_at, finished_at FROM backfill.after_actions WHERE run_id = $1 ORDER BY position',
+      [started.runId],
+    );
+    expect(recorded.map((r) => [r.action, r.status, r.tries])).toEqual([
+      ['analyze', 'succeeded', 1],
+      ['refresh', 'succeeded', 1],
+      ['sql', 'succeeded', 1],
+      ['notify', 'succeeded', 1],
+      ['webhook', 'succeeded', 1],
+    ]);
     // in order, and only after the final gate was recorded
-    const { rows: gates } = await env.db.pool.query("SELECT max(checked_at) AS at FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final'", [started.runId]);
+    const { rows: gates } = await env.db.pool.query("SELECT max(checked_at) AS at FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final'", [
+      started.runId,
+    ]);
     expect(recorded[0].started_at.getTime()).toBeGreaterThanOrEqual(gates[0].at.getTime());
     for (let i = 1; i < recorded.length; i++) expect(recorded[i].started_at.getTime()).toBeGreaterThanOrEqual(recorded[i - 1].finished_at.getTime());
 
     // the view was empty before the run; it now holds the new values
-    const { rows: view } = await env.db.pool.query('SELECT (SELECT sum(total) FROM app.daily_usd) = (SELECT sum(amount_usd) FROM app.orders_usd) AS same, (SELECT sum(n) FROM app.daily_usd)::int AS n');
+    const { rows: view } = await env.db.pool.query(
+      'SELECT (SELECT sum(total) FROM app.daily_usd) = (SELECT sum(amount_usd) FROM app.orders_usd) AS same, (SELECT sum(n) FROM app.daily_usd)::int AS n',
+    );
     expect(view[0]).toEqual({ same: true, n: result.rowsWritten });
-    const { rows: analyzed } = await env.db.pool.query("SELECT last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE relid = 'app.orders_usd'::regclass");
+    const { rows: analyzed } = await env.db.pool.query(
+      "SELECT last_analyze IS NOT NULL AS analyzed FROM pg_stat_user_tables WHERE relid = 'app.orders_usd'::regclass",
+    );
     expect(analyzed[0].analyzed).toBe(true);
     expect((await env.db.pool.query('SELECT note FROM app.backfill_log')).rows).toEqual([{ note: 'orders_usd recomputed' }]);
 
     expect(received).toHaveLength(1);
     expect(received[0].path).toBe('/hooks/backfill');
-    expect(received[0].body).toMatchObject({ runId: started.runId, name: 'after-all', status: 'succeeded', rows: { written: result.rowsWritten }, consumers: ['finance dashboard', 'billing-service'] });
-    expect((received[0].body as { gates: { gate: string; passed: boolean }[] }).gates).toEqual(expect.arrayContaining([{ stage: 'final', gate: 'compare', passed: true, violations: 0 }]));
+    expect(received[0].body).toMatchObject({
+      runId: started.runId,
+      name: 'after-all',
+      status: 'succeeded',
+      rows: { written: result.rowsWritten },
+      consumers: ['finance dashboard', 'billing-service'],
+    });
+    expect((received[0].body as { gates: { gate: string; passed: boolean }[] }).gates).toEqual(
+      expect.arrayContaining([{ stage: 'final', gate: 'compare', passed: true, violations: 0 }]),
+    );
     expect(notes.map((n) => JSON.parse(n).runId)).toEqual([started.runId]);
 
     const status = renderStatus(await statusReportFor(env.db.pool, started.runId));
@@ -115,7 +138,13 @@ test('a failing webhook leaves the run succeeded with downstream failed; backfil
   answer = 200;
   const outcome = await runAfterActions(env.db.pool, started.runId, { trust: { webhookUrls: [`${url}/hooks/`] }, actor: 'test' });
   expect(outcome.downstream).toBe('succeeded');
-  expect(outcome.actions.map((a) => [a.action, a.tries])).toEqual([['analyze', 1], ['refresh', 1], ['sql', 1], ['notify', 1], ['webhook', 4]]);
+  expect(outcome.actions.map((a) => [a.action, a.tries])).toEqual([
+    ['analyze', 1],
+    ['refresh', 1],
+    ['sql', 1],
+    ['notify', 1],
+    ['webhook', 4],
+  ]);
   // the statement ran once: the retry did not repeat what had succeeded
   expect((await env.db.pool.query('SELECT count(*)::int AS n FROM app.backfill_log')).rows[0].n).toBe(1);
 });
@@ -134,7 +163,14 @@ test('a webhook outside BACKFILL_WEBHOOK_URLS is refused without a request; a fa
     ordersSpec(env.db.envVar, {
       name: 'after-gated',
       transform: { name: 'orders-usd', version: 3, sql: wrong },
-      validate: { invariants: [{ name: 'cents', sql: 'SELECT s.id FROM source_rows s LEFT JOIN app.fx f USING (currency) JOIN app.orders_usd t ON t.id = s.id WHERE t.amount_usd IS DISTINCT FROM round(s.amount_cents * f.usd_rate / 100.0, 2)' }] },
+      validate: {
+        invariants: [
+          {
+            name: 'cents',
+            sql: 'SELECT s.id FROM source_rows s LEFT JOIN app.fx f USING (currency) JOIN app.orders_usd t ON t.id = s.id WHERE t.amount_usd IS DISTINCT FROM round(s.amount_cents * f.usd_rate / 100.0, 2)',
+          },
+        ],
+      },
       after: actions(),
     }),
   );

@@ -36,7 +36,9 @@ async function runsOf(name: string): Promise<number> {
 test('plan --save writes the plan and nothing in the database; start --plan refuses each difference and starts the approved plan, recording who approved it', async () => {
   const specFile = writeSpec(spec('approved-sql'));
   const saved = planFile();
-  const before = await env.db.pool.query("SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.fx) AS x, to_regclass('backfill.runs') AS ledger");
+  const before = await env.db.pool.query(
+    "SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.fx) AS x, to_regclass('backfill.runs') AS ledger",
+  );
 
   const plan = await cli('plan', specFile, '--save', saved, '-o', 'json');
   expect(plan.stderr).toBe('');
@@ -61,7 +63,13 @@ test('plan --save writes the plan and nothing in the database; start --plan refu
     inputs: [expect.objectContaining({ name: 'app.fx', rows: 4 })],
   });
   // plan wrote nothing: no ledger, no target row, the reference table untouched
-  expect((await env.db.pool.query("SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.fx) AS x, to_regclass('backfill.runs') AS ledger")).rows).toEqual(before.rows);
+  expect(
+    (
+      await env.db.pool.query(
+        "SELECT (SELECT count(*) FROM app.orders_usd) AS n, (SELECT max(xmin::text::bigint) FROM app.fx) AS x, to_regclass('backfill.runs') AS ledger",
+      )
+    ).rows,
+  ).toEqual(before.rows);
 
   const refused = async (file: string, expected: RegExp) => {
     const started = await cli('start', file, '--plan', saved, '--approved-by', 'alice');
@@ -93,7 +101,10 @@ test('plan --save writes the plan and nothing in the database; start --plan refu
   expect(ok.code).toBe(0);
   // progress is told in rows against the rows in scope
   expect(ok.stderr).toMatch(new RegExp(`2/2 partitions, ${inScope} rows read of ${inScope} planned \\(100 %\\)`));
-  const { rows } = await env.db.pool.query('SELECT run_id, approved_by, approved_plan, server_version, engine_version, input_fingerprints, rows_planned, rows_planned_exact FROM backfill.runs WHERE name = $1', ['approved-sql']);
+  const { rows } = await env.db.pool.query(
+    'SELECT run_id, approved_by, approved_plan, server_version, engine_version, input_fingerprints, rows_planned, rows_planned_exact FROM backfill.runs WHERE name = $1',
+    ['approved-sql'],
+  );
   expect(rows).toHaveLength(1);
   expect(rows[0]).toMatchObject({
     approved_by: 'alice',
@@ -193,7 +204,9 @@ test('a reference table edited mid-run holds the run; resume needs the change ac
   // still held: nothing more finished while the operator decided
   expect(await succeeded()).toBeLessThanOrEqual(doneWhenHeld + 1);
 
-  expect(await controlRun(operated, run, 'resume', { actor: 'carol', reason: 'GBP rate corrected by finance' }, undefined, { acceptInputChange: true })).toEqual({ applied: true });
+  expect(
+    await controlRun(operated, run, 'resume', { actor: 'carol', reason: 'GBP rate corrected by finance' }, undefined, { acceptInputChange: true }),
+  ).toEqual({ applied: true });
   const result = await waitForResult(started.handle);
   const accepted = (await listEvents(env.db.pool, started.runId, 50)).find((e) => e.kind === 'input-change-accepted');
   expect(accepted).toMatchObject({ actor: 'carol', reason: 'GBP rate corrected by finance', detail: { changes: ['table app.fx has rows with other values'] } });
@@ -222,7 +235,9 @@ test('a reference table edited mid-run holds the run; resume needs the change ac
   // --only-stale recomputes just those, with the accepted input: the target is exact, nothing is stale
   const rerun = await cli('start', specFile, '--only-stale', '--wait', '-o', 'json');
   expect(rerun.code).toBe(0);
-  const { rows: rerunRow } = await env.db.pool.query("SELECT run_id, partitions_total, only_stale FROM backfill.runs WHERE name = 'approved-hold' ORDER BY created_at DESC LIMIT 1");
+  const { rows: rerunRow } = await env.db.pool.query(
+    "SELECT run_id, partitions_total, only_stale FROM backfill.runs WHERE name = 'approved-hold' ORDER BY created_at DESC LIMIT 1",
+  );
   expect(rerunRow[0]).toMatchObject({ partitions_total: before.length, only_stale: true });
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
   expect(JSON.parse((await cli('stale', specFile, '-o', 'json')).stdout).stale).toEqual([]);
@@ -234,7 +249,10 @@ test('after a transform version bump, stale lists every partition written by the
   const v1 = writeSpec(spec('approved-version'));
   expect((await cli('start', v1, '--wait', '-o', 'json')).code).toBe(0);
   expect(JSON.parse((await cli('stale', v1, '-o', 'json')).stdout).stale).toEqual([]);
-  expect(await cli('start', v1, '--only-stale')).toMatchObject({ code: 2, stderr: expect.stringMatching(/no partition of approved-version is stale; nothing to re-run/) });
+  expect(await cli('start', v1, '--only-stale')).toMatchObject({
+    code: 2,
+    stderr: expect.stringMatching(/no partition of approved-version is stale; nothing to re-run/),
+  });
 
   const v2 = writeSpec(spec('approved-version', { transform: { name: 'orders-usd', version: 2, sql: TRANSFORM_SQL.replace('round(', 'round(1 * ') } }));
   const text = await cli('stale', v2);
@@ -248,10 +266,16 @@ test('after a transform version bump, stale lists every partition written by the
 });
 
 test('a function the SQL transform calls is an input: a new definition is refused like a changed table', async () => {
-  await env.db.pool.query(`CREATE FUNCTION app.to_usd(cents bigint, rate numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ SELECT round(cents * rate / 100.0, 2) $$`);
+  await env.db.pool.query(
+    `CREATE FUNCTION app.to_usd(cents bigint, rate numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ SELECT round(cents * rate / 100.0, 2) $$`,
+  );
   const specFile = writeSpec(
     spec('approved-function', {
-      transform: { name: 'orders-usd-fn', version: 1, sql: 'SELECT c.id, c.tenant, c.created_at, app.to_usd(c.amount_cents, f.usd_rate) AS amount_usd FROM chunk c LEFT JOIN app.fx f USING (currency)' },
+      transform: {
+        name: 'orders-usd-fn',
+        version: 1,
+        sql: 'SELECT c.id, c.tenant, c.created_at, app.to_usd(c.amount_cents, f.usd_rate) AS amount_usd FROM chunk c LEFT JOIN app.fx f USING (currency)',
+      },
     }),
   );
   const saved = planFile();
@@ -260,7 +284,9 @@ test('a function the SQL transform calls is an input: a new definition is refuse
   expect(plan.stdout).toMatch(/function app\.to_usd\(bigint,numeric\) \(definition [0-9a-f]{12}\)/);
   expect(plan.stdout).toMatch(/table app\.fx: 4 rows, content [0-9a-f]{12}/);
 
-  await env.db.pool.query(`CREATE OR REPLACE FUNCTION app.to_usd(cents bigint, rate numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ SELECT round(cents * rate / 100.0, 3) $$`);
+  await env.db.pool.query(
+    `CREATE OR REPLACE FUNCTION app.to_usd(cents bigint, rate numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ SELECT round(cents * rate / 100.0, 3) $$`,
+  );
   const started = await cli('start', specFile, '--plan', saved, '--approved-by', 'dave');
   expect(started.code).toBe(2);
   expect(started.stderr).toMatch(/input function app\.to_usd\(bigint,numeric\) has a new definition/);
@@ -282,11 +308,14 @@ test('plan raises what a reviewer would: row triggers and foreign keys on the ta
     SELECT pg_create_physical_replication_slot('backfill_test_slot');`);
   await pool.query(`INSERT INTO app.orders_usd SELECT id, tenant, created_at, 0 FROM app.orders WHERE status <> 'void'`);
   await pool.query('DELETE FROM app.orders_usd');
-  await pollUntil(async () => {
-    await pool.query('SELECT pg_stat_force_next_flush()');
-    const { rows } = await pool.query("SELECT n_dead_tup AS n FROM pg_stat_all_tables WHERE relid = 'app.orders_usd'::regclass");
-    return Number(rows[0].n) >= 20_000 ? true : undefined;
-  }, { timeoutMs: 10_000, intervalMs: 200 });
+  await pollUntil(
+    async () => {
+      await pool.query('SELECT pg_stat_force_next_flush()');
+      const { rows } = await pool.query("SELECT n_dead_tup AS n FROM pg_stat_all_tables WHERE relid = 'app.orders_usd'::regclass");
+      return Number(rows[0].n) >= 20_000 ? true : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 200 },
+  );
   try {
     const sql =
       'SELECT c.id, c.tenant, c.created_at, length(n.name)::numeric AS amount_usd FROM chunk c ' +
@@ -299,7 +328,9 @@ test('plan raises what a reviewer would: row triggers and foreign keys on the ta
         expect.stringMatching(/^target: app\.orders_usd has row trigger\(s\) audit_usd, which run for every row written/),
         expect.stringMatching(/^target: app\.orders_usd has foreign key\(s\) to app\.tenants: every row written is looked up there/),
         expect.stringMatching(/^transform: reads app\.tenant_names \(about 60,000 rows\) with a sequential scan for every chunk of 10000; index the column/),
-        expect.stringMatching(/^database: 0 replica\(s\) stream from this server and 1 replication slot\(s\) hold WAL: .* add limits\.guards\.replicationLagSeconds/),
+        expect.stringMatching(
+          /^database: 0 replica\(s\) stream from this server and 1 replication slot\(s\) hold WAL: .* add limits\.guards\.replicationLagSeconds/,
+        ),
         expect.stringMatching(/^target: app\.orders_usd already holds about [\d,]+ dead rows \(\d+ %\): VACUUM it before the run/),
       ]),
     );

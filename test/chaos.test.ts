@@ -20,28 +20,36 @@ function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> 
     execFile(
       path.join(ROOT, 'node_modules', '.bin', 'tsx'),
       [path.join(ROOT, 'bench', 'chaos.ts')],
-      { cwd: ROOT, env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20' }, maxBuffer: 20 * 1024 * 1024 },
+      {
+        cwd: ROOT,
+        env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20' },
+        maxBuffer: 20 * 1024 * 1024,
+      },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
-test('every fault of the matrix ends with the exact target, a consistent ledger and no crashed worker', async () => {
-  const { code, stdout, stderr } = await runMatrix();
-  const line = stdout.trim().split('\n').pop() ?? '';
-  if (!line.startsWith('[')) throw new Error(`the chaos script ended with ${code} and no results:\n${stderr.slice(-3000)}`);
-  const results = JSON.parse(line) as CaseResult[];
-  process.stderr.write(`${faultTable(results)}\n`);
-  expect(results.map((r) => r.fault)).toEqual([...CASES]);
-  for (const r of results) {
-    expect({ fault: r.fault, status: r.status, missing: r.missing, extra: r.extra, ledger: r.ledgerProblems, crashes: r.workerCrashes }).toEqual({
-      fault: r.fault,
-      status: 'succeeded',
-      missing: 0,
-      extra: 0,
-      ledger: [],
-      crashes: 0,
-    });
-  }
-  expect(code).toBe(0);
-}, 30 * 60_000);
+test(
+  'every fault of the matrix ends with the exact target, a consistent ledger and no crashed worker',
+  async () => {
+    const { code, stdout, stderr } = await runMatrix();
+    const line = stdout.trim().split('\n').pop() ?? '';
+    if (!line.startsWith('[')) throw new Error(`the chaos script ended with ${code} and no results:\n${stderr.slice(-3000)}`);
+    const results = JSON.parse(line) as CaseResult[];
+    process.stderr.write(`${faultTable(results)}\n`);
+    expect(results.map((r) => r.fault)).toEqual([...CASES]);
+    for (const r of results) {
+      expect({ fault: r.fault, status: r.status, missing: r.missing, extra: r.extra, ledger: r.ledgerProblems, crashes: r.workerCrashes }).toEqual({
+        fault: r.fault,
+        status: 'succeeded',
+        missing: 0,
+        extra: 0,
+        ledger: [],
+        crashes: 0,
+      });
+    }
+    expect(code).toBe(0);
+  },
+  30 * 60_000,
+);

@@ -40,7 +40,9 @@ test('partitions so small that orchestration sets the pace are warned about, wit
   const tiny = { partition: { by: 'range' as const, column: 'id', size: 750 }, limits: { chunkSize: 1000, concurrency: 2 } };
   const warnings = await warningsOf(tiny);
   expect(warnings).toEqual([
-    expect.stringMatching(/^partition: about 2\d\d source rows per partition on average \(4\d\d partitions; the planner's estimate\), so orchestration, not writing, will set the pace: .* a partition\.size about \d+× larger would run faster$/),
+    expect.stringMatching(
+      /^partition: about 2\d\d source rows per partition on average \(4\d\d partitions; the planner's estimate\), so orchestration, not writing, will set the pace: .* a partition\.size about \d+× larger would run faster$/,
+    ),
   ]);
   expect(await warningsOf({ ...tiny, partition: { ...tiny.partition, size: 75_000 } })).toEqual([]);
 });

@@ -79,7 +79,11 @@ test('a lock held longer than the statement timeout makes the partition hold, no
   try {
     await blocker.query('BEGIN; LOCK TABLE app.orders_usd IN SHARE ROW EXCLUSIVE MODE');
     const started = await env.start(
-      ordersSpec(env.db.envVar, { name: 'locked-target', partition: { by: 'range', column: 'id', size: 1_000_000 }, limits: { chunkSize: 64, concurrency: 1, statementTimeoutSeconds: 1 } }),
+      ordersSpec(env.db.envVar, {
+        name: 'locked-target',
+        partition: { by: 'range', column: 'id', size: 1_000_000 },
+        limits: { chunkSize: 64, concurrency: 1, statementTimeoutSeconds: 1 },
+      }),
     );
     // three statement timeouts' worth of waiting: were lock waits cancelled as slow statements, the chunks would shrink to 8 rows
     await new Promise((resolve) => setTimeout(resolve, 3500));
@@ -109,7 +113,13 @@ test('a full disk pauses the run with the reason instead of retrying; once resum
   expect(paused).toBe(true);
   const report = await statusReportFor(env.db.pool, started.runId);
   expect(report.events).toContainEqual(
-    expect.objectContaining({ kind: 'paused', actor: 'backfill', reason: expect.stringContaining('the database cannot write: could not extend file: No space left on device (SQLSTATE 53100); free space, then: backfill resume') }),
+    expect.objectContaining({
+      kind: 'paused',
+      actor: 'backfill',
+      reason: expect.stringContaining(
+        'the database cannot write: could not extend file: No space left on device (SQLSTATE 53100); free space, then: backfill resume',
+      ),
+    }),
   );
   const { rows } = await env.db.pool.query('SELECT attempts FROM backfill.partitions WHERE run_id = $1', [started.runId]);
   // a few attempts while the pause lands, never the hundred retries a transient error gets
@@ -139,10 +149,18 @@ test("a partition's chunks commit without waiting for the disk, except its last,
       const limits = { chunkSize: 64, concurrency: 1, ...(flushEveryChunk === undefined ? {} : { flushEveryChunk }) };
       // 150 rows (ids up to 450) in chunks of 64: two full chunks, then a short one that finishes the partition
       const started = await env.start(
-        ordersSpec(env.db.envVar, { name: `commit-${flushEveryChunk ?? 'default'}`, source: { table: 'app.orders', key: 'id', where: 'id <= 450' }, partition: { by: 'range', column: 'id', size: 1_000_000 }, limits }),
+        ordersSpec(env.db.envVar, {
+          name: `commit-${flushEveryChunk ?? 'default'}`,
+          source: { table: 'app.orders', key: 'id', where: 'id <= 450' },
+          partition: { by: 'range', column: 'id', size: 1_000_000 },
+          limits,
+        }),
       );
       expect((await waitForResult(started.handle)).status).toBe('succeeded');
-      const { rows } = await env.db.pool.query<{ seq: number; synchronous_commit: string }>('SELECT seq, synchronous_commit FROM app.commit_settings WHERE run_id = $1 ORDER BY seq', [started.runId]);
+      const { rows } = await env.db.pool.query<{ seq: number; synchronous_commit: string }>(
+        'SELECT seq, synchronous_commit FROM app.commit_settings WHERE run_id = $1 ORDER BY seq',
+        [started.runId],
+      );
       return rows.map((r) => `${r.seq}:${r.synchronous_commit}`);
     };
     expect(await settings()).toEqual(['1:off', '2:off', '3:on']);

@@ -47,7 +47,10 @@ test('docker-compose.yml is valid against the Compose Specification, with no lin
 test('the validator is not a rubber stamp: an unknown key and a wrong type are errors', () => {
   const unknown = parse(composeText);
   unknown.services.worker.replicaz = 3;
-  expect(lint(stringify(unknown))).toMatchObject({ code: 1, output: expect.stringMatching(/services\/worker.*must NOT have additional properties.*invalid-schema/s) });
+  expect(lint(stringify(unknown))).toMatchObject({
+    code: 1,
+    output: expect.stringMatching(/services\/worker.*must NOT have additional properties.*invalid-schema/s),
+  });
   const wrongType = parse(composeText);
   wrongType.services.worker.depends_on = 'temporal';
   expect(lint(stringify(wrongType))).toMatchObject({ code: 1, output: expect.stringMatching(/invalid-schema/) });

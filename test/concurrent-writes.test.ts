@@ -45,7 +45,9 @@ function spec(name: string, mode: 'upsert' | 'update') {
 async function chunkComputing(): Promise<void> {
   const seen = await pollUntil(
     async () => {
-      const { rows } = await env.db.pool.query("SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(1.5)%' AND pid <> pg_backend_pid()");
+      const { rows } = await env.db.pool.query(
+        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(1.5)%' AND pid <> pg_backend_pid()",
+      );
       return rows.length > 0 ? true : undefined;
     },
     { timeoutMs: 20_000, intervalMs: 20 },
@@ -53,19 +55,24 @@ async function chunkComputing(): Promise<void> {
   if (!seen) throw new Error('no chunk started computing');
 }
 
-test.each(['upsert', 'update'] as const)('%s: an application write to source and target during the chunk is kept, and source and target agree', async (mode) => {
-  await env.db.pool.query('UPDATE app.src SET v = id; UPDATE app.dst SET w = NULL');
-  const started = await env.start(spec(`concurrent-${mode}`, mode));
-  await chunkComputing();
-  // the application: one transaction changing a source row and its target row, as the issue reproduced
-  await env.db.pool.query('BEGIN; UPDATE app.src SET v = 1000 WHERE id = 5; UPDATE app.dst SET w = 2000 WHERE id = 5; COMMIT');
-  const result = await waitForResult(started.handle);
-  expect(result.status).toBe('succeeded');
-  const { rows } = await env.db.pool.query<{ id: number; v: number; w: number | null }>('SELECT s.id, s.v, d.w FROM app.src s JOIN app.dst d USING (id) WHERE d.w IS DISTINCT FROM s.v * 2');
-  expect(rows).toEqual([]);
-  const { rows: ledger } = await env.db.pool.query('SELECT sum(concurrent_retries)::int AS n FROM backfill.partitions WHERE run_id = $1', [started.runId]);
-  expect(ledger[0].n).toBeGreaterThanOrEqual(1);
-});
+test.each(['upsert', 'update'] as const)(
+  '%s: an application write to source and target during the chunk is kept, and source and target agree',
+  async (mode) => {
+    await env.db.pool.query('UPDATE app.src SET v = id; UPDATE app.dst SET w = NULL');
+    const started = await env.start(spec(`concurrent-${mode}`, mode));
+    await chunkComputing();
+    // the application: one transaction changing a source row and its target row, as the issue reproduced
+    await env.db.pool.query('BEGIN; UPDATE app.src SET v = 1000 WHERE id = 5; UPDATE app.dst SET w = 2000 WHERE id = 5; COMMIT');
+    const result = await waitForResult(started.handle);
+    expect(result.status).toBe('succeeded');
+    const { rows } = await env.db.pool.query<{ id: number; v: number; w: number | null }>(
+      'SELECT s.id, s.v, d.w FROM app.src s JOIN app.dst d USING (id) WHERE d.w IS DISTINCT FROM s.v * 2',
+    );
+    expect(rows).toEqual([]);
+    const { rows: ledger } = await env.db.pool.query('SELECT sum(concurrent_retries)::int AS n FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+    expect(ledger[0].n).toBeGreaterThanOrEqual(1);
+  },
+);
 
 test('a backfill updating its own source table (update mode, target = source) never overwrites an application update', async () => {
   await env.db.pool.query('ALTER TABLE app.src ADD COLUMN w integer');

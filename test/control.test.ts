@@ -20,10 +20,6 @@ import { runCli } from './helpers/cli';
 
 const env = useTestEnvironment('control', { rows: 200_000 });
 
-
-
-
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Everything a write leaves behind: target rows, their newest xmin, and the ledger's counters. */
@@ -104,16 +100,23 @@ test('a second start of the same spec is refused naming the running run; cancel 
   const second = env.start(spec);
   await expect(second).rejects.toThrow(UsageError);
   await expect(second).rejects.toThrow(
-    new RegExp(`^backfill ctl-cancel already has an active run ${first.runId} \\((pending|running), started by test at .*\\); wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
+    new RegExp(
+      `^backfill ctl-cancel already has an active run ${first.runId} \\((pending|running), started by test at .*\\); wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`,
+    ),
   );
   // another name on the same target is refused too: the two would mix their chunks
   const sameTarget = env.start({ ...spec, name: 'ctl-cancel-other' });
   await expect(sameTarget).rejects.toThrow(
-    new RegExp(`^app\\.orders_usd is the target of active run ${first.runId} \\(ctl-cancel, (pending|running)\\); two runs on one target would mix their results chunk by chunk: wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`),
+    new RegExp(
+      `^app\\.orders_usd is the target of active run ${first.runId} \\(ctl-cancel, (pending|running)\\); two runs on one target would mix their results chunk by chunk: wait for it, or cancel it with: backfill cancel ${first.runId} --reason "…"$`,
+    ),
   );
 
   await waitUntil(async () => (await rowsRead(first.runId)) > 10_000);
-  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'cancel', { actor: 'carol', reason: 'wrong rates table' });
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'cancel', {
+    actor: 'carol',
+    reason: 'wrong rates table',
+  });
   const result = await waitForResult(first.handle);
   expect(result.status).toBe('cancelled');
   expect(result.partitions.cancelled).toBeGreaterThan(0);
@@ -146,10 +149,10 @@ test('a data error fails only its partition, with key range and message in the l
   expect(result.partitions.failed).toBe(1);
   expect(result.partitions.succeeded).toBe(result.partitions.total - 1);
 
-  const { rows } = await env.db.pool.query('SELECT partition_id, last_error, error_range, attempts FROM backfill.partitions WHERE run_id = $1 AND status = $2', [
-    started.runId,
-    'failed',
-  ]);
+  const { rows } = await env.db.pool.query(
+    'SELECT partition_id, last_error, error_range, attempts FROM backfill.partitions WHERE run_id = $1 AND status = $2',
+    [started.runId, 'failed'],
+  );
   expect(rows).toHaveLength(1);
   expect(rows[0].partition_id).toBe('id:000200000-000300000');
   expect(rows[0].attempts).toBe(1);
@@ -157,12 +160,16 @@ test('a data error fails only its partition, with key range and message in the l
   const [lo, hi] = rows[0].error_range.match(/\d+/g).map(Number);
   expect(lo).toBeLessThan(250_011);
   expect(hi).toBeGreaterThanOrEqual(250_000);
-  expect(rows[0].last_error).toBe(`partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012); the full error is in the ledger: backfill status ${started.runId}`);
+  expect(rows[0].last_error).toBe(
+    `partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012); the full error is in the ledger: backfill status ${started.runId}`,
+  );
 
   const text = renderStatus(await statusReport(env.db.pool, (await getRun(env.db.pool, started.runId))!));
   expect(text).toContain('FAILED');
   // status reads the ledger's full error (error_detail), not the summary Temporal carries
-  expect(text).toContain(`id:000200000-000300000 (1 attempt): partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012)`);
+  expect(text).toContain(
+    `id:000200000-000300000 (1 attempt): partition id:000200000-000300000 failed at ${rows[0].error_range}: division by zero (SQLSTATE 22012)`,
+  );
   // the other partitions are exact
   const diff = await env.db.pool.query(`SELECT count(*)::int AS n FROM app.orders_usd WHERE id >= 200000 AND id < 300000`);
   expect(diff.rows[0].n).toBeLessThan(100_000);
@@ -248,28 +255,39 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   const changes = (await listEvents(env.db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
   expect(changes.map((e) => [e.actor, e.reason, e.detail])).toEqual([
     ['dana', 'off-peak', { from: { concurrency: 1, chunkSize: 2000, rowsPerSecond: 20_000 }, to: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 } }],
-    ['dana', 'smaller transactions', { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 15_000 } }],
+    [
+      'dana',
+      'smaller transactions',
+      { from: { concurrency: 3, chunkSize: 2000, rowsPerSecond: 15_000 }, to: { concurrency: 3, chunkSize: 500, rowsPerSecond: 15_000 } },
+    ],
   ]);
 });
 
 test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched (a run id of the older, four-digit form)', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   // one bad row the transform cannot handle: the operator fixes it between attempts
-  const bad = (await env.db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")).rows[0];
+  const bad = (
+    await env.db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")
+  ).rows[0];
   await env.db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
   const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-retry',
     // days, in chunks small enough that the failed day resumes from a (created_at, id) cursor mid-way
     partition: { by: 'time', column: 'created_at', size: '1 day' },
     limits: { chunkSize: 1000, concurrency: 4 },
-    transform: { name: 'orders-usd-strict', version: 1, sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round(") },
+    transform: {
+      name: 'orders-usd-strict',
+      version: 1,
+      sql: TRANSFORM_SQL.replace('round(', "coalesce(CASE WHEN c.currency = 'XXX' THEN 1 / (c.tenant - c.tenant) END, 0) + round("),
+    },
   });
   // ids made before 64-bit run ids (YYYYMMDD-HHMM-xxxx) keep working in start, retry-failed, status and verify
   const started = await env.start(spec, { runId: '20261202-0301-42ca' });
   const first = await waitForResult(started.handle);
   expect(first.status).toBe('failed');
   expect(first.partitions.failed).toBe(1);
-  const failed = (await env.db.pool.query("SELECT cursor, error_range FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'", [started.runId])).rows[0];
+  const failed = (await env.db.pool.query("SELECT cursor, error_range FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'", [started.runId]))
+    .rows[0];
   expect(failed.error_range).toMatch(/^\(created_at, id\) in \(\["[^"]+", ?"\d+"\], \["[^"]+", ?"\d+"\]\]$/);
 
   const { rows: succeededBefore } = await env.db.pool.query(
@@ -280,7 +298,10 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
 
   await env.db.pool.query('UPDATE app.orders SET currency = $2 WHERE id = $1', [bad.id, bad.currency]);
   let run = (await getRun(env.db.pool, started.runId))!;
-  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, { actor: 'frank', reason: 'fixed order currency' });
+  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, run, {
+    actor: 'frank',
+    reason: 'fixed order currency',
+  });
   expect(retry).toMatchObject({ attempt: 2, partitions: 1 });
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
@@ -345,7 +366,12 @@ test('a partition workflow terminated by hand is found, recorded failed with the
   });
   const started = await env.start(spec, { reconcileIntervalMs: 1000 });
   const running = async () =>
-    (await env.db.pool.query<{ partition_id: string }>("SELECT partition_id FROM backfill.partitions WHERE run_id = $1 AND status = 'running' AND chunks > 2 ORDER BY ordinal", [started.runId])).rows;
+    (
+      await env.db.pool.query<{ partition_id: string }>(
+        "SELECT partition_id FROM backfill.partitions WHERE run_id = $1 AND status = 'running' AND chunks > 2 ORDER BY ordinal",
+        [started.runId],
+      )
+    ).rows;
   const deadline = Date.now() + 30_000;
   while ((await running()).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const [victim] = await running();
@@ -355,13 +381,19 @@ test('a partition workflow terminated by hand is found, recorded failed with the
   const first = await waitForResult(started.handle);
   expect(first.status).toBe('failed');
   expect(first.partitions.failed).toBe(1);
-  const { rows } = await env.db.pool.query('SELECT status, last_error FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [started.runId, victim.partition_id]);
+  const { rows } = await env.db.pool.query('SELECT status, last_error FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [
+    started.runId,
+    victim.partition_id,
+  ]);
   expect(rows[0]).toEqual({
     status: 'failed',
     last_error: `partition workflow ${partitionWorkflowId('ctl-terminated', started.runId, victim.partition_id)} ended terminated without reporting (terminated by hand?); backfill retry-failed ${started.runId} re-runs it from its cursor`,
   });
 
-  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, (await getRun(env.db.pool, started.runId))!, { actor: 'gil', reason: 'partition was terminated' });
+  const retry = await retryFailed({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, (await getRun(env.db.pool, started.runId))!, {
+    actor: 'gil',
+    reason: 'partition was terminated',
+  });
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: second.rowsRead });

@@ -39,12 +39,14 @@ test('a transaction that throws is rolled back and its client comes back outside
   const pool = onePool();
   try {
     const first = await pid(pool);
-    await expect(withTransaction(pool, async (c) => {
-      await c.query('INSERT INTO public.t VALUES (1)');
-      throw new Error('the caller changed its mind');
-    })).rejects.toThrow('the caller changed its mind');
+    await expect(
+      withTransaction(pool, async (c) => {
+        await c.query('INSERT INTO public.t VALUES (1)');
+        throw new Error('the caller changed its mind');
+      }),
+    ).rejects.toThrow('the caller changed its mind');
     expect(await pid(pool)).toBe(first);
-    expect(await withClient(pool, async (c) => (await c.query<{ s: string }>("SELECT count(*)::text AS s FROM public.t")).rows[0].s)).toBe('0');
+    expect(await withClient(pool, async (c) => (await c.query<{ s: string }>('SELECT count(*)::text AS s FROM public.t')).rows[0].s)).toBe('0');
     expect(await withClient(pool, async (c) => (await c.query<{ x: string }>('SELECT txid_current_if_assigned()::text AS x')).rows[0].x)).toBeNull();
   } finally {
     await pool.end();

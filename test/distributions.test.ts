@@ -15,7 +15,8 @@ beforeEach(async () => {
   await env.db.pool.query(`TRUNCATE app.orders_usd; INSERT INTO app.orders_usd SELECT * FROM (${EXPECTED_SQL}) e`);
 });
 
-const scaled = (factor: string) => TRANSFORM_SQL.replace('round(c.amount_cents * f.usd_rate / 100.0, 2)', `round(c.amount_cents * f.usd_rate * ${factor} / 100.0, 2)`);
+const scaled = (factor: string) =>
+  TRANSFORM_SQL.replace('round(c.amount_cents * f.usd_rate / 100.0, 2)', `round(c.amount_cents * f.usd_rate * ${factor} / 100.0, 2)`);
 
 test('a mean that moves 20 % against a 5 % tolerance fails the run, with both captures kept for the report', async () => {
   const started = await env.start(
@@ -30,7 +31,9 @@ test('a mean that moves 20 % against a 5 % tolerance fails the run, with both ca
   const { rows: run } = await env.db.pool.query('SELECT last_error, cleaned_at FROM backfill.runs WHERE run_id = $1', [started.runId]);
   expect(run[0].last_error).toMatch(/the final check failed: distribution:amount_usd \(1 measure\(s\) beyond tolerance\)/);
   expect(run[0].cleaned_at).toBeNull();
-  const { rows: gate } = await env.db.pool.query("SELECT passed, examples FROM backfill.gate_results WHERE run_id = $1 AND gate = 'distribution:amount_usd'", [started.runId]);
+  const { rows: gate } = await env.db.pool.query("SELECT passed, examples FROM backfill.gate_results WHERE run_id = $1 AND gate = 'distribution:amount_usd'", [
+    started.runId,
+  ]);
   expect(gate[0].passed).toBe(false);
   expect(gate[0].examples).toMatch(/^mean moved by 2\d(\.\d+)? % \(tolerance 5 %\)$/);
   const { rows: captures } = await env.db.pool.query<{ stage: string; rows: string; mean: number; histogram: { counts: number[] } }>(
@@ -60,7 +63,9 @@ test('a drift within tolerance passes; the verified run removes its temporary st
     [started.runId],
   );
   expect(rows[0]).toEqual({ cleaned: true, buckets: 0, passed: true });
-  const { rows: events } = await env.db.pool.query("SELECT kind FROM backfill.run_events WHERE run_id = $1 AND kind IN ('finished', 'cleaned') ORDER BY id", [started.runId]);
+  const { rows: events } = await env.db.pool.query("SELECT kind FROM backfill.run_events WHERE run_id = $1 AND kind IN ('finished', 'cleaned') ORDER BY id", [
+    started.runId,
+  ]);
   expect(events.map((e) => e.kind)).toEqual(['finished', 'cleaned']);
 });
 
@@ -71,9 +76,9 @@ test('declarations that cannot run are refused at start, before anything is writ
   await expect(
     env.start(ordersSpec(env.db.envVar, { name: 'distrib-bad', validate: { invariants: [{ name: 'x', sql: 'SELECT s.nope FROM source_rows s' }] } })),
   ).rejects.toThrow(/validate\.invariants\.0\.sql.*does not run against the database: column s\.nope does not exist/s);
-  await expect(
-    env.start(ordersSpec(env.db.envVar, { name: 'distrib-bad', validate: { distributions: [{ column: 'amount_usd' }] } })),
-  ).rejects.toThrow(/needs at least one tolerance/);
+  await expect(env.start(ordersSpec(env.db.envVar, { name: 'distrib-bad', validate: { distributions: [{ column: 'amount_usd' }] } }))).rejects.toThrow(
+    /needs at least one tolerance/,
+  );
   const { rows } = await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.runs WHERE name = 'distrib-bad'");
   expect(rows[0].n).toBe(0);
 });

@@ -76,8 +76,16 @@ test('a listed integer beyond 2^53 selects exactly its rows, not its rounded nei
 });
 
 test.each([
-  ['one integer spelled two ways', ['1', '01'], 'partition.values.1 is "01", the same bigint as "1": both would plan a partition over the same rows; list each value once'],
-  ['a value the column type cannot hold', ['1', 'x'], 'partition.values.1 is "x", which is not a valid bigint (invalid input syntax for type bigint: "x"); list values of grp\'s type'],
+  [
+    'one integer spelled two ways',
+    ['1', '01'],
+    'partition.values.1 is "01", the same bigint as "1": both would plan a partition over the same rows; list each value once',
+  ],
+  [
+    'a value the column type cannot hold',
+    ['1', 'x'],
+    'partition.values.1 is "x", which is not a valid bigint (invalid input syntax for type bigint: "x"); list values of grp\'s type',
+  ],
 ])('%s is refused at plan time', async (_label, values, message) => {
   const file = writeSpec(bigSpec({ partition: { by: 'list', column: 'grp', values } }));
   await expect(checkSpec(file)).rejects.toThrow(`invalid spec ${file}: ${message}`);
@@ -89,7 +97,9 @@ test("'infinity' in a time partition column is refused with the way out, and the
   await expect(checkSpec(file)).rejects.toThrow(
     `invalid spec ${file}: partition.column at holds 'infinity' or '-infinity' in scope, which no time partition can hold; exclude them with source.where (isfinite(at)), or partition by another column`,
   );
-  const checked = await checkSpec(writeSpec(bigSpec({ source: { table: 'app.big', key: 'id', where: 'isfinite(at)' }, partition: { by: 'time', column: 'at', size: '1 day' } })));
+  const checked = await checkSpec(
+    writeSpec(bigSpec({ source: { table: 'app.big', key: 'id', where: 'isfinite(at)' }, partition: { by: 'time', column: 'at', size: '1 day' } })),
+  );
   expect(checked.partitions.length).toBeGreaterThan(0);
 });
 

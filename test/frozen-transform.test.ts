@@ -21,8 +21,8 @@ import { useTestEnvironment } from './helpers/environment';
 
 const env = useTestEnvironment('frozen', { rows: 60_000 });
 
-const RIGHT_RATES = "{ USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n }";
-const WRONG_RATES = "{ USD: 1000000n, EUR: 2000000n, GBP: 1265000n, JPY: 6712n }";
+const RIGHT_RATES = '{ USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n }';
+const WRONG_RATES = '{ USD: 1000000n, EUR: 2000000n, GBP: 1265000n, JPY: 6712n }';
 
 /** A module importing two helpers, as a real transform would: rates, and the money arithmetic. */
 function writeModule(): { dir: string; module: string; rates: string } {
@@ -75,7 +75,8 @@ test('a run computes with the code it froze while its module and a helper change
   // slow enough that most partitions run after the edit
   const started = await env.start(moduleSpec('frozen-edit', files.module, { chunkSize: 2000, concurrency: 1, rowsPerSecond: 15_000 }));
   const succeeded = async () =>
-    (await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'", [started.runId])).rows[0].n as number;
+    (await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded'", [started.runId])).rows[0]
+      .n as number;
   expect(await pollUntil(async () => ((await succeeded()) >= 1 ? true : undefined), { timeoutMs: 60_000, intervalMs: 50 })).toBe(true);
   // the helper now computes wrong amounts, and the module on disk would not even load
   writeFileSync(files.rates, `export const RATES: Record<string, bigint> = ${WRONG_RATES};\n`);
@@ -89,7 +90,9 @@ test('a run computes with the code it froze while its module and a helper change
 
   // the ledger keeps the code itself, with the files inside it
   const run = (await getRun(env.db.pool, started.runId))!;
-  const { rows: artifacts } = await env.db.pool.query('SELECT code, inputs, builtins, bundler FROM backfill.transform_artifacts WHERE code_hash = $1', [run.transform_hash]);
+  const { rows: artifacts } = await env.db.pool.query('SELECT code, inputs, builtins, bundler FROM backfill.transform_artifacts WHERE code_hash = $1', [
+    run.transform_hash,
+  ]);
   expect(artifacts).toHaveLength(1);
   expect(artifacts[0].inputs).toEqual(expect.arrayContaining(['rates.ts', 'money.ts', 'orders-usd.ts']));
   expect(artifacts[0].code).toContain('1083200n');
@@ -120,7 +123,7 @@ test('a run computes with the code it froze while its module and a helper change
   expect((await diffAgainstExpected(env.db.pool)).extra).toBe(await eurRows());
 });
 
-test('a worker whose module sources differ from the starter\'s refuses to register the run and writes nothing', async () => {
+test("a worker whose module sources differ from the starter's refuses to register the run and writes nothing", async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   const files = writeModule();
   const loaded = loadSpecFile(writeSpec(moduleSpec('frozen-differs', files.module)));
@@ -142,7 +145,9 @@ test('a worker whose module sources differ from the starter\'s refuses to regist
       return messages.join(' <- ');
     },
   );
-  expect(failure).toMatch(/bundles to code [0-9a-f]{12} on this worker, but the run was started with code [0-9a-f]{12}; the module or a file it imports differs here \(.*rates\.ts.*\)/);
+  expect(failure).toMatch(
+    /bundles to code [0-9a-f]{12} on this worker, but the run was started with code [0-9a-f]{12}; the module or a file it imports differs here \(.*rates\.ts.*\)/,
+  );
   expect(await getRun(env.db.pool, runId)).toBeUndefined();
   expect(Number((await env.db.pool.query('SELECT count(*) AS n FROM app.orders_usd')).rows[0].n)).toBe(0);
 });

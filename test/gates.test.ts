@@ -26,10 +26,14 @@ const AMOUNT_MATCHES_RATE = {
 };
 
 async function gateRows(runId: string) {
-  const { rows } = await env.db.pool.query<{ stage: string; gate: string; partition_id: string | null; passed: boolean; violations: string; examples: string | null }>(
-    'SELECT stage, gate, partition_id, passed, violations, examples FROM backfill.gate_results WHERE run_id = $1 ORDER BY id',
-    [runId],
-  );
+  const { rows } = await env.db.pool.query<{
+    stage: string;
+    gate: string;
+    partition_id: string | null;
+    passed: boolean;
+    violations: string;
+    examples: string | null;
+  }>('SELECT stage, gate, partition_id, passed, violations, examples FROM backfill.gate_results WHERE run_id = $1 ORDER BY id', [runId]);
   return rows;
 }
 
@@ -92,17 +96,28 @@ test('a passing canary that needs approval holds until a person approves, with w
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
   await expect(approveRun({ client: env.client }, run, { actor: 'test' })).rejects.toThrow(/needs --reason/);
   await approveRun({ client: env.client }, run, { actor: 'alice', reason: 'canary numbers checked against finance' });
-  await expect(approveRun({ client: env.client }, run, { actor: 'alice', reason: 'again' })).rejects.toThrow(/is not waiting for approval \(its canary is approved\)/);
+  await expect(approveRun({ client: env.client }, run, { actor: 'alice', reason: 'again' })).rejects.toThrow(
+    /is not waiting for approval \(its canary is approved\)/,
+  );
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
-  const { rows: events } = await env.db.pool.query('SELECT kind, actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ($2, $3)', [started.runId, 'canary-passed', 'approved']);
+  const { rows: events } = await env.db.pool.query('SELECT kind, actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind IN ($2, $3)', [
+    started.runId,
+    'canary-passed',
+    'approved',
+  ]);
   expect(events).toEqual([
     expect.objectContaining({ kind: 'canary-passed', actor: 'backfill' }),
     { kind: 'approved', actor: 'alice', reason: 'canary numbers checked against finance' },
   ]);
   const final = (await gateRows(started.runId)).filter((g) => g.stage === 'final' && g.partition_id === null);
-  expect(final.map((g) => [g.gate, g.passed])).toEqual(expect.arrayContaining([['compare', true], ['invariant:amount-matches-rate', true]]));
+  expect(final.map((g) => [g.gate, g.passed])).toEqual(
+    expect.arrayContaining([
+      ['compare', true],
+      ['invariant:amount-matches-rate', true],
+    ]),
+  );
 });
 
 test('a row changed after its chunk committed fails the whole-run check, and verify pinpoints it by key', async () => {
@@ -116,7 +131,9 @@ test('a row changed after its chunk committed fails the whole-run check, and ver
   );
   await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
   // the application (or anyone) changes a row the canary wrote, after its chunk committed
-  const { rows: victim } = await env.db.pool.query<{ id: string }>('UPDATE app.orders_usd SET amount_usd = amount_usd + 1 WHERE id = (SELECT min(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL) RETURNING id');
+  const { rows: victim } = await env.db.pool.query<{ id: string }>(
+    'UPDATE app.orders_usd SET amount_usd = amount_usd + 1 WHERE id = (SELECT min(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL) RETURNING id',
+  );
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
   await approveRun({ client: env.client }, run, { actor: 'test', reason: 'go' });
   const result = await waitForResult(started.handle);
@@ -149,20 +166,32 @@ test('a ramp releases the plan in stages; a stage whose partitions break an inva
       limits: { chunkSize: 2000, concurrency: 4 },
     }),
   );
-  await waitUntil(async () => {
-    const p = await started.handle.query(progressQuery);
-    return p.ramp?.phase === 'held' && p.status === 'paused';
-  }, 'the second ramp stage to hold the run', 60_000);
+  await waitUntil(
+    async () => {
+      const p = await started.handle.query(progressQuery);
+      return p.ramp?.phase === 'held' && p.status === 'paused';
+    },
+    'the second ramp stage to hold the run',
+    60_000,
+  );
   const progress = await started.handle.query(progressQuery);
   expect(progress.ramp).toMatchObject({ stage: 2, stages: 3 });
-  expect(progress.ramp!.held).toMatch(/ramp stage 2 \(the plan's first 6 partitions\) failed its gates .*invariant amount-matches-rate: partition id:000050000-000060000/);
+  expect(progress.ramp!.held).toMatch(
+    /ramp stage 2 \(the plan's first 6 partitions\) failed its gates .*invariant amount-matches-rate: partition id:000050000-000060000/,
+  );
   const { rows } = await env.db.pool.query<{ beyond: number; pending: number }>(
     "SELECT (SELECT count(*)::int FROM app.orders_usd WHERE id >= 60000) AS beyond, (SELECT count(*)::int FROM backfill.partitions WHERE run_id = $1 AND status = 'pending') AS pending",
     [started.runId],
   );
   expect(rows[0]).toEqual({ beyond: 0, pending: 4 });
   const stages = (await gateRows(started.runId)).filter((g) => g.stage === 'ramp' && g.partition_id === null).map((g) => [g.gate, g.passed]);
-  expect(stages).toEqual(expect.arrayContaining([['stage 1: compare', true], ['stage 1: invariant:amount-matches-rate', true], ['stage 2: invariant:amount-matches-rate', false]]));
+  expect(stages).toEqual(
+    expect.arrayContaining([
+      ['stage 1: compare', true],
+      ['stage 1: invariant:amount-matches-rate', true],
+      ['stage 2: invariant:amount-matches-rate', false],
+    ]),
+  );
 
   const run = await findRun(env.db.pool, started.runId, env.db.envVar);
   await expect(controlRun({ client: env.client, pool: env.db.pool }, run, 'resume', { actor: 'test' })).rejects.toThrow(/held by a ramp stage, not paused/);
@@ -175,7 +204,12 @@ test('a ramp releases the plan in stages; a stage whose partitions break an inva
 
 test('the default final check reads a slice of every partition, and a row changed inside a slice fails the run', async () => {
   const started = await env.start(
-    ordersSpec(env.db.envVar, { name: 'gates-slice', partition, validate: { canary: { partitions: 1, approve: true } }, limits: { chunkSize: 1000, concurrency: 4 } }),
+    ordersSpec(env.db.envVar, {
+      name: 'gates-slice',
+      partition,
+      validate: { canary: { partitions: 1, approve: true } },
+      limits: { chunkSize: 1000, concurrency: 4 },
+    }),
   );
   await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
   // the slice the final check will read in the canary's partition, from the chunk log
@@ -192,7 +226,10 @@ test('the default final check reads a slice of every partition, and a row change
   expect(final.find((g) => g.partition_id === null)).toMatchObject({ passed: false, violations: '1' });
   expect(final.find((g) => g.partition_id === 'id:000000000-000010000')!.examples).toContain(`keys: ${victim[0].id};`);
   // the slice is about 1/16 of the rows, not all of them
-  const { rows } = await env.db.pool.query("SELECT rows_checked::int AS n FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final' AND gate = 'compare' AND partition_id IS NULL", [started.runId]);
+  const { rows } = await env.db.pool.query(
+    "SELECT rows_checked::int AS n FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final' AND gate = 'compare' AND partition_id IS NULL",
+    [started.runId],
+  );
   const { rows: all } = await env.db.pool.query("SELECT count(*)::int AS n FROM app.orders WHERE status <> 'void'");
   expect(rows[0].n).toBeLessThan(all[0].n / 8);
 });

@@ -62,7 +62,9 @@ async function expectWriting(runId: string): Promise<void> {
 }
 
 test('guards hold, slow and release a run, and a long hold pauses it for an operator', async () => {
-  await env.db.pool.query('TRUNCATE app.orders_usd; CREATE TABLE app.guard_ctl (queue integer NOT NULL, probe_s float8 NOT NULL); INSERT INTO app.guard_ctl VALUES (0, 0)');
+  await env.db.pool.query(
+    'TRUNCATE app.orders_usd; CREATE TABLE app.guard_ctl (queue integer NOT NULL, probe_s float8 NOT NULL); INSERT INTO app.guard_ctl VALUES (0, 0)',
+  );
   const set = (sql: string) => env.db.pool.query(`UPDATE app.guard_ctl SET ${sql}`);
   const guards = {
     lockWaits: { hard: 0 },
@@ -78,7 +80,6 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
       concurrency: 2,
       rowsPerSecond: 6000,
       guards,
-
     },
   });
   const started = await env.start(spec);
@@ -92,7 +93,10 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await set('queue = 500');
   await expectHeld(started.runId, /held by queue-depth 500 > hard 100/);
   // the run knows too: its progress query and the Web UI's current details say which partitions and why
-  await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'held' && /queue-depth 500 > hard 100/.test(c.reason ?? '')), 'progress to show the hold');
+  await waitUntil(
+    async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'held' && /queue-depth 500 > hard 100/.test(c.reason ?? '')),
+    'progress to show the hold',
+  );
   expect(await currentDetails(started.handle)).toMatch(/\| held \| held by queue-depth 500 > hard 100 \|/);
   await set('queue = 0');
   await expectWriting(started.runId);
@@ -102,7 +106,10 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   await set('queue = 50');
   await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'slowed'), 'progress to show the slowdown');
   await waitUntil(async () => {
-    const { rows } = await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1 AND governed_by = 'guard:queue-depth' AND guard_value = 50", [started.runId]);
+    const { rows } = await env.db.pool.query(
+      "SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1 AND governed_by = 'guard:queue-depth' AND guard_value = 50",
+      [started.runId],
+    );
     return rows[0].n >= 2;
   }, 'slowed chunks');
   await set('queue = 0');
@@ -144,30 +151,45 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
     CREATE FUNCTION app.slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$;
     CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT OR UPDATE ON backfill.commit_probes DEFERRABLE INITIALLY DEFERRED
       FOR EACH ROW EXECUTE FUNCTION app.slow_commit()`);
-  await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, commitMs: { soft: 100, hard: 200 } }, actor: 'test' });
+  await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, {
+    guards: { ...guards, commitMs: { soft: 100, hard: 200 } },
+    actor: 'test',
+  });
   await expectHeld(started.runId, /held by commitMs 3\d\d\.\d\d > hard 200/);
   await env.db.pool.query('DROP TRIGGER slow_commit ON backfill.commit_probes; DROP FUNCTION app.slow_commit()');
   await expectWriting(started.runId);
 
   // held past holdTimeoutSeconds (shortened live): the run pauses itself and waits for an operator
-  const limits = await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { ...guards, holdTimeoutSeconds: 3 }, actor: 'test' });
+  const limits = await setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, {
+    guards: { ...guards, holdTimeoutSeconds: 3 },
+    actor: 'test',
+  });
   expect(limits.guards?.holdTimeoutSeconds).toBe(3);
-  await expect(setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' })).rejects.toThrow(
-    /: guards\.lockWaits\.soft Too small: expected number to be >=0$/,
-  );
+  await expect(
+    setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' }),
+  ).rejects.toThrow(/: guards\.lockWaits\.soft Too small: expected number to be >=0$/);
   await set('queue = 1000');
   await waitUntil(async () => (await getRun(env.db.pool, started.runId))!.status === 'paused', 'the run to pause itself', 40_000);
   const pause = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'paused');
   expect(pause).toMatchObject({ actor: 'guard:queue-depth', reason: expect.stringMatching(/^held \d+s by queue-depth 1000 > hard 100$/) });
   await set('queue = 0');
-  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'hana', reason: 'queue drained' });
+  await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', {
+    actor: 'hana',
+    reason: 'queue drained',
+  });
 
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
   expect(await watching).toBe('succeeded');
   // states that last seconds (a pause here lasts only until the test resumes it: too short to assert on)
-  for (const line of [/: held by queue-depth 500 > hard 100$/, /: slowed by queue-depth 50 > soft 10 \(/, /: held by lockWaits 1 > hard 0$/, /: held by autovacuum 1 > hard 0$/, /: writing again$/]) {
+  for (const line of [
+    /: held by queue-depth 500 > hard 100$/,
+    /: slowed by queue-depth 50 > soft 10 \(/,
+    /: held by lockWaits 1 > hard 0$/,
+    /: held by autovacuum 1 > hard 0$/,
+    /: writing again$/,
+  ]) {
     expect({ line: line.source, seen: watched.split('\n').some((l) => l.startsWith('partition ') && line.test(l)) }).toEqual({ line: line.source, seen: true });
   }
   // every committed chunk is logged, with contiguous key ranges per partition

@@ -31,7 +31,6 @@ beforeAll(async () => {
   `);
 });
 
-
 function peopleSpec(name: string, partition: unknown, transform: unknown) {
   return {
     name,
@@ -60,16 +59,24 @@ async function runToFailure(spec: ReturnType<typeof peopleSpec>) {
 
 test('a run that hits constraint errors puts no row value into any history; the ledger keeps the full errors', async () => {
   const { started, rows, workflowIds } = await runToFailure(
-    peopleSpec('redact-sql', { by: 'range', column: 'id', size: 250 }, { name: 'people', version: 1, sql: 'SELECT c.id, c.n, c.ssn, c.code::integer AS code FROM chunk c' }),
+    peopleSpec(
+      'redact-sql',
+      { by: 'range', column: 'id', size: 250 },
+      { name: 'people', version: 1, sql: 'SELECT c.id, c.n, c.ssn, c.code::integer AS code FROM chunk c' },
+    ),
   );
   // 250..499: unique (ssn 300), 500..749: cast (code of 600), 750..999 and 1000..1249: CHECK (n >= 900)
   expect(rows.map((r) => r.partition_id)).toEqual(['id:000000250-000000500', 'id:000000500-000000750', 'id:000000750-000001000', 'id:000001000-000001250']);
-  expect(rows[0].last_error).toMatch(/^partition id:000000250-000000500 failed at id in \[250, \d+\]: duplicate key value violates unique constraint "people_out_ssn_key" \(SQLSTATE 23505; table app\.people_out\); the full error is in the ledger: backfill status /);
+  expect(rows[0].last_error).toMatch(
+    /^partition id:000000250-000000500 failed at id in \[250, \d+\]: duplicate key value violates unique constraint "people_out_ssn_key" \(SQLSTATE 23505; table app\.people_out\); the full error is in the ledger: backfill status /,
+  );
   expect(rows[0].error_detail).toContain(`Key (ssn)=(${SECRET}300) already exists`);
   expect(rows[1].last_error).toContain('invalid input syntax for type integer: "…" (SQLSTATE 22P02)');
   expect(rows[1].error_detail).toContain(`"${SECRET}600"`);
   expect(rows[1].last_error).toMatch(/failed at id in \(\d+, \d+\]: /);
-  expect(rows[2].last_error).toMatch(/failed at id in \(\d+, \d+\]: new row for relation "people_out" violates check constraint "people_out_n_check" \(SQLSTATE 23514; table app\.people_out\)/);
+  expect(rows[2].last_error).toMatch(
+    /failed at id in \(\d+, \d+\]: new row for relation "people_out" violates check constraint "people_out_n_check" \(SQLSTATE 23514; table app\.people_out\)/,
+  );
   expect(rows[2].error_detail).toContain(`Failing row contains (900, 900, ${SECRET}900, 900)`);
   // a first chunk names the partition's own lower bound (once: "id in (-inf, 1099]")
   expect(rows[3].last_error).toMatch(/failed at id in \[1000, 1099\]: new row for relation/);
@@ -97,7 +104,9 @@ test('a throwing TypeScript transform and list partitions leave neither row valu
       },
     };\n`,
   );
-  const { rows, workflowIds } = await runToFailure(peopleSpec('redact-ts', { by: 'list', column: 'team' }, { name: 'people-ts', version: 1, module: modulePath }));
+  const { rows, workflowIds } = await runToFailure(
+    peopleSpec('redact-ts', { by: 'list', column: 'team' }, { name: 'people-ts', version: 1, module: modulePath }),
+  );
   expect(rows).toHaveLength(1);
   expect(rows[0].last_error).toContain('transform people-ts@1 threw Error;');
   expect(rows[0].error_detail).toContain(`cannot handle ${SECRET}420`);

@@ -14,10 +14,6 @@ import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('idem', { rows: 210_000 });
 
-
-
-
-
 async function run(spec: SpecInput, extra: { maxHistoryEvents?: number } = {}) {
   const started = await env.start(spec, { ...extra });
   return { started, result: await waitForResult(started.handle) };
@@ -140,7 +136,7 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
           }));
         },
       };
-      `.replace('BigInt(r.tenant) * 10n ** 20n + 1n', "(BigInt(r.tenant) * 10n ** 20n + 1n).toString()"),
+      `.replace('BigInt(r.tenant) * 10n ** 20n + 1n', '(BigInt(r.tenant) * 10n ** 20n + 1n).toString()'),
     );
     return file;
   };
@@ -154,7 +150,10 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
            o.tenant * 10::numeric ^ 20 + 1 AS big,
            ${extra === 'tags' ? "ARRAY['x', CASE WHEN o.tenant % 3 = 0 THEN NULL ELSE 'y \"z\"' END] AS tags" : "timestamp '2024-06-01 12:00:00' AS local_at, '\\x0001'::bytea || set_byte('\\x00'::bytea, 0, o.tenant % 256) AS raw"}
       FROM app.orders o WHERE ${"status <> 'void'"}`;
-  for (const [table, extra] of [['app.kinds', 'plain'], ['app.kinds_arr', 'tags']] as const) {
+  for (const [table, extra] of [
+    ['app.kinds', 'plain'],
+    ['app.kinds_arr', 'tags'],
+  ] as const) {
     const spec = ordersSpec(env.db.envVar, {
       name: `kinds-${extra}`,
       transform: { name: `kinds-${extra}`, version: 1, module: moduleFile(`kinds-${extra}`, extra) },

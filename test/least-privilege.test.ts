@@ -74,7 +74,9 @@ test.each([
 });
 
 test('the role cannot migrate the ledger, and says who must', async () => {
-  const { rows } = await env.db.pool.query('DELETE FROM backfill.schema_migrations WHERE version = (SELECT max(version) FROM backfill.schema_migrations) RETURNING version, name');
+  const { rows } = await env.db.pool.query(
+    'DELETE FROM backfill.schema_migrations WHERE version = (SELECT max(version) FROM backfill.schema_migrations) RETURNING version, name',
+  );
   try {
     await expect(migrateLedger(runner)).rejects.toThrow(
       /^the backfill ledger in this database needs migrating, which this role may not do \(permission denied .*\); run `backfill migrate --database <VAR>` once as the ledger's owner \(docs\/security\.md\)$/,

@@ -46,7 +46,9 @@ const partitionStatuses = Object.values(PartitionStatus);
 test.each(arrows(RUN_TRANSITIONS, runStatuses, false))('a run cannot move from %s to %s', async (from, to) => {
   const runId = `r${(n += 1)}`;
   await insertRun(db.pool, runId, from);
-  await expect(db.pool.query('UPDATE backfill.runs SET status = $2 WHERE run_id = $1', [runId, to])).rejects.toThrow(`run status cannot change from ${from} to ${to}`);
+  await expect(db.pool.query('UPDATE backfill.runs SET status = $2 WHERE run_id = $1', [runId, to])).rejects.toThrow(
+    `run status cannot change from ${from} to ${to}`,
+  );
   expect((await db.pool.query('SELECT status FROM backfill.runs WHERE run_id = $1', [runId])).rows[0].status).toBe(from);
 });
 
@@ -91,7 +93,9 @@ test('the database holds exactly the arrows of the code, re-synced on every migr
   } finally {
     await pool.end();
   }
-  const { rows } = await db.pool.query<{ entity: string; from_status: string; to_status: string }>('SELECT * FROM backfill.status_transitions ORDER BY 1, 2, 3');
+  const { rows } = await db.pool.query<{ entity: string; from_status: string; to_status: string }>(
+    'SELECT * FROM backfill.status_transitions ORDER BY 1, 2, 3',
+  );
   const expected = [
     ...Object.entries(PARTITION_TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => ({ entity: 'partition', from_status: from, to_status: to }))),
     ...Object.entries(RUN_TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => ({ entity: 'run', from_status: from, to_status: to }))),

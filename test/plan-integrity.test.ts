@@ -16,7 +16,9 @@ const env = useTestEnvironment('planintegrity', { rows: 30_000 });
 test('list partitions over values alike enough to have shared a hashed id all run', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   await env.db.pool.query("ALTER TABLE app.orders ADD COLUMN label text; UPDATE app.orders SET label = repeat('customer-', 8) || (id % 50)");
-  const started = await env.start(ordersSpec(env.db.envVar, { name: 'alike-values', partition: { by: 'list', column: 'label' }, limits: { chunkSize: 5000, concurrency: 8 } }));
+  const started = await env.start(
+    ordersSpec(env.db.envVar, { name: 'alike-values', partition: { by: 'list', column: 'label' }, limits: { chunkSize: 5000, concurrency: 8 } }),
+  );
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(result.partitions.total).toBe(50);
@@ -27,9 +29,16 @@ test('list partitions over values alike enough to have shared a hashed id all ru
 async function runWithLedgerEdit(name: string, edit: (runId: string) => Promise<void>) {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   const started = await env.start(
-    ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 30_000 }, limits: { chunkSize: 2000, concurrency: 1, rowsPerSecond: 20_000 } }),
+    ordersSpec(env.db.envVar, {
+      name,
+      partition: { by: 'range', column: 'id', size: 30_000 },
+      limits: { chunkSize: 2000, concurrency: 1, rowsPerSecond: 20_000 },
+    }),
   );
-  const first = () => env.db.pool.query("SELECT 1 FROM backfill.partitions WHERE run_id = $1 AND ordinal = 0 AND status = 'succeeded'", [started.runId]).then((r) => (r.rowCount ? true : undefined));
+  const first = () =>
+    env.db.pool
+      .query("SELECT 1 FROM backfill.partitions WHERE run_id = $1 AND ordinal = 0 AND status = 'succeeded'", [started.runId])
+      .then((r) => (r.rowCount ? true : undefined));
   expect(await pollUntil(first, { timeoutMs: 30_000, intervalMs: 50 })).toBe(true);
   await edit(started.runId);
   await waitForResult(started.handle);
@@ -38,19 +47,26 @@ async function runWithLedgerEdit(name: string, edit: (runId: string) => Promise<
 }
 
 test('a succeeded partition removed from the ledger by hand makes the completeness proof fail', async () => {
-  const ending = await runWithLedgerEdit('proof-removed', (runId) => env.db.pool.query('DELETE FROM backfill.partitions WHERE run_id = $1 AND ordinal = 0', [runId]).then(() => undefined));
+  const ending = await runWithLedgerEdit('proof-removed', (runId) =>
+    env.db.pool.query('DELETE FROM backfill.partitions WHERE run_id = $1 AND ordinal = 0', [runId]).then(() => undefined),
+  );
   expect(ending).toEqual({
     status: 'failed',
-    last_error: expect.stringMatching(/^the run cannot be shown complete: the ledger holds 3 partitions but the plan had 4; partition id:000030000-000060000 is number 1 of the plan where 0 was expected \(a partition is missing before it\); start a new run$/),
+    last_error: expect.stringMatching(
+      /^the run cannot be shown complete: the ledger holds 3 partitions but the plan had 4; partition id:000030000-000060000 is number 1 of the plan where 0 was expected \(a partition is missing before it\); start a new run$/,
+    ),
   });
 });
 
 test('bounds edited into a gap make the completeness proof fail', async () => {
   const ending = await runWithLedgerEdit('proof-gap', (runId) =>
-    env.db.pool.query(`UPDATE backfill.partitions SET bounds = jsonb_set(bounds, '{hi}', '"29000"') WHERE run_id = $1 AND ordinal = 0`, [runId]).then(() => undefined),
+    env.db.pool
+      .query(`UPDATE backfill.partitions SET bounds = jsonb_set(bounds, '{hi}', '"29000"') WHERE run_id = $1 AND ordinal = 0`, [runId])
+      .then(() => undefined),
   );
   expect(ending).toEqual({
     status: 'failed',
-    last_error: 'the run cannot be shown complete: partition id:000030000-000060000 starts at 30000 but the one before it ends at 29000: a gap; start a new run',
+    last_error:
+      'the run cannot be shown complete: partition id:000030000-000060000 starts at 30000 but the one before it ends at 29000: a gap; start a new run',
   });
 });

@@ -38,10 +38,20 @@ async function rowsRead(runId: string): Promise<{ rows: number; at: number }> {
 test('three worker processes share one rows/second budget within ±10%', async () => {
   const taskQueue = uniqueQueue('rate');
   for (let i = 0; i < 3; i++) {
-    const w = { process: spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
-      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: TEST_DATABASES, LOG_LEVEL: 'info', BACKFILL_MAX_ACTIVITIES: '2' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    }), logs: '' };
+    const w = {
+      process: spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: temporalAddress(),
+          BACKFILL_TASK_QUEUE: taskQueue,
+          BACKFILL_DATABASES: TEST_DATABASES,
+          LOG_LEVEL: 'info',
+          BACKFILL_MAX_ACTIVITIES: '2',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+      logs: '',
+    };
     w.process.stderr!.on('data', (d: Buffer) => (w.logs += d.toString()));
     workers.push(w);
   }

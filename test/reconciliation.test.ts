@@ -17,7 +17,13 @@ test('a trigger rewriting some values on the target fails their partitions, and 
       BEGIN IF NEW.id BETWEEN 40000 AND 40100 THEN NEW.amount_usd := NEW.amount_usd + 0.01; END IF; RETURN NEW; END $$;
     CREATE TRIGGER round_up BEFORE INSERT OR UPDATE ON app.orders_usd FOR EACH ROW EXECUTE FUNCTION app.round_up()`);
   try {
-    const started = await env.start(ordersSpec(env.db.envVar, { name: 'reconcile-trigger', partition: { by: 'range', column: 'id', size: 30_000 }, limits: { chunkSize: 5000, concurrency: 3 } }));
+    const started = await env.start(
+      ordersSpec(env.db.envVar, {
+        name: 'reconcile-trigger',
+        partition: { by: 'range', column: 'id', size: 30_000 },
+        limits: { chunkSize: 5000, concurrency: 3 },
+      }),
+    );
     const result = await waitForResult(started.handle);
     expect(result.status).toBe('failed');
     const { rows } = await env.db.pool.query<{ partition_id: string; last_error: string; error_detail: string }>(
@@ -40,12 +46,16 @@ test('a trigger rewriting some values on the target fails their partitions, and 
 
 test('update mode counts the rows it skips (no target row), and the counts add up', async () => {
   // the target holds two thirds of the keys: update writes those, and skips the rest visibly
-  await env.db.pool.query("INSERT INTO app.orders_usd (id, tenant, created_at) SELECT id, tenant, created_at FROM app.orders WHERE status <> 'void' AND id % 3 <> 0");
+  await env.db.pool.query(
+    "INSERT INTO app.orders_usd (id, tenant, created_at) SELECT id, tenant, created_at FROM app.orders WHERE status <> 'void' AND id % 3 <> 0",
+  );
   const started = await env.start(ordersSpec(env.db.envVar, { name: 'reconcile-update', target: { table: 'app.orders_usd', key: ['id'], mode: 'update' } }));
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   const report = await statusReportFor(env.db.pool, started.runId);
-  const { rows } = await env.db.pool.query("SELECT count(*) FILTER (WHERE id % 3 = 0)::int AS absent, count(*)::int AS produced FROM app.orders WHERE status <> 'void'");
+  const { rows } = await env.db.pool.query(
+    "SELECT count(*) FILTER (WHERE id % 3 = 0)::int AS absent, count(*)::int AS produced FROM app.orders WHERE status <> 'void'",
+  );
   expect(report.totals.rowsSkipped).toBe(rows[0].absent);
   expect(report.totals.rowsWritten + report.totals.rowsUnchanged + report.totals.rowsSkipped!).toBe(rows[0].produced);
   expect(renderStatus(report)).toMatch(/skipped/);

@@ -38,7 +38,7 @@ test('6-hour partitions feeding a date column are refused before anything runs',
 });
 
 test('days computed in another time zone stray outside their UTC partitions: nothing is written, the partitions fail with the fix', async () => {
-  await env.db.pool.query("INSERT INTO app.daily SELECT day, -1 FROM (" + TRUE_DAILY + ") d");
+  await env.db.pool.query('INSERT INTO app.daily SELECT day, -1 FROM (' + TRUE_DAILY + ') d');
   const started = await env.start(rollup('1 day', "(c.created_at AT TIME ZONE 'America/New_York')::date"));
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('failed');

@@ -15,11 +15,7 @@ import { useTestEnvironment } from './helpers/environment';
 
 const env = useTestEnvironment('replay', { rows: 20_000 });
 
-
 const HISTORIES = path.join(__dirname, 'histories');
-
-
-
 
 async function replay(history: unknown, workflowId: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
@@ -34,7 +30,11 @@ test('recorded histories replay without non-determinism', async () => {
 });
 
 test('a fresh run with a pause, a resume and continue-as-new replays: parent executions and a child', async () => {
-  const spec = ordersSpec(env.db.envVar, { name: 'replay', partition: { by: 'range', column: 'id', size: 10_000 }, limits: { chunkSize: 2000, concurrency: 2 } });
+  const spec = ordersSpec(env.db.envVar, {
+    name: 'replay',
+    partition: { by: 'range', column: 'id', size: 10_000 },
+    limits: { chunkSize: 2000, concurrency: 2 },
+  });
   const started = await env.start(spec, { maxHistoryEvents: 60 });
   await started.handle.signal('pause', { actor: 'test', reason: 'replay' });
   await started.handle.signal('resume', { actor: 'test', reason: 'replay' });
@@ -42,7 +42,9 @@ test('a fresh run with a pause, a resume and continue-as-new replays: parent exe
   expect(result.status).toBe('succeeded');
 
   const executions = [];
-  for await (const wf of env.client.workflow.list({ query: `WorkflowId = '${started.workflowId}' OR WorkflowId = '${started.workflowId}/id:000000000-000010000'` })) {
+  for await (const wf of env.client.workflow.list({
+    query: `WorkflowId = '${started.workflowId}' OR WorkflowId = '${started.workflowId}/id:000000000-000010000'`,
+  })) {
     executions.push(wf);
   }
   expect(executions.length).toBeGreaterThanOrEqual(3);
@@ -53,7 +55,18 @@ test('a fresh run with a pause, a resume and continue-as-new replays: parent exe
       mkdirSync(HISTORIES, { recursive: true });
       const name = `${wf.workflowId === started.workflowId ? 'run' : 'partition'}-${wf.runId.slice(0, 8)}`;
       // the CLI's JSON is the canonical export format (what `temporal workflow show -o json` gives operators)
-      const json = execFileSync(process.env.TEMPORAL_CLI!, ['workflow', 'show', '--address', temporalAddress(), '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
+      const json = execFileSync(process.env.TEMPORAL_CLI!, [
+        'workflow',
+        'show',
+        '--address',
+        temporalAddress(),
+        '-w',
+        wf.workflowId,
+        '-r',
+        wf.runId,
+        '-o',
+        'json',
+      ]);
       writeFileSync(path.join(HISTORIES, `${name}.json`), json);
     }
   }

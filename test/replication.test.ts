@@ -48,9 +48,12 @@ async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
-const chunks = async (runId: string) => (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1', [runId])).rows[0].n;
+const chunks = async (runId: string) =>
+  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1', [runId])).rows[0].n;
 const holds = async (runId: string) =>
-  (await pool.query<{ r: string }>('SELECT hold_reason AS r FROM backfill.partitions WHERE run_id = $1 AND hold_reason IS NOT NULL', [runId])).rows.map((r) => r.r);
+  (await pool.query<{ r: string }>('SELECT hold_reason AS r FROM backfill.partitions WHERE run_id = $1 AND hold_reason IS NOT NULL', [runId])).rows.map(
+    (r) => r.r,
+  );
 
 test('a replica whose replay falls behind holds the run, which continues by itself when it catches up', async () => {
   const spec = ordersSpec('BF_TEST_DB_PRIMARY', {
@@ -62,14 +65,20 @@ test('a replica whose replay falls behind holds the run, which continues by itse
   await waitUntil(async () => (await chunks(started.runId)) > 3, 'first chunks');
 
   await servers.pauseReplay();
-  await waitUntil(async () => (await holds(started.runId)).some((h) => /^held by replicationLagSeconds \d+\.\d\d > hard 1$/.test(h)), 'the lag to hold the run');
+  await waitUntil(
+    async () => (await holds(started.runId)).some((h) => /^held by replicationLagSeconds \d+\.\d\d > hard 1$/.test(h)),
+    'the lag to hold the run',
+  );
   // chunks in flight commit; after that nothing is written while the replica lags
   await sleep(1500);
   const held = await chunks(started.runId);
   await sleep(2500);
   expect(await chunks(started.runId)).toBe(held);
   expect(renderStatus(await statusReport(pool, (await getRun(pool, started.runId))!))).toMatch(/held by replicationLagSeconds/);
-  await waitUntil(async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'held' && /replicationLagSeconds/.test(c.reason ?? '')), 'progress to show the hold');
+  await waitUntil(
+    async () => (await started.handle.query(progressQuery)).conditions.some((c) => c.state === 'held' && /replicationLagSeconds/.test(c.reason ?? '')),
+    'progress to show the hold',
+  );
 
   await servers.resumeReplay();
   await waitUntil(async () => (await chunks(started.runId)) > held + 2, 'writes to resume once the replica caught up');

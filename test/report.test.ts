@@ -31,7 +31,16 @@ beforeAll(async () => {
       name: 'report-run',
       reason: 'INC-142: amount_usd used a stale EUR rate <script>alert(1)</script> & rounding',
       partition: { by: 'time', column: 'created_at', size: '1 day' },
-      validate: { canary: { partitions: 2 }, distributions: [{ column: 'amount_usd', mean: 0.1, nullRate: 0.01 }], invariants: [{ name: 'no-null-usd-for-priced', sql: 'SELECT s.id FROM source_rows s JOIN app.orders_usd t ON t.id = s.id WHERE s.amount_cents IS NOT NULL AND s.currency IN (SELECT currency FROM app.fx) AND t.amount_usd IS NULL' }] },
+      validate: {
+        canary: { partitions: 2 },
+        distributions: [{ column: 'amount_usd', mean: 0.1, nullRate: 0.01 }],
+        invariants: [
+          {
+            name: 'no-null-usd-for-priced',
+            sql: 'SELECT s.id FROM source_rows s JOIN app.orders_usd t ON t.id = s.id WHERE s.amount_cents IS NOT NULL AND s.currency IN (SELECT currency FROM app.fx) AND t.amount_usd IS NULL',
+          },
+        ],
+      },
       after: [{ action: 'analyze' }],
       downstream: { consumers: ['finance dashboard'], changesSemantics: true },
       limits: { chunkSize: 1500, concurrency: 4 },
@@ -43,7 +52,17 @@ beforeAll(async () => {
 
 test('the Markdown report holds the scope, the frozen transform, every gate, downstream and the audit trail', async () => {
   const md = renderMarkdown(await collectReport(env.db.pool, await findRun(env.db.pool, runId, env.db.envVar)));
-  for (const heading of ['## Scope and reason', '## Frozen transform', '## Outcome', '## Gates', '## Distributions', '## Downstream', '## Partitions', '## Audit trail']) expect(md).toContain(heading);
+  for (const heading of [
+    '## Scope and reason',
+    '## Frozen transform',
+    '## Outcome',
+    '## Gates',
+    '## Distributions',
+    '## Downstream',
+    '## Partitions',
+    '## Audit trail',
+  ])
+    expect(md).toContain(heading);
   expect(md).toMatch(/\| amount_usd \| before \| \d+ \|/);
   expect(md).toMatch(/\| final \| distribution:amount_usd \| all \| passed \|/);
   expect(md).toContain('round(c.amount_cents * f.usd_rate / 100.0, 2)');
@@ -55,43 +74,50 @@ test('the Markdown report holds the scope, the frozen transform, every gate, dow
   expect(md).toMatch(/Throughput: [\d.]+k? rows\/s on average/);
 });
 
-maybe('the HTML report renders offline in Chromium with its charts drawn (a distribution before and after among them), and text from the spec is escaped', async () => {
-  const file = path.join(os.tmpdir(), `report-${runId}.html`);
-  const cli = await runCli(['report', runId, '--format', 'html', '--out', file, '--database', env.db.envVar]);
-  expect(cli.code).toBe(0);
-  const html = readFileSync(file, 'utf8');
-  expect(html).not.toContain('<script>');
-  expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
-  expect(html).not.toMatch(/(src|href)="https?:/); // nothing to fetch
+maybe(
+  'the HTML report renders offline in Chromium with its charts drawn (a distribution before and after among them), and text from the spec is escaped',
+  async () => {
+    const file = path.join(os.tmpdir(), `report-${runId}.html`);
+    const cli = await runCli(['report', runId, '--format', 'html', '--out', file, '--database', env.db.envVar]);
+    expect(cli.code).toBe(0);
+    const html = readFileSync(file, 'utf8');
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(html).not.toMatch(/(src|href)="https?:/); // nothing to fetch
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    const requests: string[] = [];
-    page.on('request', (r) => void (r.url().startsWith('file:') || requests.push(r.url())));
-    await page.goto(`file://${file}`);
-    const charts = await page.$$eval('svg.chart', (svgs) =>
-      svgs.map((s) => ({
-        kind: s.getAttribute('data-chart'),
-        // a line's points, a scatter's dots, bars
-        marks: [...s.querySelectorAll('path')].reduce((n, p) => n + (p.getAttribute('d') ?? '').split('L').length, 0) + s.querySelectorAll('circle, rect').length,
-        width: s.getBoundingClientRect().width,
-      })),
-    );
-    expect(charts.map((c) => c.kind)).toEqual(['throughput', 'chunk-durations', 'rows-per-partition', 'partitions-by-status', 'distribution-amount_usd']);
-    for (const c of charts) {
-      expect(c.marks).toBeGreaterThan(1);
-      expect(c.width).toBeGreaterThan(300);
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const requests: string[] = [];
+      page.on('request', (r) => void (r.url().startsWith('file:') || requests.push(r.url())));
+      await page.goto(`file://${file}`);
+      const charts = await page.$$eval('svg.chart', (svgs) =>
+        svgs.map((s) => ({
+          kind: s.getAttribute('data-chart'),
+          // a line's points, a scatter's dots, bars
+          marks:
+            [...s.querySelectorAll('path')].reduce((n, p) => n + (p.getAttribute('d') ?? '').split('L').length, 0) + s.querySelectorAll('circle, rect').length,
+          width: s.getBoundingClientRect().width,
+        })),
+      );
+      expect(charts.map((c) => c.kind)).toEqual(['throughput', 'chunk-durations', 'rows-per-partition', 'partitions-by-status', 'distribution-amount_usd']);
+      for (const c of charts) {
+        expect(c.marks).toBeGreaterThan(1);
+        expect(c.width).toBeGreaterThan(300);
+      }
+      expect(await page.locator('table.gates td.bad').count()).toBe(0);
+      expect(requests).toEqual([]);
+      const dir = process.env.UPDATE_SCREENSHOT ? path.join(__dirname, '..', 'docs') : path.join(os.tmpdir(), 'backfill-test-screenshots');
+      mkdirSync(dir, { recursive: true });
+      await page.screenshot({ path: path.join(dir, 'run-report.png'), fullPage: true });
+    } finally {
+      await browser.close();
     }
-    expect(await page.locator('table.gates td.bad').count()).toBe(0);
-    expect(requests).toEqual([]);
-    const dir = process.env.UPDATE_SCREENSHOT ? path.join(__dirname, '..', 'docs') : path.join(os.tmpdir(), 'backfill-test-screenshots');
-    mkdirSync(dir, { recursive: true });
-    await page.screenshot({ path: path.join(dir, 'run-report.png'), fullPage: true });
-  } finally {
-    await browser.close();
-  }
-});
+  },
+);
 
 test('a wrong format is refused before anything is read', async () => {
   const cli = await runCli(['report', runId, '--format', 'pdf', '--database', env.db.envVar]);

@@ -13,7 +13,11 @@ const env = useTestEnvironment('scope', { rows: 20_000 });
 
 test('rows inserted beyond the planned partitions during a run are counted and reported with the way to cover them', async () => {
   const started = await env.start(
-    ordersSpec(env.db.envVar, { name: 'scope-drift', partition: { by: 'range', column: 'id', size: 10_000 }, limits: { chunkSize: 2000, concurrency: 2, rowsPerSecond: 8000 } }),
+    ordersSpec(env.db.envVar, {
+      name: 'scope-drift',
+      partition: { by: 'range', column: 'id', size: 10_000 },
+      limits: { chunkSize: 2000, concurrency: 2, rowsPerSecond: 8000 },
+    }),
   );
   // the application keeps inserting: 25 new paid orders above the last planned bound, 5 void ones (out of scope)
   await env.db.pool.query(`

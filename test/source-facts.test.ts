@@ -46,7 +46,13 @@ function spec(partition: Record<string, unknown>, where?: string): Spec {
 async function factsAndRowsRead(s: Spec, columnType: string) {
   // the backend's counts not yet flushed to the shared statistics show here too: take the difference
   const read = async () =>
-    Number((await client.query<{ n: string }>("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relid = 'public.events'::regclass")).rows[0].n);
+    Number(
+      (
+        await client.query<{ n: string }>(
+          "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) AS n FROM pg_stat_xact_user_tables WHERE relid = 'public.events'::regclass",
+        )
+      ).rows[0].n,
+    );
   await client.query('BEGIN');
   try {
     const before = await read();
@@ -75,7 +81,10 @@ test.each(['infinity', '-infinity'])("'%s' at either end of a time column is sti
   try {
     await client.query(`UPDATE public.events SET at = '${value}' WHERE id = 777`);
     await expect(readSourceFacts(client, spec({ by: 'time', column: 'at', size: '1 day' }), 'timestamp with time zone')).rejects.toThrow(
-      new PlanError('partition.column', "at holds 'infinity' or '-infinity' in scope, which no time partition can hold; exclude them with source.where (isfinite(at)), or partition by another column"),
+      new PlanError(
+        'partition.column',
+        "at holds 'infinity' or '-infinity' in scope, which no time partition can hold; exclude them with source.where (isfinite(at)), or partition by another column",
+      ),
     );
   } finally {
     await client.query('ROLLBACK');

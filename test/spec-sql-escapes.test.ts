@@ -18,39 +18,84 @@ const transform = (sql: string) => spec({ transform: { name: 't', version: 1, sq
 const guards = (g: Record<string, unknown>) => spec({ limits: { chunkSize: 1000, concurrency: 2, guards: g } });
 
 const cases: [string, () => unknown, string][] = [
-  ['a where filter that commits and creates a table', () => where('true); COMMIT; CREATE TABLE public.pwned(); SELECT (1'),
-    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 5'],
-  ['a where filter that breaks out of its parentheses', () => where('x) OR (true'),
-    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 2'],
-  ['a where filter with a second statement', () => where('true; DELETE FROM app.orders'),
-    "invalid spec F: source.where must be one condition on the source rows, such as created_at >= '2024-01-01' (found 2 statements)"],
-  ['a where filter that locks rows', () => where('id IN (SELECT id FROM app.orders FOR UPDATE)'),
-    'invalid spec F: source.where locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
-  ['a transform that commits and creates a table', () => transform(`${TRANSFORM_SQL}; COMMIT; CREATE TABLE public.pwned()`),
-    'invalid spec F: transform.sql must be exactly one statement, a SELECT over `chunk` (found 3)'],
-  ['a transform with a data-modifying WITH', () => transform('WITH d AS (DELETE FROM app.orders RETURNING id) SELECT c.id FROM chunk c'),
-    'invalid spec F: transform.sql contains DELETE (a data-modifying WITH); it may only read'],
-  ['a transform that is SELECT … INTO', () => transform('SELECT c.id INTO public.pwned FROM chunk c'),
-    'invalid spec F: transform.sql is SELECT … INTO, which creates a table; remove INTO'],
-  ['a transform that locks rows', () => transform(`${TRANSFORM_SQL} FOR UPDATE`),
-    'invalid spec F: transform.sql locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
-  ['a transform that is not a SELECT', () => transform('DELETE FROM app.orders RETURNING id'),
-    'invalid spec F: transform.sql must be a SELECT over `chunk` (found DELETE)'],
-  ['a probe guard with a second statement', () => guards({ probeMs: { sql: 'SELECT 1; DROP TABLE app.orders', hard: 100 } }),
-    'invalid spec F: limits.guards.probeMs.sql must be exactly one statement, a SELECT returning one number (found 2)'],
-  ['a custom guard that writes', () => guards({ custom: [{ name: 'x', sql: 'UPDATE app.fx SET usd_rate = 0 RETURNING 1', hard: 1 }] }),
-    'invalid spec F: limits.guards.custom.0.sql must be a SELECT returning one number (found UPDATE)'],
-  ['a transform calling a volatile function', () => transform('SELECT c.id, c.tenant, c.created_at, extract(epoch FROM clock_timestamp())::numeric(14,2) AS amount_usd FROM chunk c'),
+  [
+    'a where filter that commits and creates a table',
+    () => where('true); COMMIT; CREATE TABLE public.pwned(); SELECT (1'),
+    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 5',
+  ],
+  [
+    'a where filter that breaks out of its parentheses',
+    () => where('x) OR (true'),
+    'invalid spec F: source.where does not parse: syntax error at or near ")" at character 2',
+  ],
+  [
+    'a where filter with a second statement',
+    () => where('true; DELETE FROM app.orders'),
+    "invalid spec F: source.where must be one condition on the source rows, such as created_at >= '2024-01-01' (found 2 statements)",
+  ],
+  [
+    'a where filter that locks rows',
+    () => where('id IN (SELECT id FROM app.orders FOR UPDATE)'),
+    'invalid spec F: source.where locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows',
+  ],
+  [
+    'a transform that commits and creates a table',
+    () => transform(`${TRANSFORM_SQL}; COMMIT; CREATE TABLE public.pwned()`),
+    'invalid spec F: transform.sql must be exactly one statement, a SELECT over `chunk` (found 3)',
+  ],
+  [
+    'a transform with a data-modifying WITH',
+    () => transform('WITH d AS (DELETE FROM app.orders RETURNING id) SELECT c.id FROM chunk c'),
+    'invalid spec F: transform.sql contains DELETE (a data-modifying WITH); it may only read',
+  ],
+  [
+    'a transform that is SELECT … INTO',
+    () => transform('SELECT c.id INTO public.pwned FROM chunk c'),
+    'invalid spec F: transform.sql is SELECT … INTO, which creates a table; remove INTO',
+  ],
+  [
+    'a transform that locks rows',
+    () => transform(`${TRANSFORM_SQL} FOR UPDATE`),
+    'invalid spec F: transform.sql locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows',
+  ],
+  [
+    'a transform that is not a SELECT',
+    () => transform('DELETE FROM app.orders RETURNING id'),
+    'invalid spec F: transform.sql must be a SELECT over `chunk` (found DELETE)',
+  ],
+  [
+    'a probe guard with a second statement',
+    () => guards({ probeMs: { sql: 'SELECT 1; DROP TABLE app.orders', hard: 100 } }),
+    'invalid spec F: limits.guards.probeMs.sql must be exactly one statement, a SELECT returning one number (found 2)',
+  ],
+  [
+    'a custom guard that writes',
+    () => guards({ custom: [{ name: 'x', sql: 'UPDATE app.fx SET usd_rate = 0 RETURNING 1', hard: 1 }] }),
+    'invalid spec F: limits.guards.custom.0.sql must be a SELECT returning one number (found UPDATE)',
+  ],
+  [
+    'a transform calling a volatile function',
+    () => transform('SELECT c.id, c.tenant, c.created_at, extract(epoch FROM clock_timestamp())::numeric(14,2) AS amount_usd FROM chunk c'),
     'invalid spec F: transform.sql calls volatile clock_timestamp (clock_timestamp()): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
-      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
-  ['a transform that changes a session setting for later chunks', () => transform("SELECT c.id, c.tenant, c.created_at, length(set_config('search_path', 'app', false))::numeric(14,2) AS amount_usd FROM chunk c"),
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)',
+  ],
+  [
+    'a transform that changes a session setting for later chunks',
+    () => transform("SELECT c.id, c.tenant, c.created_at, length(set_config('search_path', 'app', false))::numeric(14,2) AS amount_usd FROM chunk c"),
     'invalid spec F: transform.sql calls volatile set_config (set_config(text,text,boolean)): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
-      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
-  ['a transform using an operator backed by a volatile function', () => transform('SELECT c.id, c.tenant, c.created_at, (c.amount_cents OPERATOR(app.%+%) 1)::numeric(14,2) AS amount_usd FROM chunk c'),
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)',
+  ],
+  [
+    'a transform using an operator backed by a volatile function',
+    () => transform('SELECT c.id, c.tenant, c.created_at, (c.amount_cents OPERATOR(app.%+%) 1)::numeric(14,2) AS amount_usd FROM chunk c'),
     'invalid spec F: transform.sql calls volatile operator app.%+% (app.jitter(bigint,integer)): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
-      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)'],
-  ['a where filter calling a volatile function', () => where("created_at < clock_timestamp() - interval '1 day'"),
-    'invalid spec F: source.where calls volatile clock_timestamp (clock_timestamp()): the scope would change while the run walks it; filter on stored values and stable functions such as now() only'],
+      'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)',
+  ],
+  [
+    'a where filter calling a volatile function',
+    () => where("created_at < clock_timestamp() - interval '1 day'"),
+    'invalid spec F: source.where calls volatile clock_timestamp (clock_timestamp()): the scope would change while the run walks it; filter on stored values and stable functions such as now() only',
+  ],
 ];
 
 beforeAll(async () => {
@@ -97,5 +142,9 @@ test('a SQL transform records the tables and functions it reads', async () => {
 test('a transform that declares allowVolatile may call volatile functions, and the run records which', async () => {
   const sql = 'SELECT c.id, c.tenant, c.created_at, extract(epoch FROM clock_timestamp())::numeric(14,2) AS amount_usd FROM chunk c';
   const checked = await checkSpec(writeSpec(spec({ transform: { name: 't', version: 1, sql, allowVolatile: true } })));
-  expect(checked.shape.transformReads).toEqual({ tables: [], functions: ['clock_timestamp', 'pg_catalog.extract'], volatile: ['clock_timestamp (clock_timestamp())'] });
+  expect(checked.shape.transformReads).toEqual({
+    tables: [],
+    functions: ['clock_timestamp', 'pg_catalog.extract'],
+    volatile: ['clock_timestamp (clock_timestamp())'],
+  });
 });

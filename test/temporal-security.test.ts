@@ -24,7 +24,6 @@ import { encryptedWorkflowBundle, startTestWorker, temporalAddress, uniqueQueue 
 
 const env = useTestEnvironment('tsec', { rows: 3000, worker: false });
 
-
 describe('payload encryption (BACKFILL_PAYLOAD_KEY)', () => {
   const payloadKeys = { current: randomBytes(32), old: [] };
   const REASON = 'test: re-rate the customers of project nightingale';
@@ -37,9 +36,17 @@ describe('payload encryption (BACKFILL_PAYLOAD_KEY)', () => {
     const sealed = await connectClient({ address: temporalAddress(), namespace: 'default', payloadKeys });
     const plain = await connectClient({ address: temporalAddress(), namespace: 'default' });
     try {
-      const spec = ordersSpec(env.db.envVar, { name: 'encrypted', reason: REASON, partition: { by: 'range', column: 'id', size: 1000 }, limits: { chunkSize: 500, concurrency: 4 } });
+      const spec = ordersSpec(env.db.envVar, {
+        name: 'encrypted',
+        reason: REASON,
+        partition: { by: 'range', column: 'id', size: 1000 },
+        limits: { chunkSize: 500, concurrency: 4 },
+      });
       const started = await startRun({ client: sealed.client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
-      const result = (await sealed.client.workflow.getHandle(started.workflowId).result()) as { status: string; partitions: { failed: number; succeeded: number } };
+      const result = (await sealed.client.workflow.getHandle(started.workflowId).result()) as {
+        status: string;
+        partitions: { failed: number; succeeded: number };
+      };
       // the CHECK fails some partitions: their errors go through Temporal too
       expect(result.status).toBe('failed');
       expect(result.partitions.failed).toBeGreaterThan(0);
@@ -74,7 +81,10 @@ describe('mutual TLS (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA)', ()
   beforeAll(async () => {
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
     openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=backfill test CA', '-keyout', 'ca.key', '-out', 'ca.pem');
-    for (const [name, cn] of [['server', 'localhost'], ['client', 'backfill-worker']]) {
+    for (const [name, cn] of [
+      ['server', 'localhost'],
+      ['client', 'backfill-worker'],
+    ]) {
       openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
       // extensions make these X.509 v3 certificates, the only version TLS libraries such as rustls accept
       const ext = ['-extfile', writeExt(name === 'server' ? 'subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n' : 'extendedKeyUsage=clientAuth\n')];
@@ -83,7 +93,14 @@ describe('mutual TLS (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA)', ()
     // a TLS endpoint that demands a client certificate signed by the CA, in front of the dev server
     const [host, upstreamPort] = temporalAddress().split(':');
     server = tls.createServer(
-      { key: readFileSync(file('server.key')), cert: readFileSync(file('server.pem')), ca: readFileSync(file('ca.pem')), requestCert: true, rejectUnauthorized: true, ALPNProtocols: ['h2'] },
+      {
+        key: readFileSync(file('server.key')),
+        cert: readFileSync(file('server.pem')),
+        ca: readFileSync(file('ca.pem')),
+        requestCert: true,
+        rejectUnauthorized: true,
+        ALPNProtocols: ['h2'],
+      },
       (socket) => {
         const upstream = net.connect(Number(upstreamPort), host);
         socket.pipe(upstream).pipe(socket);
@@ -129,6 +146,11 @@ describe('mutual TLS (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA)', ()
   test('without a client certificate the server refuses the connection, and the error says where and how', async () => {
     const { TEMPORAL_TLS_CERT: _c, TEMPORAL_TLS_KEY: _k, ...withoutClientCert } = tlsEnv();
     const config = temporalConfig(withoutClientCert);
-    await expect(connectClient(config)).rejects.toThrow(new RegExp(`^cannot reach Temporal at localhost:${port} over TLS \\(.*\\); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings$`, 's'));
+    await expect(connectClient(config)).rejects.toThrow(
+      new RegExp(
+        `^cannot reach Temporal at localhost:${port} over TLS \\(.*\\); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings$`,
+        's',
+      ),
+    );
   });
 });

@@ -16,7 +16,6 @@ import { useTestEnvironment } from './helpers/environment';
 
 const env = useTestEnvironment('webui', { rows: 30_000 });
 
-
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 if (!available && process.env.CI) throw new Error(`Chromium not found at ${CHROMIUM}; CI must install it (apt-get install chromium)`);
@@ -24,7 +23,6 @@ if (!available) process.stderr.write(`web-ui.test.ts skipped: no Chromium at ${C
 const maybe = available ? test : test.skip;
 
 let browser: Browser | undefined;
-
 
 afterAll(async () => {
   await browser?.close();
@@ -45,11 +43,14 @@ maybe('the run is found by its search attribute and its User Metadata tab shows 
   const query = encodeURIComponent(`BackfillRunId="${started.runId}"`);
   await page.goto(`${ui}/namespaces/default/workflows?query=${query}`);
   const link = page.getByRole('link', { name: started.workflowId, exact: true });
-  await link.first().waitFor({ timeout: 30_000 }).catch(async (err) => {
-    await page.screenshot({ path: '/tmp/ui-debug.png', fullPage: true });
-    process.stderr.write(`PAGE TEXT: ${(await page.locator('body').innerText()).slice(0, 3000)}\n`);
-    throw err;
-  });
+  await link
+    .first()
+    .waitFor({ timeout: 30_000 })
+    .catch(async (err) => {
+      await page.screenshot({ path: '/tmp/ui-debug.png', fullPage: true });
+      process.stderr.write(`PAGE TEXT: ${(await page.locator('body').innerText()).slice(0, 3000)}\n`);
+      throw err;
+    });
   expect(await page.getByRole('link', { name: /^backfill\// }).count()).toBe(1);
   await link.first().click();
 
@@ -61,8 +62,14 @@ maybe('the run is found by its search attribute and its User Metadata tab shows 
   let tables: string[] | undefined;
   while (!tables) {
     for (const frame of page.frames()) {
-      const text = await frame.locator('body').innerText().catch(() => '');
-      if (text.includes(heading)) tables = await frame.locator('table').evaluateAll((els) => els.map((t) => (t as unknown as { innerText: string }).innerText.replace(/\s+/g, ' ').trim()));
+      const text = await frame
+        .locator('body')
+        .innerText()
+        .catch(() => '');
+      if (text.includes(heading))
+        tables = await frame
+          .locator('table')
+          .evaluateAll((els) => els.map((t) => (t as unknown as { innerText: string }).innerText.replace(/\s+/g, ' ').trim()));
     }
     if (!tables && Date.now() > deadline) throw new Error(`no frame of the User Metadata tab shows "${heading}"`);
     if (!tables) await page.waitForTimeout(250);

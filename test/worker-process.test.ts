@@ -51,7 +51,7 @@ function dockerWorkerCommand(): string[] {
   return [...instruction('ENTRYPOINT'), ...instruction('CMD')];
 }
 
-test('docker-compose runs the worker service with the image\'s own command', () => {
+test("docker-compose runs the worker service with the image's own command", () => {
   const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { build?: string; command?: string[] }> };
   expect(compose.services.worker.build).toBe('.');
   const [, , ...cmd] = dockerWorkerCommand();
@@ -66,7 +66,14 @@ test('the worker serves backfill and SDK metrics on one Prometheus endpoint and 
   expect(node).toBe('node');
   worker = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: db.envVar, LOG_LEVEL: 'info', BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}` },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporalAddress(),
+      BACKFILL_TASK_QUEUE: taskQueue,
+      BACKFILL_DATABASES: db.envVar,
+      LOG_LEVEL: 'info',
+      BACKFILL_METRICS_ADDRESS: `127.0.0.1:${port}`,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   worker.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
@@ -98,6 +105,8 @@ test('the worker serves backfill and SDK metrics on one Prometheus endpoint and 
     .map((l) => JSON.parse(l))
     .filter((l) => l.msg === 'partition finished' && l.runId === started.runId);
   expect(finished.map((l) => l.partitionId).sort()).toEqual(
-    (await db.pool.query('SELECT partition_id FROM backfill.partitions WHERE run_id = $1 ORDER BY partition_id', [started.runId])).rows.map((r) => r.partition_id),
+    (await db.pool.query('SELECT partition_id FROM backfill.partitions WHERE run_id = $1 ORDER BY partition_id', [started.runId])).rows.map(
+      (r) => r.partition_id,
+    ),
   );
 });

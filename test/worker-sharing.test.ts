@@ -33,22 +33,37 @@ afterAll(async () => {
   await db?.drop();
 });
 
-test('three worker processes each write at least 20 % of a run\'s partitions, and the chunk log says which wrote what', async () => {
+test("three worker processes each write at least 20 % of a run's partitions, and the chunk log says which wrote what", async () => {
   const taskQueue = uniqueQueue('share');
   for (let i = 0; i < WORKERS; i++) {
     workers.push(
       spawn(process.execPath, [path.join(ROOT, 'dist', 'client.js'), 'worker'], {
         cwd: ROOT,
-        env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), BACKFILL_TASK_QUEUE: taskQueue, BACKFILL_DATABASES: db.envVar, LOG_LEVEL: 'warn', BACKFILL_WORKER_IDENTITY: `share-worker-${i + 1}` },
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: temporalAddress(),
+          BACKFILL_TASK_QUEUE: taskQueue,
+          BACKFILL_DATABASES: db.envVar,
+          LOG_LEVEL: 'warn',
+          BACKFILL_WORKER_IDENTITY: `share-worker-${i + 1}`,
+        },
         stdio: ['ignore', 'ignore', 'inherit'],
       }),
     );
   }
   // every worker polls before the run starts: a worker still bundling its workflows would otherwise miss the first wave
-  await waitUntil(async () => {
-    const described = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 /* activity */ });
-    return new Set(described.pollers.map((p) => p.identity)).size >= WORKERS;
-  }, 'three workers polling', 60_000);
+  await waitUntil(
+    async () => {
+      const described = await client.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue },
+        taskQueueType: 2 /* activity */,
+      });
+      return new Set(described.pollers.map((p) => p.identity)).size >= WORKERS;
+    },
+    'three workers polling',
+    60_000,
+  );
 
   const spec = ordersSpec(db.envVar, { name: 'share', partition: { by: 'range', column: 'id', size: 2000 }, limits: { chunkSize: 1000, concurrency: 6 } });
   const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
@@ -73,5 +88,7 @@ test('three worker processes each write at least 20 % of a run\'s partitions, an
   const report = await statusReportFor(db.pool, started.runId);
   expect(report.workers.map((w) => w.worker).sort()).toEqual(['share-worker-1', 'share-worker-2', 'share-worker-3']);
   expect(report.workers.reduce((n, w) => n + w.rows, 0)).toBe(result.rowsRead);
-  expect(renderStatus(report)).toMatch(/^ {2}workers: {3}3 wrote its chunks \(share of rows read\): share-worker-\d \d+ %, share-worker-\d \d+ %, share-worker-\d \d+ %$/m);
+  expect(renderStatus(report)).toMatch(
+    /^ {2}workers: {3}3 wrote its chunks \(share of rows read\): share-worker-\d \d+ %, share-worker-\d \d+ %, share-worker-\d \d+ %$/m,
+  );
 });

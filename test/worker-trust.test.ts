@@ -103,8 +103,13 @@ describe('module transforms', () => {
 
   test('a module outside the worker transform directories is never loaded', async () => {
     const outside = moduleAt(elsewhere);
-    const handle = await start(strangersInput(() => undefined, moduleSpec(outside.file)), worker.taskQueue);
-    expect(await failureOf(handle)).toContain(`transform module ${outside.file} is outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${allowed})`);
+    const handle = await start(
+      strangersInput(() => undefined, moduleSpec(outside.file)),
+      worker.taskQueue,
+    );
+    expect(await failureOf(handle)).toContain(
+      `transform module ${outside.file} is outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${allowed})`,
+    );
     expect(existsSync(outside.marker)).toBe(false);
     expect(await ledgerWritten()).toBe(false);
   });
@@ -113,14 +118,20 @@ describe('module transforms', () => {
     const outside = moduleAt(elsewhere);
     const link = path.join(allowed, 'link.js');
     require('node:fs').symlinkSync(outside.file, link);
-    const handle = await start(strangersInput(() => undefined, moduleSpec(link)), worker.taskQueue);
-    expect(await failureOf(handle)).toContain('is outside this worker\'s transform directories');
+    const handle = await start(
+      strangersInput(() => undefined, moduleSpec(link)),
+      worker.taskQueue,
+    );
+    expect(await failureOf(handle)).toContain("is outside this worker's transform directories");
     expect(existsSync(outside.marker)).toBe(false);
   });
 
   test('a module inside an allowed directory runs', async () => {
     const inside = moduleAt(allowed);
-    const handle = await start(strangersInput(() => undefined, moduleSpec(inside.file)), worker.taskQueue);
+    const handle = await start(
+      strangersInput(() => undefined, moduleSpec(inside.file)),
+      worker.taskQueue,
+    );
     const result = (await handle.result()) as { status: string };
     expect(result.status).toBe('succeeded');
     expect(existsSync(inside.marker)).toBe(true);
@@ -130,9 +141,16 @@ describe('module transforms', () => {
 // last: it is the one case that lets a run register (the ones above check the ledger stays absent)
 test('guard SQL sent with a setLimits update straight through Temporal is parsed by the worker and never run', async () => {
   // a run slow enough to be running when the update lands
-  const loaded = strangersInput(() => undefined, ordersSpec(env.db.envVar, { name: 'trust-guard', limits: { chunkSize: 10, concurrency: 1, rowsPerSecond: 20 } }));
+  const loaded = strangersInput(
+    () => undefined,
+    ordersSpec(env.db.envVar, { name: 'trust-guard', limits: { chunkSize: 10, concurrency: 1, rowsPerSecond: 20 } }),
+  );
   const handle = await start(loaded);
-  const running = () => env.db.pool.query("SELECT 1 FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [loaded.runId]).then((r) => (r.rowCount ? true : undefined), () => undefined);
+  const running = () =>
+    env.db.pool.query("SELECT 1 FROM backfill.partitions WHERE run_id = $1 AND status = 'running'", [loaded.runId]).then(
+      (r) => (r.rowCount ? true : undefined),
+      () => undefined,
+    );
   expect(await pollUntil(running, { timeoutMs: 20_000, intervalMs: 100 })).toBe(true);
   await handle.executeUpdate(setLimitsUpdate, {
     args: [{ actor: 'mallory', guards: { custom: [{ name: 'innocent', sql: 'SELECT 1; DROP TABLE app.fx', hard: 5 }] } }],
@@ -140,7 +158,9 @@ test('guard SQL sent with a setLimits update straight through Temporal is parsed
   const result = (await handle.result()) as { status: string };
   expect(result.status).toBe('failed');
   const { rows: failed } = await env.db.pool.query('SELECT last_error FROM backfill.partitions WHERE run_id = $1', [loaded.runId]);
-  expect(failed[0].last_error).toContain('limits.guards.custom.0.sql must be exactly one statement, a SELECT returning one number (found 2); this worker will not run it');
+  expect(failed[0].last_error).toContain(
+    'limits.guards.custom.0.sql must be exactly one statement, a SELECT returning one number (found 2); this worker will not run it',
+  );
   const { rows } = await env.db.pool.query("SELECT to_regclass('app.fx') IS NOT NULL AS t");
   expect(rows[0].t).toBe(true);
 });

@@ -7,8 +7,6 @@ import { diffAgainstExpected, ordersSpec } from './helpers/orders';
 import type { SpecInput } from '../src/specs/schema';
 import { useTestEnvironment } from './helpers/environment';
 
-
-
 const ROWS = 210_000;
 const env = useTestEnvironment('modes', { rows: ROWS });
 const PARTITIONS: Record<string, SpecInput['partition']> = {
@@ -16,9 +14,6 @@ const PARTITIONS: Record<string, SpecInput['partition']> = {
   time: { by: 'time', column: 'created_at', size: '1 day' },
   list: { by: 'list', column: 'tenant' },
 };
-
-
-
 
 async function runSpec(spec: SpecInput) {
   const started = await env.start(spec);

@@ -8,7 +8,17 @@
  * orchestration cost per partition is read as a ratio to them. Every GENERATION children the
  * parent drains and continues as new, so its history stays bounded at any size.
  */
-import { ParentClosePolicy, condition, continueAsNew, defineSignal, executeChild, proxyActivities, setHandler, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  ParentClosePolicy,
+  condition,
+  continueAsNew,
+  defineSignal,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 
 const { noop, report } = proxyActivities<{ noop(): Promise<void>; report(parentId: string): Promise<void> }>({ startToCloseTimeout: '1 minute' });
 const GENERATION = 1000;

@@ -151,7 +151,10 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     }
     if (isPgError(err) && err.code === '53100') {
       // a full disk will not empty itself by retrying: hold everything for an operator
-      return { ...nothing((await getPartition(pool, runId, partitionId))!), pauseRun: `the database cannot write: ${summarizePgError(err)}; free space, then: backfill resume ${runId}` };
+      return {
+        ...nothing((await getPartition(pool, runId, partitionId))!),
+        pauseRun: `the database cannot write: ${summarizePgError(err)}; free space, then: backfill resume ${runId}`,
+      };
     }
     if (isPgError(err) && (err.code === '40001' || err.code === '40P01')) {
       const row = await countConcurrentChange(pool, runId, partitionId);
@@ -284,7 +287,10 @@ async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: Partit
     json = JSON.stringify(out);
   } catch (err) {
     const fix = "return bigint and binary values as strings (bytea as '\\x…' hex)";
-    throw new TransformError(`transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`, `transform ${label} returned a value JSON cannot carry; ${fix}`);
+    throw new TransformError(
+      `transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`,
+      `transform ${label} returned a value JSON cannot carry; ${fix}`,
+    );
   }
   const fill = compiled.fillFromJson(json);
   return (await client.query(fill.text, fill.values)).rowCount ?? 0;

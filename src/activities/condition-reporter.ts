@@ -56,7 +56,7 @@ export class ConditionReporter {
       .then(() => {
         this.shown = { state: latest.state, cause: latest.cause };
       })
-      .catch((err: Error) => this.log.warn({ error: err.message }, 'could not tell the run about this partition\'s condition'))
+      .catch((err: Error) => this.log.warn({ error: err.message }, "could not tell the run about this partition's condition"))
       .finally(() => {
         this.sending = undefined;
       });

@@ -10,7 +10,17 @@ import { recordGate } from '../ledger/gates';
 import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
-import { canaryOrdinals, checkPartition, checkRunInvariants, emptyTally, finalSampleEvery, recordTally, typesFor, type GateContext, type GateTally } from '../validation/gates';
+import {
+  canaryOrdinals,
+  checkPartition,
+  checkRunInvariants,
+  emptyTally,
+  finalSampleEvery,
+  recordTally,
+  typesFor,
+  type GateContext,
+  type GateTally,
+} from '../validation/gates';
 import { captureColumn, driftProblems } from '../validation/distributions';
 import { loadCaptures, storeCapture } from '../ledger/distributions';
 import type { ActivityDeps } from './deps';
@@ -147,7 +157,18 @@ async function checkDistributions(g: GateContext, tally: GateTally): Promise<voi
       tally.failureCount++;
       if (tally.failures.length < 10) tally.failures.push(`distribution ${check.column}: ${problems.join(', ')}`);
     }
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: problems.length === 0, rowsChecked: after.rows, violations: problems.length, examples: problems.join('; ') || note, durationMs: Date.now() - started });
+    await recordGate(g.pool, {
+      runId: g.runId,
+      attempt: g.attempt,
+      stage: g.stage,
+      gate,
+      partitionId: null,
+      passed: problems.length === 0,
+      rowsChecked: after.rows,
+      violations: problems.length,
+      examples: problems.join('; ') || note,
+      durationMs: Date.now() - started,
+    });
   }
 }
 

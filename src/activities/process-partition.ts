@@ -13,7 +13,17 @@
  */
 import { Context, sleep } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { afterBudget, afterChunk, afterLockTimeout, afterStatementTimeout, decide, initialGovernorState, timeoutFloor, type Decision, type GovernorInput } from '../governor';
+import {
+  afterBudget,
+  afterChunk,
+  afterLockTimeout,
+  afterStatementTimeout,
+  decide,
+  initialGovernorState,
+  timeoutFloor,
+  type Decision,
+  type GovernorInput,
+} from '../governor';
 import { finishPartition, partitionReport, startAttempt } from '../ledger/partitions';
 import { refundRows, reserveRows } from '../ledger/rate-limits';
 import { readRunControl } from '../ledger/runs';
@@ -110,7 +120,15 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
 
         const started = Date.now();
         const failOnTimeout = write.chunkSize <= timeoutFloor(control.limits);
-        const outcome = await runChunk(pool, ctx, { runId, partitionId, chunkSize: write.chunkSize, oneWriter: write.oneWriter, record: write.record, failOnTimeout, worker: deps.workerIdentity });
+        const outcome = await runChunk(pool, ctx, {
+          runId,
+          partitionId,
+          chunkSize: write.chunkSize,
+          oneWriter: write.oneWriter,
+          record: write.record,
+          failOnTimeout,
+          worker: deps.workerIdentity,
+        });
         if (outcome.lockTimeout) {
           if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
           await wait(afterLockTimeout(outcome.lockTimeout, pollMs));
@@ -119,7 +137,10 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         if (outcome.statementTimeout) {
           if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
           governor = afterStatementTimeout(governor, { chunkSize: write.chunkSize, limits: control.limits });
-          log.warn({ chunkSize: write.chunkSize, next: governor.timeoutCap, cause: outcome.statementTimeout }, 'chunk hit the statement timeout; trying smaller chunks');
+          log.warn(
+            { chunkSize: write.chunkSize, next: governor.timeoutCap, cause: outcome.statementTimeout },
+            'chunk hit the statement timeout; trying smaller chunks',
+          );
           continue;
         }
         if (outcome.pauseRun) {

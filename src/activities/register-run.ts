@@ -89,7 +89,10 @@ export function registerRunActivity(deps: ActivityDeps) {
     if (existing) {
       // a retry of this registration finds its own run; anything else holding the id is another run
       if (existing.spec_hash !== input.specHash) {
-        throw ApplicationFailure.nonRetryable(runIdTakenMessage(runId, holderFacts(existing), { name: spec.name, specHash: input.specHash }), FailureType.SpecInvalid);
+        throw ApplicationFailure.nonRetryable(
+          runIdTakenMessage(runId, holderFacts(existing), { name: spec.name, specHash: input.specHash }),
+          FailureType.SpecInvalid,
+        );
       }
       return existing.partitions_total;
     }
@@ -107,7 +110,10 @@ export function registerRunActivity(deps: ActivityDeps) {
     const partitions = input.onlyStale ? await onlyStale(pool, runId, spec, checked.partitions) : checked.partitions;
     const scope = await scopeRows(pool, spec);
     // a run of some partitions reads about their share of the scope
-    const rowsPlanned = partitions.length === checked.partitions.length ? scope : { rows: Math.round((scope.rows * partitions.length) / checked.partitions.length), exact: false };
+    const rowsPlanned =
+      partitions.length === checked.partitions.length
+        ? scope
+        : { rows: Math.round((scope.rows * partitions.length) / checked.partitions.length), exact: false };
     const targetRelation = (await resolveRelation(pool, spec.target.table))!;
     const busy = await findActiveRunOnTarget(pool, targetRelation);
     if (busy) throw targetBusy(targetRelation, busy);
@@ -177,7 +183,7 @@ export function registerRunActivity(deps: ActivityDeps) {
       }
       if ((err as { constraint?: string }).constraint === 'runs_one_active_per_target') {
         const winner = await findActiveRunOnTarget(pool, targetRelation);
-        throw targetBusy(targetRelation, winner ?? { run_id: 'unknown', name: 'unknown', status: 'running' } as RunRow);
+        throw targetBusy(targetRelation, winner ?? ({ run_id: 'unknown', name: 'unknown', status: 'running' } as RunRow));
       }
       throw err;
     }
@@ -191,7 +197,10 @@ async function onlyStale(pool: pg.Pool, runId: string, spec: Spec, planned: Plan
   const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
   const partitions = planned.filter((p) => stale.has(p.id)).map((p, ordinal) => ({ ...p, ordinal }));
   if (partitions.length === 0) {
-    throw ApplicationFailure.nonRetryable(`run ${runId}: no partition of ${spec.name} is stale (backfill stale shows why); nothing to re-run`, FailureType.SpecInvalid);
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId}: no partition of ${spec.name} is stale (backfill stale shows why); nothing to re-run`,
+      FailureType.SpecInvalid,
+    );
   }
   return partitions;
 }
@@ -224,7 +233,10 @@ function bundleOnWorker(runId: string, transform: FrozenTransform): TransformArt
     artifact = bundleTransform(transform.modulePath!);
   } catch (err) {
     if (!(err instanceof TransformBundleError)) throw err;
-    throw ApplicationFailure.nonRetryable(`run ${runId}: transform module ${transform.modulePath} cannot be bundled on this worker: ${err.message}`, FailureType.SpecInvalid);
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId}: transform module ${transform.modulePath} cannot be bundled on this worker: ${err.message}`,
+      FailureType.SpecInvalid,
+    );
   }
   if (artifact.codeHash !== transform.codeHash) {
     throw ApplicationFailure.nonRetryable(
@@ -242,8 +254,5 @@ function targetBusy(target: string, run: Pick<RunRow, 'run_id' | 'name' | 'statu
 }
 
 function runAlreadyActive(name: string, runId: string, status: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(
-    alreadyActiveMessage(name, { runId, status }),
-    FailureType.RunAlreadyActive,
-  );
+  return ApplicationFailure.nonRetryable(alreadyActiveMessage(name, { runId, status }), FailureType.RunAlreadyActive);
 }

@@ -42,7 +42,9 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
     throw err;
   });
   if (!run) {
-    throw wrongDatabase(`run ${runId} is not in the ledger of the database this worker reaches; was it registered against another one? Check the database variables of this worker`);
+    throw wrongDatabase(
+      `run ${runId} is not in the ledger of the database this worker reaches; was it registered against another one? Check the database variables of this worker`,
+    );
   }
   // a ledger restored or copied elsewhere holds the run too: the database's identity decides
   await refuseOtherDatabase(pool, run.database_identity, runId, run.database_var);
@@ -63,7 +65,10 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
   try {
     module = evaluateArtifact(artifact, run.module_path!);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable(`run ${runId}: its transform ${run.module_path} cannot be loaded from the ledger: ${(err as Error).message}`, FailureType.TransformChanged);
+    throw ApplicationFailure.nonRetryable(
+      `run ${runId}: its transform ${run.module_path} cannot be loaded from the ledger: ${(err as Error).message}`,
+      FailureType.TransformChanged,
+    );
   }
   return { run, compiled, module };
 }

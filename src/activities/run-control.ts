@@ -20,7 +20,16 @@ import { completenessProblems } from '../ledger/completeness';
 import { completenessRows, plannedBounds } from '../ledger/partition-reads';
 import { recordEvent } from '../ledger/events';
 import { failedGates } from '../ledger/gates';
-import { cancelPending, finishPartition, getPartition, nextUnfinished, partitionReport, runTotals, succeededRowCounts, type RunTotals } from '../ledger/partitions';
+import {
+  cancelPending,
+  finishPartition,
+  getPartition,
+  nextUnfinished,
+  partitionReport,
+  runTotals,
+  succeededRowCounts,
+  type RunTotals,
+} from '../ledger/partitions';
 import { getRun, setRowsOutsidePlan, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
 import type { ControlEvent, RunOpening } from '../workflows/run-state';
@@ -110,7 +119,8 @@ export function runControlActivities(deps: ActivityDeps) {
         const silent = status !== 'COMPLETED' && status !== 'FAILED';
         const message = `partition workflow ${workflowId} ended ${status.toLowerCase()} without reporting (terminated by hand?); backfill retry-failed ${input.runId} re-runs it from its cursor`;
         const row = silent ? await finishPartition(pool, input.runId, partitionId, 'failed', { message }) : await getPartition(pool, input.runId, partitionId);
-        if (silent) deps.logger.warn({ runId: input.runId, partitionId, workflowId, status }, 'partition workflow closed without reporting; recorded as failed');
+        if (silent)
+          deps.logger.warn({ runId: input.runId, partitionId, workflowId, status }, 'partition workflow closed without reporting; recorded as failed');
         // only a finished partition may leave the run's in-flight set
         if (row && FINISHED_PARTITION_STATUSES.includes(row.status)) reports.push(partitionReport(row));
       }
@@ -141,16 +151,19 @@ export function runControlActivities(deps: ActivityDeps) {
         const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
         const outcome: RunStatus = run.cancel_requested
           ? 'cancelled'
-          : failed || problems.length > 0 || gates.length > 0 || input.checkError || totals.byStatus.succeeded < totals.total ? 'failed' : 'succeeded';
-        const lastError = problems.length > 0
-          ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
-          : failed
-            ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
-            : input.checkError && !run.cancel_requested
-              ? `${input.checkError}; the result is not verified: fix the cause, then check it with backfill verify ${input.runId}`
-              : gates.length > 0 && !run.cancel_requested
-              ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
-              : undefined;
+          : failed || problems.length > 0 || gates.length > 0 || input.checkError || totals.byStatus.succeeded < totals.total
+            ? 'failed'
+            : 'succeeded';
+        const lastError =
+          problems.length > 0
+            ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
+            : failed
+              ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
+              : input.checkError && !run.cancel_requested
+                ? `${input.checkError}; the result is not verified: fix the cause, then check it with backfill verify ${input.runId}`
+                : gates.length > 0 && !run.cancel_requested
+                  ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
+                  : undefined;
         const status = await transitionRun(client, input.runId, outcome, lastError);
         await recordEvent(client, {
           runId: input.runId,
@@ -159,7 +172,13 @@ export function runControlActivities(deps: ActivityDeps) {
           kind: 'finished',
           actor: 'backfill',
           // the completeness proof, kept with the audit record
-          detail: { status, ...totals, rowsOutsidePlan: outsidePlan, proof: { planned: run.partitions_total, inLedger: ledger.length, problems }, failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })) },
+          detail: {
+            status,
+            ...totals,
+            rowsOutsidePlan: outsidePlan,
+            proof: { planned: run.partitions_total, inLedger: ledger.length, problems },
+            failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })),
+          },
         });
         return { status, ...totals };
       });
@@ -178,7 +197,11 @@ async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDep
   if (!run || run.only_stale) return null;
   const statement = compileRun(run.spec, run.shape).outsidePlan(await plannedBounds(pool, runId));
   try {
-    return await inReadOnlyCheck(pool, async (client) => Number((await querySingle<{ n: string }>(client, statement.text, statement.values)).rows[0].n), SCOPE_CHECK_TIMEOUT_MS);
+    return await inReadOnlyCheck(
+      pool,
+      async (client) => Number((await querySingle<{ n: string }>(client, statement.text, statement.values)).rows[0].n),
+      SCOPE_CHECK_TIMEOUT_MS,
+    );
   } catch (err) {
     logger.warn({ runId, error: (err as Error).message }, 'could not count rows outside the plan');
     return null;

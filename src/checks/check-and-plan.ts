@@ -38,7 +38,9 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
       const facts = await readSourceFacts(client, spec, inspected.shape.partitionColumnType);
       const partitions = planPartitions(spec.partition, facts);
       if (partitions.length === 0) {
-        const [path, what] = spec.source.where ? ['source.where', `selects no rows of ${spec.source.table}`] : ['source.table', `${spec.source.table} has no rows`];
+        const [path, what] = spec.source.where
+          ? ['source.where', `selects no rows of ${spec.source.table}`]
+          : ['source.table', `${spec.source.table} has no rows`];
         return { ok: false, problems: [{ path, message: `${what}: there is nothing to backfill; check the filter and the database the spec names` }] };
       }
       return { ok: true, shape, partitions };
@@ -55,13 +57,20 @@ type ParsedSpecSql = { ok: true; reads?: SqlReads; whereRoutines?: { functions: 
  * Volatile functions make a transform's output differ between retries and re-runs, and a
  * filter's scope shift under the run: refused, unless the transform declares them.
  */
-async function checkVolatility(client: pg.PoolClient, spec: Spec, parsed: ParsedSpecSql): Promise<{ ok: true; reads?: SqlReads } | { ok: false; problems: SpecProblem[] }> {
+async function checkVolatility(
+  client: pg.PoolClient,
+  spec: Spec,
+  parsed: ParsedSpecSql,
+): Promise<{ ok: true; reads?: SqlReads } | { ok: false; problems: SpecProblem[] }> {
   const problems: SpecProblem[] = [];
   let reads = parsed.reads;
   if (parsed.whereRoutines) {
     const volatile = await volatileRoutines(client, parsed.whereRoutines);
     if (volatile.length > 0) {
-      problems.push({ path: 'source.where', message: `calls volatile ${volatile.join(', ')}: the scope would change while the run walks it; filter on stored values and stable functions such as now() only` });
+      problems.push({
+        path: 'source.where',
+        message: `calls volatile ${volatile.join(', ')}: the scope would change while the run walks it; filter on stored values and stable functions such as now() only`,
+      });
     }
   }
   if (reads) {
@@ -80,7 +89,9 @@ async function checkVolatility(client: pg.PoolClient, spec: Spec, parsed: Parsed
 }
 
 /** Every piece of SQL in the spec, through the PostgreSQL parser: what each field allows, nothing more. */
-export async function parseSpecSql(spec: Pick<Spec, 'source' | 'transform' | 'limits' | 'validate' | 'after'>): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
+export async function parseSpecSql(
+  spec: Pick<Spec, 'source' | 'transform' | 'limits' | 'validate' | 'after'>,
+): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
   await loadSqlParser();
   const problems: SpecProblem[] = [];
   let reads: SqlReads | undefined;
@@ -122,7 +133,8 @@ async function checkDeclaredColumns(client: pg.PoolClient, spec: Spec): Promise<
     );
     const have = new Set(rows.map((r) => r.attname));
     columns.forEach((c, i) => {
-      if (!have.has(c)) problems.push({ path: `validate.distributions.${i}.column`, message: `${spec.target.table} has no column ${c}; name a column of the target` });
+      if (!have.has(c))
+        problems.push({ path: `validate.distributions.${i}.column`, message: `${spec.target.table} has no column ${c}; name a column of the target` });
     });
   }
   for (const [i, invariant] of (spec.validate?.invariants ?? []).entries()) {

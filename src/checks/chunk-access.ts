@@ -58,11 +58,19 @@ export async function chunkAccessWarnings(db: pg.Pool, spec: Spec, shape: RunSha
   if (partitions.length === 0 || spec.target.mode === 'replace' || spec.partition.column === spec.source.key) return [];
   const compiled = compileRun(spec, shape);
   const { chunkSize } = spec.limits;
-  const tableRows = Number((await db.query<{ n: number }>('SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = $1::regclass', [quoteTable(spec.source.table)])).rows[0]?.n ?? 0);
+  const tableRows = Number(
+    (await db.query<{ n: number }>('SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = $1::regclass', [quoteTable(spec.source.table)])).rows[0]?.n ??
+      0,
+  );
   let worst: { reads: ChunkReads; partition: PlannedPartition } | undefined;
   // up to 24 partitions spread over the plan, ends included (skew tends to sit at one end;
   // the last may be the NULL partition): EXPLAIN only, about a millisecond each
-  const sample = new Set([0, partitions.length - 2, partitions.length - 1, ...Array.from({ length: 21 }, (_, i) => Math.round((i * (partitions.length - 1)) / 20))]);
+  const sample = new Set([
+    0,
+    partitions.length - 2,
+    partitions.length - 1,
+    ...Array.from({ length: 21 }, (_, i) => Math.round((i * (partitions.length - 1)) / 20)),
+  ]);
   for (const partition of [...sample].filter((i) => i >= 0).map((i) => partitions[i])) {
     const q = compiled.chunkBounds(partition.bounds, null, chunkSize);
     const { rows } = await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values);

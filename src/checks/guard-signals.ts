@@ -24,7 +24,10 @@ async function refuseUnsafeGuards(guards: GuardsSpec): Promise<void> {
     await loadSqlParser();
     const verdict = checkGuardSql(sql);
     if (!verdict.ok) {
-      throw ApplicationFailure.nonRetryable(`${path} ${verdict.message}; this worker will not run it (fix it with backfill set-limits)`, FailureType.SpecInvalid);
+      throw ApplicationFailure.nonRetryable(
+        `${path} ${verdict.message}; this worker will not run it (fix it with backfill set-limits)`,
+        FailureType.SpecInvalid,
+      );
     }
     acceptedGuardSql.add(sql);
   }

@@ -74,7 +74,8 @@ async function fingerprintRelation(db: pg.PoolClient | pg.Pool, oid: number): Pr
   if (kind === 'view' || kind === 'foreign table') return { ...fingerprint, uncovered: `a ${kind}: its definition is checked, not its rows` };
   // never analyzed (-1): the size on disk decides, about 100 bytes a row
   const estimate = r.estimate >= 0 ? r.estimate : await sizeEstimate(db, oid);
-  if (estimate > CONTENT_ROW_LIMIT) return { ...fingerprint, uncovered: `about ${Math.round(estimate)} rows, over the ${CONTENT_ROW_LIMIT} hashed at each partition` };
+  if (estimate > CONTENT_ROW_LIMIT)
+    return { ...fingerprint, uncovered: `about ${Math.round(estimate)} rows, over the ${CONTENT_ROW_LIMIT} hashed at each partition` };
   const { rows: content } = await db.query<{ n: string; h: string }>(
     `SELECT count(*) AS n, coalesce(sum(hashtextextended(t::text, 0)::numeric), 0)::text AS h FROM ${r.name} t`,
   );

@@ -100,7 +100,10 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (!partitionColumnType) {
     problem('partition.column', `names column ${spec.partition.column}, which ${spec.source.table} does not have`);
   } else if (spec.partition.by === 'range' && !INTEGER_TYPES.includes(partitionColumnType)) {
-    problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: range needs an integer column (use by: time for timestamps, by: list otherwise)`);
+    problem(
+      'partition.column',
+      `${spec.partition.column} is ${partitionColumnType}; by: range needs an integer column (use by: time for timestamps, by: list otherwise)`,
+    );
   } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(partitionColumnType)) {
     problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);
   }
@@ -119,7 +122,11 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     targetPartitionColumnType = target.columns.get(spec.target.partitionColumn!);
     if (!targetPartitionColumnType) {
       problem('target.partitionColumn', `names column ${spec.target.partitionColumn}, which ${spec.target.table} does not have`);
-    } else if (spec.partition.by === 'time' && targetPartitionColumnType === 'date' && ['minute', 'hour'].includes(parseInterval(spec.partition.size)?.unit ?? '')) {
+    } else if (
+      spec.partition.by === 'time' &&
+      targetPartitionColumnType === 'date' &&
+      ['minute', 'hour'].includes(parseInterval(spec.partition.size)?.unit ?? '')
+    ) {
       // a day's row would be computed from a fraction of the day, by each partition in turn
       problem(
         'partition.size',
@@ -156,7 +163,10 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     try {
       const { module, codeHash } = loadTransformModule(transform.modulePath!);
       if (codeHash !== transform.codeHash) {
-        problem('transform.module', `bundles to code ${codeHash.slice(0, 12)} here, not the ${transform.codeHash.slice(0, 12)} it was frozen with: the module or a file it imports changed meanwhile or differs on this machine; run the command again with the same sources`);
+        problem(
+          'transform.module',
+          `bundles to code ${codeHash.slice(0, 12)} here, not the ${transform.codeHash.slice(0, 12)} it was frozen with: the module or a file it imports changed meanwhile or differs on this machine; run the command again with the same sources`,
+        );
       }
       if (module.version !== undefined && module.version !== spec.transform.version) {
         problem('transform.version', `is ${spec.transform.version} but the module says version ${module.version}; make them agree`);
@@ -175,7 +185,10 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (duplicates.length > 0) problem('transform', `outputs column ${duplicates[0]} more than once; alias the columns uniquely`);
   const missing = outputColumns.filter((c) => !target.columns.has(c));
   if (missing.length > 0) {
-    problem('transform', `outputs ${missing.join(', ')}, which ${spec.target.table} does not have; output only target columns (it has ${[...target.columns.keys()].join(', ')})`);
+    problem(
+      'transform',
+      `outputs ${missing.join(', ')}, which ${spec.target.table} does not have; output only target columns (it has ${[...target.columns.keys()].join(', ')})`,
+    );
   }
   const keyMissing = spec.target.key.filter((k) => !outputColumns.includes(k));
   if (keyMissing.length > 0) problem('transform', `does not output target.key column ${keyMissing.join(', ')}; writes match rows by it, so select it`);
@@ -217,7 +230,10 @@ async function hasNullKeys(client: pg.PoolClient, spec: Spec): Promise<boolean> 
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   await client.query('SAVEPOINT null_keys');
   try {
-    const { rows } = await querySingle<{ e: boolean }>(client, `SELECT EXISTS (SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE s.${quoteIdent(spec.source.key)} IS NULL${where}) AS e`);
+    const { rows } = await querySingle<{ e: boolean }>(
+      client,
+      `SELECT EXISTS (SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE s.${quoteIdent(spec.source.key)} IS NULL${where}) AS e`,
+    );
     await client.query('RELEASE SAVEPOINT null_keys');
     return rows[0].e;
   } catch {
@@ -250,4 +266,3 @@ async function describeTransform(client: pg.PoolClient, spec: Spec, sql: string)
     return { error: describePgError(err) };
   }
 }
-

@@ -53,7 +53,9 @@ async function targetSideEffects(db: pg.Pool, spec: Spec): Promise<string[]> {
     );
   }
   if (keys.length > 0) {
-    out.push(`target: ${spec.target.table} has foreign key(s) to ${[...new Set(keys.map((k) => k.refers))].join(', ')}: every row written is looked up there; index the referenced columns`);
+    out.push(
+      `target: ${spec.target.table} has foreign key(s) to ${[...new Set(keys.map((k) => k.refers))].join(', ')}: every row written is looked up there; index the referenced columns`,
+    );
   }
   return out;
 }

@@ -57,7 +57,9 @@ export function planDifferences(approved: SavedPlan, now: SavedPlan): string[] {
   out.push(...partitionDifferences(approved.partitions, now.partitions));
   out.push(...inputChanges(approved.inputs, now.inputs, 'in the approved plan').map((c) => `input ${c}`));
   if (approved.database.identity !== now.database.identity) {
-    out.push(`the database is another one: the plan was made against ${approved.database.identity}, ${now.database.variable} now reaches ${now.database.identity}`);
+    out.push(
+      `the database is another one: the plan was made against ${approved.database.identity}, ${now.database.variable} now reaches ${now.database.identity}`,
+    );
   }
   if (approved.database.serverVersion !== now.database.serverVersion) {
     out.push(`the PostgreSQL server changed version: ${approved.database.serverVersion} approved, ${now.database.serverVersion} now`);
@@ -67,8 +69,13 @@ export function planDifferences(approved: SavedPlan, now: SavedPlan): string[] {
 
 export function partitionDifferences(approved: PlanPartitions, now: PlanPartitions): string[] {
   if (approved.digest === now.digest) return [];
-  if (approved.count !== now.count) return [`the plan has ${now.count} partitions now, ${approved.count} approved (${now.first} … ${now.last} now, ${approved.first} … ${approved.last} approved)`];
-  return [`the ${now.count} partitions have other bounds than the approved ones (${now.first} … ${now.last} now, ${approved.first} … ${approved.last} approved)`];
+  if (approved.count !== now.count)
+    return [
+      `the plan has ${now.count} partitions now, ${approved.count} approved (${now.first} … ${now.last} now, ${approved.first} … ${approved.last} approved)`,
+    ];
+  return [
+    `the ${now.count} partitions have other bounds than the approved ones (${now.first} … ${now.last} now, ${approved.first} … ${approved.last} approved)`,
+  ];
 }
 
 const short = (hash: string) => hash.slice(0, 12);

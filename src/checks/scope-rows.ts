@@ -25,7 +25,11 @@ export async function scopeRows(pool: pg.Pool, spec: Pick<Spec, 'source'>): Prom
   });
   if (estimate > EXACT_COUNT_MAX_ROWS) return { rows: estimate, exact: false };
   try {
-    const counted = await inReadOnlyCheck(pool, async (client) => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}`)).rows[0].n), COUNT_TIMEOUT_MS);
+    const counted = await inReadOnlyCheck(
+      pool,
+      async (client) => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}`)).rows[0].n),
+      COUNT_TIMEOUT_MS,
+    );
     return { rows: counted, exact: true };
   } catch (err) {
     // a count that cannot finish in time falls back to the estimate; anything else is a real problem

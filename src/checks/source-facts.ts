@@ -64,7 +64,9 @@ async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string
   let canonical: string[];
   await db.query('SAVEPOINT list_values');
   try {
-    const { rows } = await querySingle<{ v: string }>(db, `SELECT ${cast('g.v')} AS v FROM unnest($1::text[]) WITH ORDINALITY AS g(v, i) ORDER BY g.i`, [given]);
+    const { rows } = await querySingle<{ v: string }>(db, `SELECT ${cast('g.v')} AS v FROM unnest($1::text[]) WITH ORDINALITY AS g(v, i) ORDER BY g.i`, [
+      given,
+    ]);
     canonical = rows.map((r) => r.v);
     await db.query('RELEASE SAVEPOINT list_values');
   } catch {
@@ -77,7 +79,10 @@ async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string
         await db.query('RELEASE SAVEPOINT list_value');
       } catch (err) {
         await db.query('ROLLBACK TO SAVEPOINT list_value');
-        throw new PlanError(`partition.values.${i}`, `is ${JSON.stringify(value)}, which is not a valid ${columnType} (${(err as Error).message}); list values of ${spec.partition.column}'s type`);
+        throw new PlanError(
+          `partition.values.${i}`,
+          `is ${JSON.stringify(value)}, which is not a valid ${columnType} (${(err as Error).message}); list values of ${spec.partition.column}'s type`,
+        );
       }
     }
     throw new Error('a listed value failed its cast, then every value passed it');
@@ -86,7 +91,10 @@ async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string
   for (const [i, text] of canonical.entries()) {
     const earlier = spelledAs.get(text);
     if (earlier !== undefined && earlier !== given[i]) {
-      throw new PlanError(`partition.values.${i}`, `is ${JSON.stringify(given[i])}, the same ${columnType} as ${JSON.stringify(earlier)}: both would plan a partition over the same rows; list each value once`);
+      throw new PlanError(
+        `partition.values.${i}`,
+        `is ${JSON.stringify(given[i])}, the same ${columnType} as ${JSON.stringify(earlier)}: both would plan a partition over the same rows; list each value once`,
+      );
     }
     spelledAs.set(text, given[i]);
   }

@@ -82,7 +82,13 @@ function kindOf(stmt: Node): string {
 }
 
 function describeKind(kind: string): string {
-  return MODIFYING[kind] ?? kind.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+  return (
+    MODIFYING[kind] ??
+    kind
+      .replace(/Stmt$/, '')
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toUpperCase()
+  );
 }
 
 /** Refuses anything in a SELECT's tree that writes or locks: data-modifying CTEs, SELECT INTO, FOR UPDATE/SHARE. */
@@ -121,7 +127,11 @@ export function checkTransformSql(sql: string): SqlVerdict<{ reads: SqlReads }> 
       else tables.add(name);
     }
   }
-  if (!chunk) return { ok: false, message: 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c' };
+  if (!chunk)
+    return {
+      ok: false,
+      message: 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c',
+    };
   const { functions, operators } = routinesIn(verdict.select);
   return { ok: true, reads: { tables: [...tables].filter((t) => !ctes.has(t)).sort(), functions, ...(operators.length ? { operators } : {}) } };
 }
@@ -136,13 +146,16 @@ export function checkWhere(where: string): SqlVerdict<{ routines: { functions: s
   // the newline ends a trailing -- comment, as in the statements that run it
   const parsed = parse(`${WHERE_PREFIX}${where}\n`, WHERE_PREFIX.length);
   if (!parsed.ok) return parsed;
-  const problem = 'must be one condition on the source rows, such as created_at >= \'2024-01-01\'';
+  const problem = "must be one condition on the source rows, such as created_at >= '2024-01-01'";
   if (parsed.stmts.length !== 1) return { ok: false, message: `${problem} (found ${parsed.stmts.length} statements)` };
   const select = parsed.stmts[0].SelectStmt as Node | undefined;
   if (select && select.op !== 'SETOP_NONE') return { ok: false, message: `${problem} (found ${String(select.op).replace('SETOP_', '')})` };
   const extra = select && Object.keys(select).filter((k) => !['targetList', 'whereClause', 'limitOption', 'op'].includes(k));
   if (!select || select.op !== 'SETOP_NONE' || (extra && extra.length > 0)) {
-    return { ok: false, message: `${problem} (found ${extra?.length ? extra.map((k) => k.replace(/Clause$|Count$|Offset$/, '').toUpperCase()).join(', ') : 'more than a condition'})` };
+    return {
+      ok: false,
+      message: `${problem} (found ${extra?.length ? extra.map((k) => k.replace(/Clause$|Count$|Offset$/, '').toUpperCase()).join(', ') : 'more than a condition'})`,
+    };
   }
   const modifying = readOnlyProblem(select);
   return modifying ? { ok: false, message: modifying } : { ok: true, routines: routinesIn(select.whereClause) };
@@ -171,10 +184,14 @@ const AFTER_STATEMENTS = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'Mer
 export function checkAfterSql(sql: string): SqlVerdict {
   const parsed = parse(sql);
   if (!parsed.ok) return parsed;
-  if (parsed.stmts.length !== 1) return { ok: false, message: `must be exactly one statement (found ${parsed.stmts.length}); list several as separate actions` };
+  if (parsed.stmts.length !== 1)
+    return { ok: false, message: `must be exactly one statement (found ${parsed.stmts.length}); list several as separate actions` };
   const kind = kindOf(parsed.stmts[0]);
   if (!AFTER_STATEMENTS.has(kind)) {
-    return { ok: false, message: `may be INSERT, UPDATE, DELETE, MERGE, REFRESH MATERIALIZED VIEW or SELECT (found ${describeKind(kind)}); use the analyze and refresh actions for those` };
+    return {
+      ok: false,
+      message: `may be INSERT, UPDATE, DELETE, MERGE, REFRESH MATERIALIZED VIEW or SELECT (found ${describeKind(kind)}); use the analyze and refresh actions for those`,
+    };
   }
   const select = parsed.stmts[0].SelectStmt as Node | undefined;
   if (select?.intoClause) return { ok: false, message: 'is SELECT … INTO, which creates a table; remove INTO' };

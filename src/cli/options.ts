@@ -5,8 +5,7 @@ import type { OutputOptions } from './output';
 /** Refused before the command acts: cancel must not cancel, then fail to print. */
 export const outputOption = () => new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text');
 
-export const databaseOption = () =>
-  new Option('--database <ENV>', 'name of the environment variable holding the ledger database URL').default('DATABASE_URL');
+export const databaseOption = () => new Option('--database <ENV>', 'name of the environment variable holding the ledger database URL').default('DATABASE_URL');
 
 export const actorOption = (who = 'who does it') => new Option('--actor <name>', `${who}, for the audit record (default: OS user)`);
 

@@ -30,7 +30,30 @@ import * as worker from './commands/worker';
 import { reportError, type OutputOptions } from './output';
 
 /** In the order `--help` lists them: a run's life first, then the tools around it. */
-const COMMANDS = [start, plan, stale, status, pause, resume, cancel, setLimits, retryFailed, approve, verify, after, cleanup, report, watch, list, migrate, schema, worker, dev, demo, setup];
+const COMMANDS = [
+  start,
+  plan,
+  stale,
+  status,
+  pause,
+  resume,
+  cancel,
+  setLimits,
+  retryFailed,
+  approve,
+  verify,
+  after,
+  cleanup,
+  report,
+  watch,
+  list,
+  migrate,
+  schema,
+  worker,
+  dev,
+  demo,
+  setup,
+];
 
 export function buildProgram(): Command {
   const program = new Command('backfill')

@@ -56,7 +56,10 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
       const values = given ?? facts.values;
       const unique = [...new Set(values)];
       if (unique.length > MAX_PARTITIONS) {
-        throw new PlanError('partition.column', `has more than ${MAX_PARTITIONS} distinct values in scope (one partition each); partition by range or time, or narrow source.where`);
+        throw new PlanError(
+          'partition.column',
+          `has more than ${MAX_PARTITIONS} distinct values in scope (one partition each); partition by range or time, or narrow source.where`,
+        );
       }
       const listed: PartitionBounds[] = unique.map((value) => ({ kind: 'list', column, value }));
       // explicitly listed values bound the scope; discovered values must cover every row
@@ -75,10 +78,7 @@ function rangeBounds(column: string, size: bigint, min: bigint, max: bigint): Pa
   const first = floorDiv(min, size) * size;
   const count = floorDiv(max, size) - floorDiv(min, size) + 1n;
   if (count > BigInt(MAX_PARTITIONS)) {
-    throw new PlanError(
-      'partition.size',
-      `would make ${count} partitions over ${column} ${min}..${max} (more than ${MAX_PARTITIONS}); use a larger size`,
-    );
+    throw new PlanError('partition.size', `would make ${count} partitions over ${column} ${min}..${max} (more than ${MAX_PARTITIONS}); use a larger size`);
   }
   const out: PartitionBounds[] = [];
   for (let lo = first; lo <= max; lo += size) {

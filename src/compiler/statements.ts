@@ -100,7 +100,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
       : join;
   /** Target row t holds other values than output row o. */
-  const changed = valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
+  const changed =
+    valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
   /** Output row o's key as text, for messages. */
   const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
@@ -141,7 +142,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     let extra = '0::bigint';
     if (replaceBounds) {
       const pcolT = spec.target.partitionColumn!;
-      const inPartition = partitionPredicate({ ...replaceBounds, column: pcolT } as PartitionBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, numbered.param);
+      const inPartition = partitionPredicate(
+        { ...replaceBounds, column: pcolT } as PartitionBounds,
+        't',
+        shape.targetPartitionColumnType ?? shape.partitionColumnType,
+        numbered.param,
+      );
       extra = `(SELECT count(*) FROM ${target} t WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM o WHERE ${join}))`;
     }
     return {
@@ -174,8 +180,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     outputTable: out,
     createOutputTable:
       // ON COMMIT DELETE ROWS: each chunk starts empty without dropping the table (no catalog churn, no WAL)
-      `CREATE TEMP TABLE IF NOT EXISTS ${outputTableName(spec, shape)} ON COMMIT DELETE ROWS AS ` +
-      `SELECT ${cols.join(', ')} FROM ${target} WITH NO DATA`,
+      `CREATE TEMP TABLE IF NOT EXISTS ${outputTableName(spec, shape)} ON COMMIT DELETE ROWS AS ` + `SELECT ${cols.join(', ')} FROM ${target} WITH NO DATA`,
 
     chunkBounds(bounds, cursor, limit) {
       const p = chunkPredicate(bounds, cursor, null);
@@ -242,7 +247,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     previewFromJson(rowsJson, types, limit) {
       const numbered = params();
       const json = numbered.param(rowsJson, 'json');
-      return preview(`SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`, numbered, limit);
+      return preview(
+        `SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`,
+        numbered,
+        limit,
+      );
     },
 
     compareFromJson(bounds, rowsJson, types, wholePartition) {
@@ -291,7 +300,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       // without triggers or rules on the target, the write's own semantics make the target equal
       // the output; a fixed sample of keys (1 in RECONCILE_SAMPLE) then guards against a wrong
       // statement at a fraction of a second join's cost. With them, every row is compared
-      const sample = shape.targetRewrites ? '' : ` WHERE (hashtextextended(${keyCols.map((c) => `o.${c}::text`).join(" || '|' || ")}, 0) & ${RECONCILE_SAMPLE - 1}) = 0`;
+      const sample = shape.targetRewrites
+        ? ''
+        : ` WHERE (hashtextextended(${keyCols.map((c) => `o.${c}::text`).join(" || '|' || ")}, 0) & ${RECONCILE_SAMPLE - 1}) = 0`;
       const absent = `t.${keyCols[0]} IS NULL`;
       return {
         text:
@@ -313,7 +324,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       if (bounded.length === 0) {
         outside.push(`${col} IS NOT NULL`);
       } else if (bounded[0].kind === 'list') {
-        outside.push(`${col}::text <> ALL (${param(bounded.map((b) => (b.kind === 'list' ? b.value : '')), 'text[]')})`);
+        outside.push(
+          `${col}::text <> ALL (${param(
+            bounded.map((b) => (b.kind === 'list' ? b.value : '')),
+            'text[]',
+          )})`,
+        );
       } else {
         const first = bounded[0] as Extract<PartitionBounds, { lo: string }>;
         const last = bounded[bounded.length - 1] as Extract<PartitionBounds, { hi: string }>;
@@ -330,7 +346,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     outsidePartition(bounds) {
       const { values, param } = params();
       const pcol = spec.target.partitionColumn!;
-      const inPartition = partitionPredicate({ ...bounds, column: pcol } as PartitionBounds, 'o', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
+      const inPartition = partitionPredicate(
+        { ...bounds, column: pcol } as PartitionBounds,
+        'o',
+        shape.targetPartitionColumnType ?? shape.partitionColumnType,
+        param,
+      );
       return {
         text: `SELECT ${keyText} AS key, o.${quoteIdent(pcol)}::text AS value, count(*) OVER () AS total FROM ${out} o WHERE (${inPartition}) IS NOT TRUE LIMIT 5`,
         values,
@@ -357,9 +378,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           const pcol = spec.target.partitionColumn!;
           const targetBounds = { ...bounds, column: pcol } as PartitionBounds;
           const inPartition = partitionPredicate(targetBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
-          const del =
-            `DELETE FROM ${target} t WHERE ${inPartition} ` +
-            `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
+          const del = `DELETE FROM ${target} t WHERE ${inPartition} ` + `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
           return [
             { text: del, values },
             { text: merge, values: [] },

@@ -14,9 +14,7 @@ export class PoolRegistry {
   private readonly pools = new Map<string, pg.Pool>();
   private readonly databases: readonly string[];
 
-  constructor(
-    private readonly options: { max?: number; env?: NodeJS.ProcessEnv; databases?: readonly string[] } = {},
-  ) {
+  constructor(private readonly options: { max?: number; env?: NodeJS.ProcessEnv; databases?: readonly string[] } = {}) {
     this.databases = options.databases ?? DEFAULT_DATABASES;
   }
 

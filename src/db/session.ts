@@ -19,7 +19,11 @@ export const CHECK_TIMEOUT_MS = 30_000;
  * `begin`, the transaction (REPEATABLE READ: one snapshot for the chunk) starts in the same
  * round trip.
  */
-export async function limitChunkTransaction(client: pg.PoolClient, limits: { lockTimeoutMs: number; statementTimeoutMs: number }, options: { begin?: boolean } = {}): Promise<void> {
+export async function limitChunkTransaction(
+  client: pg.PoolClient,
+  limits: { lockTimeoutMs: number; statementTimeoutMs: number },
+  options: { begin?: boolean } = {},
+): Promise<void> {
   const ms = (n: number) => Math.max(1, Math.round(n));
   await client.query(
     `${options.begin ? 'BEGIN ISOLATION LEVEL REPEATABLE READ; ' : ''}` +
@@ -29,7 +33,11 @@ export async function limitChunkTransaction(client: pg.PoolClient, limits: { loc
 }
 
 /** Runs one statement over the extended protocol (never several, whatever the text says). */
-export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(db: pg.Pool | pg.PoolClient, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+export function querySingle<R extends pg.QueryResultRow = pg.QueryResultRow>(
+  db: pg.Pool | pg.PoolClient,
+  text: string,
+  values: unknown[] = [],
+): Promise<pg.QueryResult<R>> {
   return db.query<R>({ text, values, queryMode: 'extended' } as pg.QueryConfig);
 }
 

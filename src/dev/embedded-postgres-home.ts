@@ -63,7 +63,10 @@ export function embeddedPostgresHome(packageDir: string, dataDir: string, isRoot
   return {
     packageDir: useDir,
     dataDir: useData,
-    relocated: moves.length > 0 ? `this directory is not reachable by the postgres OS user that PostgreSQL runs as under root, so the embedded PostgreSQL keeps ${moves.join(' and ')}` : undefined,
+    relocated:
+      moves.length > 0
+        ? `this directory is not reachable by the postgres OS user that PostgreSQL runs as under root, so the embedded PostgreSQL keeps ${moves.join(' and ')}`
+        : undefined,
   };
 }
 

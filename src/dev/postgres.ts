@@ -27,7 +27,12 @@ export async function startPostgres(options: { dataDir: string; port: number; sa
 }
 
 /** The embedded server from `packageDir`, with its data in `dataDir` (initialised on first use). */
-export async function startEmbeddedPostgres(options: { packageDir: string; dataDir: string; port: number; say?: (line: string) => void }): Promise<LocalPostgres> {
+export async function startEmbeddedPostgres(options: {
+  packageDir: string;
+  dataDir: string;
+  port: number;
+  say?: (line: string) => void;
+}): Promise<LocalPostgres> {
   const EmbeddedPostgres = loadEmbeddedPostgres(options.packageDir);
   const dir = options.dataDir;
   mkdirSync(path.dirname(dir), { recursive: true });

@@ -31,9 +31,12 @@ export const EMBEDDED_PG_PORT = 54329;
  * partitions: 0.93 of the time). Production Temporal is configured on its own.
  */
 export const DEV_SERVER_SPEED = [
-  '--sqlite-pragma', 'journal_mode=wal',
-  '--sqlite-pragma', 'synchronous=off',
-  '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+  '--sqlite-pragma',
+  'journal_mode=wal',
+  '--sqlite-pragma',
+  'synchronous=off',
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
 ];
 
 export async function startLocalServices(say: (line: string) => void): Promise<LocalServices> {
@@ -61,10 +64,20 @@ async function startServices(say: (line: string) => void, stops: (() => Promise<
     const cliPath = await ensureTemporalCli(say);
     const [host, port] = config.address.split(':');
     if (host !== '127.0.0.1' && host !== 'localhost') {
-      throw new Error(`TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`);
+      throw new Error(
+        `TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`,
+      );
     }
     say(`Temporal: starting the dev server (${cliPath})…`);
-    const server = await startDevServer({ cliPath, port: Number(port), uiPort, dbFile: path.join(dataDir(), 'temporal.db'), namespace: config.namespace, say, extraArgs: DEV_SERVER_SPEED });
+    const server = await startDevServer({
+      cliPath,
+      port: Number(port),
+      uiPort,
+      dbFile: path.join(dataDir(), 'temporal.db'),
+      namespace: config.namespace,
+      say,
+      extraArgs: DEV_SERVER_SPEED,
+    });
     temporalAddress = server.address;
     uiUrl = server.uiUrl!;
     stops.push(server.stop);

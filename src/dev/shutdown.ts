@@ -58,6 +58,7 @@ export function installShutdownHandlers(): void {
 
 function describe(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'EACCES' && e.path) return `cannot run ${e.path}: permission denied; if this is the embedded PostgreSQL under root, see "Two commands" in the README`;
+  if (e?.code === 'EACCES' && e.path)
+    return `cannot run ${e.path}: permission denied; if this is the embedded PostgreSQL under root, see "Two commands" in the README`;
   return e instanceof Error ? e.message : String(err);
 }

@@ -66,7 +66,14 @@ export async function ensureTemporalCli(say: (line: string) => void = () => unde
     });
     let lines = 0;
     const tick = setInterval(() => say(`  still building the Temporal CLI (${lines} modules fetched so far)…`), 30_000);
-    child.stderr.on('data', (d: Buffer) => (lines += d.toString().split('\n').filter((l) => l.startsWith('go: downloading')).length));
+    child.stderr.on(
+      'data',
+      (d: Buffer) =>
+        (lines += d
+          .toString()
+          .split('\n')
+          .filter((l) => l.startsWith('go: downloading')).length),
+    );
     child.on('error', reject);
     child.on('exit', (code) => {
       clearInterval(tick);
@@ -83,10 +90,7 @@ async function downloadWithSdk(): Promise<string> {
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
   const downloadDir = path.join(cacheDir(), 'sdk-download');
   mkdirSync(downloadDir, { recursive: true });
-  const env = await withTimeout(
-    TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'cached-download', downloadDir } } }),
-    120_000,
-  );
+  const env = await withTimeout(TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'cached-download', downloadDir } } }), 120_000);
   await env.teardown();
   const binary = findBinary(downloadDir);
   if (!binary) throw new Error(`the SDK download left no temporal binary in ${downloadDir}`);
@@ -107,8 +111,5 @@ function findBinary(dir: string): string | undefined {
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms / 1000}s`)), ms).unref()),
-  ]);
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms / 1000}s`)), ms).unref())]);
 }

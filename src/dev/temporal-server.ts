@@ -36,7 +36,15 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-const TYPE_NAMES: Record<string, string> = { KEYWORD: 'Keyword', INT: 'Int', TEXT: 'Text', BOOL: 'Bool', DOUBLE: 'Double', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList' };
+const TYPE_NAMES: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  TEXT: 'Text',
+  BOOL: 'Bool',
+  DOUBLE: 'Double',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const port = options.port ?? (await freePort());

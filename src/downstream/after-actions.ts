@@ -12,7 +12,14 @@ import { inTransaction } from '../db/pool';
 import { quoteTable } from '../db/sql';
 import { recordEvent } from '../ledger/events';
 import { getRun, setDownstream } from '../ledger/runs';
-import { listAfterActions, planAfterActions, recordAfterActionFailure, recordAfterActionSucceeded, recordAfterActionTry, type AfterActionRow } from '../ledger/after-actions';
+import {
+  listAfterActions,
+  planAfterActions,
+  recordAfterActionFailure,
+  recordAfterActionSucceeded,
+  recordAfterActionTry,
+  type AfterActionRow,
+} from '../ledger/after-actions';
 import { webhookRefusal, type WorkerTrust } from '../security/worker-trust';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import type { AfterAction } from '../specs/validate-schema';
@@ -41,20 +48,30 @@ export class Refused extends Error {}
 
 export function describeAction(a: AfterAction): string {
   switch (a.action) {
-    case 'analyze': return 'ANALYZE the target';
-    case 'refresh': return `REFRESH MATERIALIZED VIEW ${a.view}`;
-    case 'sql': return `SQL: ${a.sql.replace(/\s+/g, ' ').trim().slice(0, 120)}`;
-    case 'notify': return `NOTIFY ${a.channel} with the run summary`;
-    case 'webhook': return `POST the run summary to ${new URL(a.url).origin}${new URL(a.url).pathname}`;
+    case 'analyze':
+      return 'ANALYZE the target';
+    case 'refresh':
+      return `REFRESH MATERIALIZED VIEW ${a.view}`;
+    case 'sql':
+      return `SQL: ${a.sql.replace(/\s+/g, ' ').trim().slice(0, 120)}`;
+    case 'notify':
+      return `NOTIFY ${a.channel} with the run summary`;
+    case 'webhook':
+      return `POST the run summary to ${new URL(a.url).origin}${new URL(a.url).pathname}`;
   }
 }
 
 export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterOptions): Promise<AfterOutcome> {
   const run = await getRun(pool, runId);
   if (!run) throw new Refused(`run ${runId} is not in the ledger`);
-  if (run.status !== 'succeeded') throw new Refused(`run ${runId} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`);
+  if (run.status !== 'succeeded')
+    throw new Refused(`run ${runId} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`);
   const actions = run.spec.after ?? [];
-  await planAfterActions(pool, runId, actions.map((a) => ({ action: a.action, description: describeAction(a) })));
+  await planAfterActions(
+    pool,
+    runId,
+    actions.map((a) => ({ action: a.action, description: describeAction(a) })),
+  );
   await setDownstream(pool, runId, 'pending');
   const summary = await runSummary(pool, run);
   const done = new Set((await listAfterActions(pool, runId)).filter((r) => r.status === 'succeeded').map((r) => r.position));
@@ -66,7 +83,14 @@ export async function runAfterActions(pool: pg.Pool, runId: string, opts: AfterO
       opts.onTry?.();
       await recordAfterActionTry(pool, runId, i);
       try {
-        await perform(pool, run.spec.target.table, action, summary, opts, (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000);
+        await perform(
+          pool,
+          run.spec.target.table,
+          action,
+          summary,
+          opts,
+          (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
+        );
         await recordAfterActionSucceeded(pool, runId, i);
         break;
       } catch (err) {
@@ -102,18 +126,22 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
       await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) => c.query(`ANALYZE ${quoteTable(target)}`));
       return;
     case 'refresh': {
-      const { rows } = await pool.query<{ populated: boolean; unique_index: boolean }>(
-        `SELECT m.ispopulated AS populated,
+      const { rows } = await pool
+        .query<{ populated: boolean; unique_index: boolean }>(
+          `SELECT m.ispopulated AS populated,
                 EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL) AS unique_index
            FROM pg_matviews m WHERE format('%I.%I', m.schemaname, m.matviewname)::regclass = $1::regclass`,
-        [action.view],
-      ).catch((err: Error) => {
-        throw new Refused(`materialized view ${action.view}: ${err.message}`);
-      });
+          [action.view],
+        )
+        .catch((err: Error) => {
+          throw new Refused(`materialized view ${action.view}: ${err.message}`);
+        });
       if (rows.length === 0) throw new Refused(`${action.view} is not a materialized view`);
       // CONCURRENTLY keeps the view readable while it refreshes; it needs a unique index and a populated view
       const concurrently = rows[0].populated && rows[0].unique_index ? 'CONCURRENTLY ' : '';
-      await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) => c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`));
+      await inTransaction(pool, { statementTimeoutMs: timeoutMs, end: 'commit' }, (c) =>
+        c.query(`REFRESH MATERIALIZED VIEW ${concurrently}${quoteTable(action.view)}`),
+      );
       return;
     }
     case 'sql': {

@@ -85,7 +85,10 @@ export function decide(state: GovernorState, input: GovernorInput): Step {
   const wanted = state.adaptiveSize ?? limits.chunkSize;
   const capped = state.timeoutCap !== undefined && state.timeoutCap < wanted;
   const chunkSize = capped ? state.timeoutCap! : wanted;
-  const record: ChunkRecordDecision = { governedBy: capped ? 'statementTimeoutSeconds' : state.adaptiveSize !== undefined ? 'targetChunkSeconds' : 'chunkSize', waitMs: 0 };
+  const record: ChunkRecordDecision = {
+    governedBy: capped ? 'statementTimeoutSeconds' : state.adaptiveSize !== undefined ? 'targetChunkSeconds' : 'chunkSize',
+    waitMs: 0,
+  };
   if (!limits.guards) {
     return { decision: { kind: 'write', chunkSize, oneWriter: false, record }, state: { ...state, pace: FULL_PACE, heldSince: undefined } };
   }
@@ -96,7 +99,10 @@ export function decide(state: GovernorState, input: GovernorInput): Step {
     const heldSince = state.heldSince ?? now;
     const heldFor = (now - heldSince) / 1000;
     if (heldFor > (limits.guards.holdTimeoutSeconds ?? 600)) {
-      return { decision: { kind: 'pause-run', actor: `guard:${reading.guard}`, reason: `held ${Math.round(heldFor)}s by ${describeReading(reading)}` }, state: { ...state, heldSince } };
+      return {
+        decision: { kind: 'pause-run', actor: `guard:${reading.guard}`, reason: `held ${Math.round(heldFor)}s by ${describeReading(reading)}` },
+        state: { ...state, heldSince },
+      };
     }
     return { decision: wait('held', `guard:${reading.guard}`, `held by ${describeReading(reading)}`, input.pollMs), state: { ...state, heldSince } };
   }
@@ -126,7 +132,11 @@ export function decide(state: GovernorState, input: GovernorInput): Step {
  * Adds the run's shared rows/s budget to a write: the chunk waits `budgetWaitMs` before it
  * starts. A health guard outranks the budget in the record: it says why the database needed air.
  */
-export function afterBudget(write: Extract<Decision, { kind: 'write' }>, budgetWaitMs: number, slowedReason: string | null): { write: typeof write; wait?: Extract<Decision, { kind: 'wait' }> } {
+export function afterBudget(
+  write: Extract<Decision, { kind: 'write' }>,
+  budgetWaitMs: number,
+  slowedReason: string | null,
+): { write: typeof write; wait?: Extract<Decision, { kind: 'wait' }> } {
   if (budgetWaitMs <= 0) return { write };
   const record = write.record.governedBy.startsWith('guard:')
     ? { ...write.record, waitMs: write.record.waitMs + budgetWaitMs }

@@ -37,11 +37,17 @@ export async function planAfterActions(db: Queryable, runId: string, actions: { 
 }
 
 export async function recordAfterActionTry(db: Queryable, runId: string, position: number): Promise<void> {
-  await db.query('UPDATE backfill.after_actions SET tries = tries + 1, started_at = coalesce(started_at, now()) WHERE run_id = $1 AND position = $2', [runId, position]);
+  await db.query('UPDATE backfill.after_actions SET tries = tries + 1, started_at = coalesce(started_at, now()) WHERE run_id = $1 AND position = $2', [
+    runId,
+    position,
+  ]);
 }
 
 export async function recordAfterActionSucceeded(db: Queryable, runId: string, position: number): Promise<void> {
-  await db.query("UPDATE backfill.after_actions SET status = 'succeeded', last_error = NULL, finished_at = now() WHERE run_id = $1 AND position = $2", [runId, position]);
+  await db.query("UPDATE backfill.after_actions SET status = 'succeeded', last_error = NULL, finished_at = now() WHERE run_id = $1 AND position = $2", [
+    runId,
+    position,
+  ]);
 }
 
 /** A failed try: `final` when no try is left (the action is then failed), else it stays pending. */

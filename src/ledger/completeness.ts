@@ -37,7 +37,9 @@ export function completenessProblems(planned: number, partitions: LedgerPartitio
     } else if (bounds.kind === 'range' || bounds.kind === 'time') {
       const previous = bounded[i - 1]?.bounds;
       if (previous && (previous.kind === 'range' || previous.kind === 'time') && !sameBound(previous.hi, bounds.lo, bounds.kind)) {
-        problems.push(`partition ${id} starts at ${bounds.lo} but the one before it ends at ${previous.hi}: ${boundOrder(previous.hi, bounds.lo, bounds.kind) < 0 ? 'a gap' : 'an overlap'}`);
+        problems.push(
+          `partition ${id} starts at ${bounds.lo} but the one before it ends at ${previous.hi}: ${boundOrder(previous.hi, bounds.lo, bounds.kind) < 0 ? 'a gap' : 'an overlap'}`,
+        );
       }
     }
   }

@@ -18,10 +18,7 @@ export async function storeCapture(db: pg.Pool | pg.PoolClient, runId: string, a
 }
 
 export async function loadCaptures(db: pg.Pool | pg.PoolClient, runId: string): Promise<(Capture & { stage: 'before' | 'after'; attempt: number })[]> {
-  const { rows } = await db.query(
-    'SELECT * FROM backfill.distributions WHERE run_id = $1 ORDER BY column_name, attempt, stage DESC',
-    [runId],
-  );
+  const { rows } = await db.query('SELECT * FROM backfill.distributions WHERE run_id = $1 ORDER BY column_name, attempt, stage DESC', [runId]);
   return rows.map((r) => ({
     stage: r.stage,
     attempt: r.attempt,

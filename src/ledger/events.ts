@@ -36,10 +36,10 @@ export async function recordEvent(db: Queryable, event: RunEvent): Promise<void>
 }
 
 export async function listEvents(db: Queryable, runId: string, limit = 20): Promise<RunEventRow[]> {
-  const { rows } = await db.query<RunEventRow>(
-    'SELECT * FROM (SELECT * FROM backfill.run_events WHERE run_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id',
-    [runId, limit],
-  );
+  const { rows } = await db.query<RunEventRow>('SELECT * FROM (SELECT * FROM backfill.run_events WHERE run_id = $1 ORDER BY id DESC LIMIT $2) e ORDER BY id', [
+    runId,
+    limit,
+  ]);
   return rows;
 }
 

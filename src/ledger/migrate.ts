@@ -28,7 +28,7 @@ export async function migrateLedger(pool: pg.Pool): Promise<number[]> {
     if ((err as { code?: string }).code === '42501') {
       throw new Error(
         `the backfill ledger in this database needs migrating, which this role may not do (${(err as Error).message}); ` +
-          'run `backfill migrate --database <VAR>` once as the ledger\'s owner (docs/security.md)',
+          "run `backfill migrate --database <VAR>` once as the ledger's owner (docs/security.md)",
         { cause: err },
       );
     }

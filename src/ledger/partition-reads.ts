@@ -21,7 +21,13 @@ export async function partitionsAtOrdinals(db: Queryable, runId: string, ordinal
 }
 
 /** Partitions with ordinals in [from, to) that did not succeed, the first `limit` of them (a ramp stage's failures). */
-export async function unsucceededBetween(db: Queryable, runId: string, from: number, to: number, limit: number): Promise<{ partition_id: string; status: PartitionStatus }[]> {
+export async function unsucceededBetween(
+  db: Queryable,
+  runId: string,
+  from: number,
+  to: number,
+  limit: number,
+): Promise<{ partition_id: string; status: PartitionStatus }[]> {
   const { rows } = await db.query<{ partition_id: string; status: PartitionStatus }>(
     "SELECT partition_id, status FROM backfill.partitions WHERE run_id = $1 AND ordinal >= $2 AND ordinal < $3 AND status <> 'succeeded' ORDER BY ordinal LIMIT $4",
     [runId, from, to, limit],
@@ -63,7 +69,9 @@ export async function succeededFrom(
 
 /** Every partition as completeness sees it: place, bounds, status, completions. */
 export async function completenessRows(db: Queryable, runId: string): Promise<LedgerPartition[]> {
-  const { rows } = await db.query<LedgerPartition>('SELECT partition_id, ordinal, bounds, status, completions FROM backfill.partitions WHERE run_id = $1', [runId]);
+  const { rows } = await db.query<LedgerPartition>('SELECT partition_id, ordinal, bounds, status, completions FROM backfill.partitions WHERE run_id = $1', [
+    runId,
+  ]);
   return rows;
 }
 
@@ -74,7 +82,11 @@ export async function plannedBounds(db: Queryable, runId: string): Promise<Parti
 }
 
 /** The partitions `verify` recomputes: all, or the one named. */
-export async function partitionsToVerify(db: Queryable, runId: string, partitionId: string | null): Promise<{ partition_id: string; bounds: PartitionBounds; status: PartitionStatus }[]> {
+export async function partitionsToVerify(
+  db: Queryable,
+  runId: string,
+  partitionId: string | null,
+): Promise<{ partition_id: string; bounds: PartitionBounds; status: PartitionStatus }[]> {
   const { rows } = await db.query<{ partition_id: string; bounds: PartitionBounds; status: PartitionStatus }>(
     'SELECT partition_id, bounds, status FROM backfill.partitions WHERE run_id = $1 AND ($2::text IS NULL OR partition_id = $2) ORDER BY ordinal',
     [runId, partitionId],

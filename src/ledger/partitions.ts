@@ -50,12 +50,7 @@ export async function insertPartitions(db: Queryable, runId: string, partitions:
 }
 
 /** The next partitions to start, in plan order: those not yet finished at or after `fromOrdinal`. */
-export async function nextUnfinished(
-  db: Queryable,
-  runId: string,
-  fromOrdinal: number,
-  limit: number,
-): Promise<{ id: string; ordinal: number }[]> {
+export async function nextUnfinished(db: Queryable, runId: string, fromOrdinal: number, limit: number): Promise<{ id: string; ordinal: number }[]> {
   const { rows } = await db.query<{ partition_id: string; ordinal: number }>(
     `SELECT partition_id, ordinal FROM backfill.partitions
       WHERE run_id = $1 AND ordinal >= $2 AND NOT status = ANY($4)
@@ -66,19 +61,16 @@ export async function nextUnfinished(
 }
 
 export async function getPartition(db: Queryable, runId: string, partitionId: string): Promise<PartitionRow | undefined> {
-  const { rows } = await db.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [
-    runId,
-    partitionId,
-  ]);
+  const { rows } = await db.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2', [runId, partitionId]);
   return rows[0];
 }
 
 /** Locks the partition's row for the rest of the caller's transaction and returns it. */
 export async function lockPartition(client: pg.PoolClient, runId: string, partitionId: string): Promise<PartitionRow> {
-  const { rows } = await client.query<PartitionRow>(
-    'SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2 FOR UPDATE',
-    [runId, partitionId],
-  );
+  const { rows } = await client.query<PartitionRow>('SELECT * FROM backfill.partitions WHERE run_id = $1 AND partition_id = $2 FOR UPDATE', [
+    runId,
+    partitionId,
+  ]);
   if (!rows[0]) throw new Error(`partition ${partitionId} of run ${runId} is not in the ledger`);
   return rows[0];
 }
@@ -100,13 +92,7 @@ export async function startAttempt(db: Queryable, runId: string, partitionId: st
 }
 
 /** Advances the cursor and adds a chunk's counts; call inside the chunk's transaction. Returns the row after. */
-export async function checkpoint(
-  client: pg.PoolClient,
-  runId: string,
-  partitionId: string,
-  cursor: string | null,
-  counts: RowCounts,
-): Promise<PartitionRow> {
+export async function checkpoint(client: pg.PoolClient, runId: string, partitionId: string, cursor: string | null, counts: RowCounts): Promise<PartitionRow> {
   const { rows } = await client.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET cursor = $3, rows_read = rows_read + $4, rows_written = rows_written + $5, rows_unchanged = rows_unchanged + $6,
@@ -201,11 +187,7 @@ export async function succeededRowCounts(db: Queryable, runId: string): Promise<
   return rows[0];
 }
 
-export async function listPartitions(
-  db: Queryable,
-  runId: string,
-  filter: { status?: PartitionStatus[]; limit?: number } = {},
-): Promise<PartitionRow[]> {
+export async function listPartitions(db: Queryable, runId: string, filter: { status?: PartitionStatus[]; limit?: number } = {}): Promise<PartitionRow[]> {
   const { rows } = await db.query<PartitionRow>(
     `SELECT * FROM backfill.partitions WHERE run_id = $1 AND ($2::text[] IS NULL OR status = ANY($2))
       ORDER BY ordinal LIMIT $3`,
@@ -234,17 +216,33 @@ export async function recordChunk(client: pg.PoolClient, runId: string, partitio
     `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
        chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-    [runId, partitionId, c.seq, c.keyFrom, c.keyTo, c.counts.rowsRead, c.counts.rowsWritten, c.counts.rowsUnchanged,
-      c.chunkSize, Math.round(c.durationMs), Math.round(c.waitMs), c.governedBy, c.guardValue ?? null, c.counts.rowsSkipped ?? 0, c.worker ?? null],
+    [
+      runId,
+      partitionId,
+      c.seq,
+      c.keyFrom,
+      c.keyTo,
+      c.counts.rowsRead,
+      c.counts.rowsWritten,
+      c.counts.rowsUnchanged,
+      c.chunkSize,
+      Math.round(c.durationMs),
+      Math.round(c.waitMs),
+      c.governedBy,
+      c.guardValue ?? null,
+      c.counts.rowsSkipped ?? 0,
+      c.worker ?? null,
+    ],
   );
 }
 
 /** Says why a running partition is not writing (or clears it with null); writes only on change. */
 export async function setHoldReason(db: Queryable, runId: string, partitionId: string, reason: string | null): Promise<void> {
-  await db.query(
-    'UPDATE backfill.partitions SET hold_reason = $3 WHERE run_id = $1 AND partition_id = $2 AND hold_reason IS DISTINCT FROM $3',
-    [runId, partitionId, reason],
-  );
+  await db.query('UPDATE backfill.partitions SET hold_reason = $3 WHERE run_id = $1 AND partition_id = $2 AND hold_reason IS DISTINCT FROM $3', [
+    runId,
+    partitionId,
+    reason,
+  ]);
 }
 
 /** A partition's outcome as workflows carry it: ids and counts, never row data. */

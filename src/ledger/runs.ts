@@ -5,7 +5,15 @@
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
-import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
+import {
+  ACTIVE_RUN_STATUSES,
+  allowedFrom,
+  FINISHED_RUN_STATUSES,
+  PARTITION_TRANSITIONS,
+  RETRYABLE_RUN_STATUSES,
+  RUN_TRANSITIONS,
+  type RunStatus,
+} from '../shared/statuses';
 import type { Limits } from '../shared/types';
 import type { RunIdHolder } from '../shared/labels';
 import type { FrozenTransform } from '../specs/load';
@@ -111,12 +119,33 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
      VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27)
      ON CONFLICT (run_id) DO NOTHING`,
     [
-      run.runId, run.name, run.workflowId, run.reason, JSON.stringify(run.spec), run.specFile ?? null, run.specHash,
-      run.transform.name, run.transform.version, run.transform.kind, run.transform.codeHash, run.transform.modulePath ?? null,
-      run.databaseVar, JSON.stringify(run.limits), JSON.stringify(run.shape), run.partitionsTotal, run.startedBy, run.targetRelation, run.databaseIdentity ?? null,
-      run.inputFingerprints ? JSON.stringify(run.inputFingerprints) : null, run.serverVersion ?? null, run.engineVersion ?? null,
-      run.approvedPlan ? JSON.stringify(run.approvedPlan) : null, run.approvedBy ?? null, run.onlyStale === true,
-      run.rowsPlanned?.rows ?? null, run.rowsPlanned?.exact ?? null,
+      run.runId,
+      run.name,
+      run.workflowId,
+      run.reason,
+      JSON.stringify(run.spec),
+      run.specFile ?? null,
+      run.specHash,
+      run.transform.name,
+      run.transform.version,
+      run.transform.kind,
+      run.transform.codeHash,
+      run.transform.modulePath ?? null,
+      run.databaseVar,
+      JSON.stringify(run.limits),
+      JSON.stringify(run.shape),
+      run.partitionsTotal,
+      run.startedBy,
+      run.targetRelation,
+      run.databaseIdentity ?? null,
+      run.inputFingerprints ? JSON.stringify(run.inputFingerprints) : null,
+      run.serverVersion ?? null,
+      run.engineVersion ?? null,
+      run.approvedPlan ? JSON.stringify(run.approvedPlan) : null,
+      run.approvedBy ?? null,
+      run.onlyStale === true,
+      run.rowsPlanned?.rows ?? null,
+      run.rowsPlanned?.exact ?? null,
     ],
   );
   return res.rowCount === 1;
@@ -139,10 +168,7 @@ export function holderFacts(run: RunRow): RunIdHolder {
 }
 
 export async function findActiveRun(db: Queryable, name: string): Promise<RunRow | undefined> {
-  const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE name = $1 AND status = ANY($2)', [
-    name,
-    ACTIVE_RUN_STATUSES,
-  ]);
+  const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE name = $1 AND status = ANY($2)', [name, ACTIVE_RUN_STATUSES]);
   return rows[0];
 }
 
@@ -157,7 +183,10 @@ export async function resolveRelation(db: Queryable, table: string): Promise<str
 
 export async function findActiveRunOnTarget(db: Queryable, targetRelation: string): Promise<RunRow | undefined> {
   try {
-    const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE target_relation = $1 AND status = ANY($2)', [targetRelation, ACTIVE_RUN_STATUSES]);
+    const { rows } = await db.query<RunRow>('SELECT * FROM backfill.runs WHERE target_relation = $1 AND status = ANY($2)', [
+      targetRelation,
+      ACTIVE_RUN_STATUSES,
+    ]);
     return rows[0];
   } catch (err) {
     // a ledger from before migration 0007 (the CLI looks before a worker has migrated it): no run records its target yet
@@ -228,7 +257,13 @@ export async function readRunControl(db: Queryable, runId: string): Promise<RunC
     [runId],
   );
   if (!rows[0]) throw new Error(`run ${runId} is not in the ledger`);
-  return { status: rows[0].status, paused: rows[0].paused, cancelRequested: rows[0].cancel_requested, limits: rows[0].limits, version: Number(rows[0].control_version) };
+  return {
+    status: rows[0].status,
+    paused: rows[0].paused,
+    cancelRequested: rows[0].cancel_requested,
+    limits: rows[0].limits,
+    version: Number(rows[0].control_version),
+  };
 }
 
 /** Rows in scope that no planned partition covered, counted at the run's end. */

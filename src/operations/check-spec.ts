@@ -35,7 +35,12 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
   try {
     url = databaseUrlFrom(spec.database);
   } catch (err) {
-    throw new SpecError(specFile, [{ path: 'database', message: (err as Error).message.replace(/^environment variable \S+ \(named by the spec's database field\) /, `names ${spec.database}, which `) }]);
+    throw new SpecError(specFile, [
+      {
+        path: 'database',
+        message: (err as Error).message.replace(/^environment variable \S+ \(named by the spec's database field\) /, `names ${spec.database}, which `),
+      },
+    ]);
   }
   const own = pool ? undefined : createPool(url, { max: 2, applicationName: 'backfill-cli' });
   const db = pool ?? own!;

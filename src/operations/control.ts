@@ -46,7 +46,10 @@ export async function controlRun(
   if (action === 'cancel' && run.cancel_requested) throw new UsageError(`run ${ref} is already being cancelled`);
   if (action === 'resume') {
     // a canary hold is lifted only by approve, which records who decided to expand
-    const progress = await client.workflow.getHandle(run.workflow_id).query(progressQuery).catch(() => undefined);
+    const progress = await client.workflow
+      .getHandle(run.workflow_id)
+      .query(progressQuery)
+      .catch(() => undefined);
     if (progress?.canary?.phase === 'held') throw new UsageError(`run ${ref} is held by its canary, not paused: ${progress.canary.held}`);
     if (progress?.ramp?.phase === 'held') throw new UsageError(`run ${ref} is held by a ramp stage, not paused: ${progress.ramp.held}`);
     await settleInputChange(pool, run, who, options.acceptInputChange === true);

@@ -48,7 +48,17 @@ export interface RowPreview {
 
 export interface PlanEstimate {
   scope: { rows: number; exact: boolean; rowsPerPartition: number; bytesRead: number | null };
-  sample: { partitions: string[]; rows: number; computeMs: number; inserts: number; updates: number; unchanged: number; writeMs?: number; walBytes?: number; storageBytes?: number };
+  sample: {
+    partitions: string[];
+    rows: number;
+    computeMs: number;
+    inserts: number;
+    updates: number;
+    unchanged: number;
+    writeMs?: number;
+    walBytes?: number;
+    storageBytes?: number;
+  };
   projected: {
     inserts: number;
     updates: number;
@@ -104,7 +114,12 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   let storageBytes = 0;
   for (const p of picks) {
     const started = performance.now();
-    const c = await comparePartition(pool, ctx, p.bounds, { pageRows: SAMPLE_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows: SAMPLE_ROWS } });
+    const c = await comparePartition(pool, ctx, p.bounds, {
+      pageRows: SAMPLE_ROWS,
+      timeoutMs: SAMPLE_TIMEOUT_MS,
+      types,
+      slice: { cursor: null, rows: SAMPLE_ROWS },
+    });
     computeMs += performance.now() - started;
     rows += c.compared;
     inserts += spec.target.mode === 'update' ? 0 : c.missing;
@@ -158,7 +173,15 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   }
   return {
     scope,
-    sample: { partitions: picks.map((p) => p.id), rows, computeMs: Math.round(computeMs), inserts, updates, unchanged, ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes, storageBytes } : {}) },
+    sample: {
+      partitions: picks.map((p) => p.id),
+      rows,
+      computeMs: Math.round(computeMs),
+      inserts,
+      updates,
+      unchanged,
+      ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes, storageBytes } : {}),
+    },
     projected: {
       inserts: projectedInserts,
       updates: projectedUpdates,
@@ -167,7 +190,11 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
       orchestrationSeconds,
       fixedSeconds,
       ...(writeSeconds !== undefined
-        ? { writeSeconds, walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0, storageBytes: rows > 0 ? Math.round(scope.rows * (storageBytes / rows)) : 0 }
+        ? {
+            writeSeconds,
+            walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0,
+            storageBytes: rows > 0 ? Math.round(scope.rows * (storageBytes / rows)) : 0,
+          }
         : {}),
       durationSeconds,
       bindingLimit,
@@ -184,11 +211,19 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
  * projection must too. Slices of a chunk's size (at most 10,000 rows), so that connection and
  * round-trip costs do not pass for the database's work.
  */
-async function measureParallelism(pool: pg.Pool, ctx: Recomputable, picks: PlannedPartition[], types: string[], want: number, chunkSize: number): Promise<number> {
+async function measureParallelism(
+  pool: pg.Pool,
+  ctx: Recomputable,
+  picks: PlannedPartition[],
+  types: string[],
+  want: number,
+  chunkSize: number,
+): Promise<number> {
   const k = Math.max(1, Math.min(want, MAX_PARALLEL_PROBE, (pool.options.max ?? 10) - 1));
   if (k <= 1 || picks.length === 0) return 1;
   const rows = Math.min(chunkSize, 10_000);
-  const slice = (i: number) => comparePartition(pool, ctx, picks[i % picks.length].bounds, { pageRows: rows, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows } });
+  const slice = (i: number) =>
+    comparePartition(pool, ctx, picks[i % picks.length].bounds, { pageRows: rows, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows } });
   const t0 = performance.now();
   for (let i = 0; i < k; i++) await slice(i);
   const sequential = performance.now() - t0;
@@ -215,7 +250,10 @@ function windowHoursPerDay(start: string, end: string): number {
 
 function recomputable({ loaded, shape }: EstimateInput): Recomputable {
   const { spec } = loaded;
-  const run = { spec, shape, transform_name: spec.transform.name, transform_version: spec.transform.version } as Pick<RunRow, 'spec' | 'shape' | 'transform_name' | 'transform_version'>;
+  const run = { spec, shape, transform_name: spec.transform.name, transform_version: spec.transform.version } as Pick<
+    RunRow,
+    'spec' | 'shape' | 'transform_name' | 'transform_version'
+  >;
   const compiled = compileRun(spec, shape);
   if (!loaded.artifact) return { run, compiled };
   return { run, compiled, module: evaluateArtifact(loaded.artifact, loaded.transform.modulePath!) };
@@ -233,7 +271,12 @@ async function scopeOf(pool: pg.Pool, { loaded, partitions }: EstimateInput, rea
       WHERE c.oid = to_regclass($1) AND ($2::text[] IS NULL OR st.attname = ANY($2))`,
     [spec.source.table, readColumns ?? null],
   );
-  return { rows, exact, rowsPerPartition: partitions.length > 0 ? Math.round(rows / partitions.length) : 0, bytesRead: width[0].w === null ? null : width[0].w * rows };
+  return {
+    rows,
+    exact,
+    rowsPerPartition: partitions.length > 0 ? Math.round(rows / partitions.length) : 0,
+    bytesRead: width[0].w === null ? null : width[0].w * rows,
+  };
 }
 
 /** A few rows the sample would change, current beside computed. */
@@ -250,7 +293,10 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
     } else {
       statement = ctx.compiled.previewFromSql(p.bounds, null, range[0].hi, types, limit);
     }
-    const { rows } = await client.query<{ key: string; current: Record<string, unknown> | null; computed: Record<string, unknown> }>(statement.text, statement.values);
+    const { rows } = await client.query<{ key: string; current: Record<string, unknown> | null; computed: Record<string, unknown> }>(
+      statement.text,
+      statement.values,
+    );
     const columns = ctx.run.shape.outputColumns;
     return rows.map((r) => {
       const current = r.current && Object.fromEntries(columns.map((c) => [c, r.current![c]]));
@@ -278,7 +324,10 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     }
     // the write alone: computing the rows was timed by the comparison
     const target = ctx.run.spec.target.table;
-    const { rows: was } = await client.query<{ lsn: string; size: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size', [target]);
+    const { rows: was } = await client.query<{ lsn: string; size: string }>(
+      'SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size',
+      [target],
+    );
     const started = performance.now();
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;

@@ -39,12 +39,7 @@ export interface FollowOptions {
   onOutage?: (message: string | null) => void;
 }
 
-export async function followRun(
-  pool: pg.Pool,
-  runId: string,
-  onSnapshot: (snapshot: RunSnapshot) => void,
-  options: FollowOptions = {},
-): Promise<RunStatus> {
+export async function followRun(pool: pg.Pool, runId: string, onSnapshot: (snapshot: RunSnapshot) => void, options: FollowOptions = {}): Promise<RunStatus> {
   const interval = options.intervalMs ?? 1000;
   let samples: { t: number; rows: number }[] = [];
   let awaySince: number | undefined;
@@ -56,7 +51,9 @@ export async function followRun(
       if (!isDatabaseUnavailable(err)) throw err;
       awaySince ??= Date.now();
       if (Date.now() - awaySince > (options.outageMs ?? 10 * 60_000)) {
-        throw new Error(`the database has been unavailable for ${Math.round((Date.now() - awaySince) / 1000)} s (${(err as Error).message}); the run goes on without this follower: backfill watch ${runId}`);
+        throw new Error(
+          `the database has been unavailable for ${Math.round((Date.now() - awaySince) / 1000)} s (${(err as Error).message}); the run goes on without this follower: backfill watch ${runId}`,
+        );
       }
       options.onOutage?.(`database unavailable (${(err as Error).message}); still following`);
       await new Promise((resolve) => setTimeout(resolve, interval));

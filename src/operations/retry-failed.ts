@@ -35,7 +35,10 @@ export async function retryFailed(
   const partitions = await listPartitions(pool, run.run_id, { status: ['failed', 'cancelled'], limit: 100_000 });
   if (partitions.length === 0) throw new UsageError(`run ${ref} has no failed or cancelled partitions to retry`);
   const active = await findActiveRun(pool, run.name);
-  if (active) throw new UsageError(alreadyActiveMessage(run.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }));
+  if (active)
+    throw new UsageError(
+      alreadyActiveMessage(run.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }),
+    );
 
   const attempt = run.attempt + 1;
   const input: RunWorkflowInput = {
@@ -59,7 +62,10 @@ export async function retryFailed(
     throw err;
   }
   // return once the ledger shows the new attempt, so `status` right after is accurate
-  const started = await pollUntil(async () => ((await getRun(pool, run.run_id))!.attempt >= attempt ? true : undefined), { timeoutMs: 60_000, intervalMs: 100 });
+  const started = await pollUntil(async () => ((await getRun(pool, run.run_id))!.attempt >= attempt ? true : undefined), {
+    timeoutMs: 60_000,
+    intervalMs: 100,
+  });
   if (!started) throw new Error(`attempt ${attempt} of ${ref} did not start within 60s; is a worker running?`);
   return { attempt, partitions: partitions.length, handle };
 }

@@ -46,5 +46,10 @@ export async function waitForResult(handle: WorkflowHandle): Promise<RunResult> 
 
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ');
-  return Buffer.byteLength(flat) <= 200 ? flat : `${Buffer.from(flat).subarray(0, 196).toString().replace(/\uFFFD+$/, '')}…`;
+  return Buffer.byteLength(flat) <= 200
+    ? flat
+    : `${Buffer.from(flat)
+        .subarray(0, 196)
+        .toString()
+        .replace(/\uFFFD+$/, '')}…`;
 }

@@ -69,7 +69,9 @@ export function readSavedPlan(file: string): SavedPlan {
   const parsed = savedPlanSchema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    throw new UsageError(`--plan ${file}: is not a saved plan (${first.path.join('.') || 'file'}: ${first.message}); pass the file written by backfill plan --save`);
+    throw new UsageError(
+      `--plan ${file}: is not a saved plan (${first.path.join('.') || 'file'}: ${first.message}); pass the file written by backfill plan --save`,
+    );
   }
   return parsed.data as SavedPlan;
 }
@@ -79,6 +81,10 @@ export function refuseUnlessApproved(file: string, approved: SavedPlan, checked:
   const differences = planDifferences(approved, savedPlanOf(checked, approved.planned.by));
   if (differences.length === 0) return;
   throw new UsageError(
-    [`${checked.loaded.file} is not the plan approved in ${file} (made by ${approved.planned.by} at ${approved.planned.at}); nothing was started:`, ...differences.map((d) => `  - ${d}`), 'Review the change, then make and approve a new plan: backfill plan --save'].join('\n'),
+    [
+      `${checked.loaded.file} is not the plan approved in ${file} (made by ${approved.planned.by} at ${approved.planned.at}); nothing was started:`,
+      ...differences.map((d) => `  - ${d}`),
+      'Review the change, then make and approve a new plan: backfill plan --save',
+    ].join('\n'),
   );
 }

@@ -68,13 +68,17 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
     if (options.onlyStale) {
       const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
       partitions = partitions.filter((p) => stale.has(p.id));
-      if (partitions.length === 0) throw new UsageError(`no partition of ${spec.name} is stale; nothing to re-run (backfill stale ${options.specFile} lists them)`);
+      if (partitions.length === 0)
+        throw new UsageError(`no partition of ${spec.name} is stale; nothing to re-run (backfill stale ${options.specFile} lists them)`);
     }
     if (await ledgerExists(pool)) {
       const holder = await getRun(pool, runId);
       if (holder) throw new UsageError(runIdTakenMessage(runId, holderFacts(holder)));
       const active = await findActiveRun(pool, spec.name);
-      if (active) throw new UsageError(alreadyActiveMessage(spec.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }));
+      if (active)
+        throw new UsageError(
+          alreadyActiveMessage(spec.name, { runId: active.run_id, status: active.status, startedBy: active.started_by, createdAt: active.created_at }),
+        );
       const target = await resolveRelation(pool, spec.target.table);
       const busy = target && (await findActiveRunOnTarget(pool, target));
       if (busy) throw new UsageError(targetBusyMessage(target, { runId: busy.run_id, name: busy.name, status: busy.status }));

@@ -107,19 +107,38 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     specFile: run.spec_file,
     totals,
     holding: running.filter((p) => p.hold_reason).map((p) => ({ partitionId: p.partition_id, reason: p.hold_reason! })),
-    failures: failures.map((p) => ({ partitionId: p.partition_id, status: p.status, error: p.error_detail ?? p.last_error, range: p.error_range, attempts: p.attempts })),
+    failures: failures.map((p) => ({
+      partitionId: p.partition_id,
+      status: p.status,
+      error: p.error_detail ?? p.last_error,
+      range: p.error_range,
+      attempts: p.attempts,
+    })),
     events: events.map((e: RunEventRow) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
-    gates: current.map((g) => ({ stage: g.stage, gate: g.gate, partitionId: g.partition_id, passed: g.passed, rowsChecked: Number(g.rows_checked), violations: Number(g.violations), examples: g.examples })),
-    downstream: (run.spec.after?.length ?? 0) > 0
-      ? { status: run.downstream, actions: actions.map((a) => ({ action: a.action, description: a.description, status: a.status, tries: a.tries, error: a.last_error })) }
-      : null,
+    gates: current.map((g) => ({
+      stage: g.stage,
+      gate: g.gate,
+      partitionId: g.partition_id,
+      passed: g.passed,
+      rowsChecked: Number(g.rows_checked),
+      violations: Number(g.violations),
+      examples: g.examples,
+    })),
+    downstream:
+      (run.spec.after?.length ?? 0) > 0
+        ? {
+            status: run.downstream,
+            actions: actions.map((a) => ({ action: a.action, description: a.description, status: a.status, tries: a.tries, error: a.last_error })),
+          }
+        : null,
     canaryHold: run.paused && ACTIVE_RUN_STATUSES.includes(run.status) ? await canaryHold(pool, run.run_id) : undefined,
     consumers: run.spec.downstream?.consumers ?? [],
     changesSemantics: run.spec.downstream?.changesSemantics === true,
     approvedBy: run.approved_by ?? null,
     onlyStale: run.only_stale === true,
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
-    rowsPlanned: run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
+    rowsPlanned:
+      run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },
     eta: ACTIVE_RUN_STATUSES.includes(run.status) && !run.paused ? await etaOf(pool, run, totals.rowsRead) : null,
     computedBeforeInputChange: await partitionsComputedBeforeInputChange(pool, run.run_id),
     workers: await chunkWriters(pool, run.run_id),
@@ -155,5 +174,12 @@ export interface RunSummary {
 /** Runs in the ledger, newest first; none when the ledger does not exist yet. */
 export async function listRunSummaries(pool: pg.Pool, filter: { status?: string; name?: string } = {}): Promise<RunSummary[]> {
   const runs = (await ledgerExists(pool)) ? await listRuns(pool, filter) : [];
-  return runs.map((r) => ({ runId: r.run_id, name: r.name, status: r.status, startedBy: r.started_by, createdAt: r.created_at.toISOString(), finishedAt: r.finished_at?.toISOString() ?? null }));
+  return runs.map((r) => ({
+    runId: r.run_id,
+    name: r.name,
+    status: r.status,
+    startedBy: r.started_by,
+    createdAt: r.created_at.toISOString(),
+    finishedAt: r.finished_at?.toISOString() ?? null,
+  }));
 }

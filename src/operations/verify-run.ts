@@ -46,7 +46,8 @@ export interface VerifyOptions {
 export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
   const ctx = await recomputable(pool, run);
   const rows = await partitionsToVerify(pool, run.run_id, options.partition ?? null);
-  if (options.partition && rows.length === 0) throw new UsageError(`run ${run.run_id} has no partition ${options.partition}; list them with: backfill status ${run.run_id} --partitions`);
+  if (options.partition && rows.length === 0)
+    throw new UsageError(`run ${run.run_id} has no partition ${options.partition}; list them with: backfill status ${run.run_id} --partitions`);
   const g: GateContext = {
     pool,
     ctx,
@@ -87,7 +88,9 @@ async function recomputable(pool: pg.Pool, run: RunRow): Promise<Recomputable> {
   if (run.transform_kind === 'sql') return { run, compiled };
   const artifact = await getArtifact(pool, run.transform_hash);
   if (!artifact) {
-    throw new UsageError(`cannot verify run ${run.run_id}: the ledger holds no transform artifact with its code ${run.transform_hash.slice(0, 12)} (a run registered before transforms were frozen); verify it with the backfill version that ran it`);
+    throw new UsageError(
+      `cannot verify run ${run.run_id}: the ledger holds no transform artifact with its code ${run.transform_hash.slice(0, 12)} (a run registered before transforms were frozen); verify it with the backfill version that ran it`,
+    );
   }
   const refusal = artifactOriginRefusal(workerTrustFromEnv(), run.module_path!);
   if (refusal) throw new UsageError(`cannot verify run ${run.run_id}: ${refusal}`);

@@ -106,7 +106,15 @@ export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportD
     chunksFrom: chunks[0]?.first?.toISOString() ?? null,
     gates: (await gateResults(pool, run.run_id))
       .filter((g) => g.partition_id === null || !g.passed)
-      .map((g) => ({ attempt: g.attempt, stage: g.stage, gate: g.gate, partitionId: g.partition_id, passed: g.passed, rowsChecked: Number(g.rows_checked), violations: Number(g.violations) })),
+      .map((g) => ({
+        attempt: g.attempt,
+        stage: g.stage,
+        gate: g.gate,
+        partitionId: g.partition_id,
+        passed: g.passed,
+        rowsChecked: Number(g.rows_checked),
+        violations: Number(g.violations),
+      })),
     downstream: run.downstream,
     actions: await listAfterActions(pool, run.run_id),
     events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),

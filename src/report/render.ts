@@ -84,7 +84,10 @@ export function renderMarkdown(r: ReportData): string {
     '',
     '## Scope and reason',
     '',
-    mdTable(['', ''], scopeLines(r).map(([k, v]) => [k, v])),
+    mdTable(
+      ['', ''],
+      scopeLines(r).map(([k, v]) => [k, v]),
+    ),
     '',
     '## Frozen transform',
     '',
@@ -92,16 +95,28 @@ export function renderMarkdown(r: ReportData): string {
     '',
     '## Outcome',
     '',
-    mdTable(['partitions', ...Object.keys(partitionCounts(r)), 'rows read', 'written', 'unchanged', 'skipped'], [
-      [String(s.partitions.total), ...Object.values(partitionCounts(r)).map(String), String(s.rows.read), String(s.rows.written), String(s.rows.unchanged), String(s.rows.skipped)],
-    ]),
+    mdTable(
+      ['partitions', ...Object.keys(partitionCounts(r)), 'rows read', 'written', 'unchanged', 'skipped'],
+      [
+        [
+          String(s.partitions.total),
+          ...Object.values(partitionCounts(r)).map(String),
+          String(s.rows.read),
+          String(s.rows.written),
+          String(s.rows.unchanged),
+          String(s.rows.skipped),
+        ],
+      ],
+    ),
     '',
     `Throughput: ${compact(t.meanRowsPerSecond)} rows/s on average, ${compact(t.peakRowsPerSecond)} at peak; chunks took ${t.chunkMsP50} ms (median) and ${t.chunkMsP95} ms (95th percentile), ` +
       `${summarizeGovernors(r)}.`,
     '',
     '## Gates',
     '',
-    r.gates.length ? mdTable(['stage', 'gate', 'partition', 'result', 'rows compared', 'violations'], r.gates.map(gateLine)) : 'No gate recorded (the run did not reach its checks).',
+    r.gates.length
+      ? mdTable(['stage', 'gate', 'partition', 'result', 'rows compared', 'violations'], r.gates.map(gateLine))
+      : 'No gate recorded (the run did not reach its checks).',
     '',
     '## Distributions',
     '',
@@ -112,16 +127,34 @@ export function renderMarkdown(r: ReportData): string {
     `Consumers: ${s.consumers.length ? s.consumers.join(', ') : 'not listed'}${s.changesSemantics ? ' — **this change alters what the values mean; consumers must be told**' : ''}.`,
     '',
     r.actions.length
-      ? mdTable(['#', 'action', 'status', 'tries', 'finished', 'error'], r.actions.map((a) => [String(a.position + 1), a.description, a.status, String(a.tries), a.finished_at?.toISOString() ?? '', a.last_error ?? '']))
+      ? mdTable(
+          ['#', 'action', 'status', 'tries', 'finished', 'error'],
+          r.actions.map((a) => [String(a.position + 1), a.description, a.status, String(a.tries), a.finished_at?.toISOString() ?? '', a.last_error ?? '']),
+        )
       : 'No after-actions in the spec.',
     '',
     '## Partitions',
     '',
-    mdTable(['partition', 'status', 'read', 'written', 'unchanged', 'skipped', 'chunks', 'attempts'], listedPartitions(r).map((p) => [p.id, p.status, String(p.rowsRead), String(p.rowsWritten), String(p.rowsUnchanged), String(p.rowsSkipped), String(p.chunks), String(p.attempts)])),
+    mdTable(
+      ['partition', 'status', 'read', 'written', 'unchanged', 'skipped', 'chunks', 'attempts'],
+      listedPartitions(r).map((p) => [
+        p.id,
+        p.status,
+        String(p.rowsRead),
+        String(p.rowsWritten),
+        String(p.rowsUnchanged),
+        String(p.rowsSkipped),
+        String(p.chunks),
+        String(p.attempts),
+      ]),
+    ),
     '',
     '## Audit trail',
     '',
-    mdTable(['at', 'event', 'actor', 'reason'], r.events.map((e) => [e.at, e.kind, e.actor ?? '', e.reason ?? ''])),
+    mdTable(
+      ['at', 'event', 'actor', 'reason'],
+      r.events.map((e) => [e.at, e.kind, e.actor ?? '', e.reason ?? '']),
+    ),
     '',
   ];
   return out.join('\n');
@@ -130,7 +163,9 @@ export function renderMarkdown(r: ReportData): string {
 function summarizeGovernors(r: ReportData): string {
   const counts: Record<string, number> = {};
   for (const c of r.chunks) counts[c.governedBy] = (counts[c.governedBy] ?? 0) + 1;
-  const parts = Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} sized by ${k}`);
+  const parts = Object.entries(counts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${n} sized by ${k}`);
   return parts.length ? parts.join(', ') : 'no chunks';
 }
 
@@ -144,10 +179,17 @@ export function renderHtml(r: ReportData): string {
   const s = r.summary;
   const t = throughput(r);
   const seconds = (v: number) => `${compact(v)} s`;
-  const thin = <T,>(list: T[], n: number) => (list.length <= n ? list : list.filter((_, i) => i % Math.ceil(list.length / n) === 0));
+  const thin = <T>(list: T[], n: number) => (list.length <= n ? list : list.filter((_, i) => i % Math.ceil(list.length / n) === 0));
   const shown = thin(r.partitions, 120);
   const charts = [
-    lineChart({ title: 'Throughput over time', kind: 'throughput', points: t.points, xLabel: 'seconds since the first chunk', yLabel: 'rows read / s', xTick: (v) => `${compact(v)}` }),
+    lineChart({
+      title: 'Throughput over time',
+      kind: 'throughput',
+      points: t.points,
+      xLabel: 'seconds since the first chunk',
+      yLabel: 'rows read / s',
+      xTick: (v) => `${compact(v)}`,
+    }),
     scatterChart({
       title: 'Chunk durations, by what governed their size',
       kind: 'chunk-durations',
@@ -210,11 +252,33 @@ ${r.gates.length ? htmlTable(['stage', 'gate', 'partition', 'result', 'rows comp
 ${distributionHtml(r)}
 <h2>Downstream</h2>
 <p>Consumers: ${escapeXml(s.consumers.length ? s.consumers.join(', ') : 'not listed')}${s.changesSemantics ? ' — <b>this change alters what the values mean; consumers must be told</b>' : ''}. After-actions: ${escapeXml(r.downstream ?? 'none')}.</p>
-${r.actions.length ? htmlTable(['#', 'action', 'status', 'tries', 'finished', 'error'], r.actions.map((a) => [String(a.position + 1), a.description, a.status, String(a.tries), a.finished_at?.toISOString() ?? '', a.last_error ?? ''])) : ''}
+${
+  r.actions.length
+    ? htmlTable(
+        ['#', 'action', 'status', 'tries', 'finished', 'error'],
+        r.actions.map((a) => [String(a.position + 1), a.description, a.status, String(a.tries), a.finished_at?.toISOString() ?? '', a.last_error ?? '']),
+      )
+    : ''
+}
 <h2>Partitions${r.partitions.length > LISTED_PARTITIONS ? ' not succeeded' : ''}</h2>
-${htmlTable(['partition', 'status', 'read', 'written', 'unchanged', 'skipped', 'chunks', 'attempts'], listedPartitions(r).map((p) => [p.id, p.status, String(p.rowsRead), String(p.rowsWritten), String(p.rowsUnchanged), String(p.rowsSkipped), String(p.chunks), String(p.attempts)]))}
+${htmlTable(
+  ['partition', 'status', 'read', 'written', 'unchanged', 'skipped', 'chunks', 'attempts'],
+  listedPartitions(r).map((p) => [
+    p.id,
+    p.status,
+    String(p.rowsRead),
+    String(p.rowsWritten),
+    String(p.rowsUnchanged),
+    String(p.rowsSkipped),
+    String(p.chunks),
+    String(p.attempts),
+  ]),
+)}
 <h2>Audit trail</h2>
-${htmlTable(['at', 'event', 'actor', 'reason'], r.events.map((e) => [e.at, e.kind, e.actor ?? '', e.reason ?? '']))}
+${htmlTable(
+  ['at', 'event', 'actor', 'reason'],
+  r.events.map((e) => [e.at, e.kind, e.actor ?? '', e.reason ?? '']),
+)}
 </body></html>
 `;
 }
@@ -246,7 +310,9 @@ export function distributionHtml(r: ReportData): string {
     .map((d) => {
       const h = (d.before?.histogram ?? d.after?.histogram)!;
       const step = (h.hi - h.lo) / (h.counts.length - 2);
-      const categories = h.counts.map((_, i) => (i === 0 ? `< ${compact(h.lo)}` : i === h.counts.length - 1 ? `≥ ${compact(h.hi)}` : compact(h.lo + (i - 1) * step)));
+      const categories = h.counts.map((_, i) =>
+        i === 0 ? `< ${compact(h.lo)}` : i === h.counts.length - 1 ? `≥ ${compact(h.hi)}` : compact(h.lo + (i - 1) * step),
+      );
       return groupedBars({
         title: `${d.column}: before and after`,
         kind: `distribution-${d.column}`,

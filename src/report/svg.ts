@@ -47,7 +47,10 @@ function frame(title: string, kind: string, body: string, xLabel: string, yLabel
 
 function yAxis(ticks: number[], y: (v: number) => number): string {
   return ticks
-    .map((t) => `<line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#e5e5e5"/><text x="${M.left - 6}" y="${y(t) + 4}" font-size="10" text-anchor="end" fill="#555">${compact(t)}</text>`)
+    .map(
+      (t) =>
+        `<line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}" stroke="#e5e5e5"/><text x="${M.left - 6}" y="${y(t) + 4}" font-size="10" text-anchor="end" fill="#555">${compact(t)}</text>`,
+    )
     .join('');
 }
 
@@ -61,35 +64,79 @@ function xAxis(ticks: number[], x: (v: number) => number, label: (v: number) => 
 
 function legend(names: string[]): string {
   return names
-    .map((n, i) => `<rect x="${W - M.right - 150}" y="${M.top + i * 14 - 9}" width="10" height="10" fill="${PALETTE[i % PALETTE.length]}"/><text x="${W - M.right - 136}" y="${M.top + i * 14}" font-size="10">${escapeXml(n)}</text>`)
+    .map(
+      (n, i) =>
+        `<rect x="${W - M.right - 150}" y="${M.top + i * 14 - 9}" width="10" height="10" fill="${PALETTE[i % PALETTE.length]}"/><text x="${W - M.right - 136}" y="${M.top + i * 14}" font-size="10">${escapeXml(n)}</text>`,
+    )
     .join('');
 }
 
 /** A line over x; `xLabel` formats ticks. */
-export function lineChart(o: { title: string; kind: string; points: [number, number][]; xLabel: string; yLabel: string; xTick: (v: number) => string }): string {
+export function lineChart(o: {
+  title: string;
+  kind: string;
+  points: [number, number][];
+  xLabel: string;
+  yLabel: string;
+  xTick: (v: number) => string;
+}): string {
   const maxX = Math.max(1, ...o.points.map((p) => p[0]));
   const yTicks = niceTicks(Math.max(0, ...o.points.map((p) => p[1])));
   const x = (v: number) => M.left + (v / maxX) * (W - M.left - M.right);
   const y = (v: number) => H - M.bottom - (v / yTicks[yTicks.length - 1]) * (H - M.top - M.bottom);
   const path = o.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
-  const body = yAxis(yTicks, y) + xAxis(niceTicks(maxX, 6).filter((t) => t <= maxX), x, o.xTick) + `<path d="${path}" fill="none" stroke="${PALETTE[0]}" stroke-width="2"/>`;
+  const body =
+    yAxis(yTicks, y) +
+    xAxis(
+      niceTicks(maxX, 6).filter((t) => t <= maxX),
+      x,
+      o.xTick,
+    ) +
+    `<path d="${path}" fill="none" stroke="${PALETTE[0]}" stroke-width="2"/>`;
   return frame(o.title, o.kind, body, o.xLabel, o.yLabel);
 }
 
 /** Points coloured by a category (e.g. what governed each chunk's size). */
-export function scatterChart(o: { title: string; kind: string; points: { x: number; y: number; group: string }[]; xLabel: string; yLabel: string; xTick: (v: number) => string }): string {
+export function scatterChart(o: {
+  title: string;
+  kind: string;
+  points: { x: number; y: number; group: string }[];
+  xLabel: string;
+  yLabel: string;
+  xTick: (v: number) => string;
+}): string {
   const groups = [...new Set(o.points.map((p) => p.group))].sort();
   const maxX = Math.max(1, ...o.points.map((p) => p.x));
   const yTicks = niceTicks(Math.max(0, ...o.points.map((p) => p.y)));
   const x = (v: number) => M.left + (v / maxX) * (W - M.left - M.right);
   const y = (v: number) => H - M.bottom - (v / yTicks[yTicks.length - 1]) * (H - M.top - M.bottom);
-  const dots = o.points.map((p) => `<circle cx="${x(p.x).toFixed(1)}" cy="${y(p.y).toFixed(1)}" r="2.5" fill="${PALETTE[groups.indexOf(p.group) % PALETTE.length]}" fill-opacity="0.75"/>`).join('');
-  const body = yAxis(yTicks, y) + xAxis(niceTicks(maxX, 6).filter((t) => t <= maxX), x, o.xTick) + dots + legend(groups);
+  const dots = o.points
+    .map(
+      (p) =>
+        `<circle cx="${x(p.x).toFixed(1)}" cy="${y(p.y).toFixed(1)}" r="2.5" fill="${PALETTE[groups.indexOf(p.group) % PALETTE.length]}" fill-opacity="0.75"/>`,
+    )
+    .join('');
+  const body =
+    yAxis(yTicks, y) +
+    xAxis(
+      niceTicks(maxX, 6).filter((t) => t <= maxX),
+      x,
+      o.xTick,
+    ) +
+    dots +
+    legend(groups);
   return frame(o.title, o.kind, body, o.xLabel, o.yLabel);
 }
 
 /** Stacked bars, one per category, series stacked in order. */
-export function stackedBars(o: { title: string; kind: string; categories: string[]; series: { name: string; values: number[] }[]; xLabel: string; yLabel: string }): string {
+export function stackedBars(o: {
+  title: string;
+  kind: string;
+  categories: string[];
+  series: { name: string; values: number[] }[];
+  xLabel: string;
+  yLabel: string;
+}): string {
   const totals = o.categories.map((_, i) => o.series.reduce((n, s) => n + s.values[i], 0));
   const yTicks = niceTicks(Math.max(0, ...totals));
   const band = (W - M.left - M.right) / Math.max(1, o.categories.length);
@@ -106,14 +153,31 @@ export function stackedBars(o: { title: string; kind: string; categories: string
   });
   const every = Math.ceil(o.categories.length / 8);
   const labels = o.categories
-    .map((c, i) => (i % every === 0 ? `<text x="${(M.left + i * band + band / 2).toFixed(1)}" y="${H - M.bottom + 14}" font-size="9" text-anchor="middle" fill="#555">${escapeXml(c.length > 14 ? `${c.slice(0, 13)}…` : c)}</text>` : ''))
+    .map((c, i) =>
+      i % every === 0
+        ? `<text x="${(M.left + i * band + band / 2).toFixed(1)}" y="${H - M.bottom + 14}" font-size="9" text-anchor="middle" fill="#555">${escapeXml(c.length > 14 ? `${c.slice(0, 13)}…` : c)}</text>`
+        : '',
+    )
     .join('');
-  const body = yAxis(yTicks, y) + `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>` + bars + labels + legend(o.series.map((s) => s.name));
+  const body =
+    yAxis(yTicks, y) +
+    `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>` +
+    bars +
+    labels +
+    legend(o.series.map((s) => s.name));
   return frame(o.title, o.kind, body, o.xLabel, o.yLabel);
 }
 
 /** Bars side by side per category, one per series (before / after): small enough to repeat per column. */
-export function groupedBars(o: { title: string; kind: string; categories: string[]; series: { name: string; values: number[] }[]; xLabel: string; yLabel: string; width?: number }): string {
+export function groupedBars(o: {
+  title: string;
+  kind: string;
+  categories: string[];
+  series: { name: string; values: number[] }[];
+  xLabel: string;
+  yLabel: string;
+  width?: number;
+}): string {
   const yTicks = niceTicks(Math.max(0, ...o.series.flatMap((s) => s.values)));
   const band = (W - M.left - M.right) / Math.max(1, o.categories.length);
   const bar = (band * 0.8) / Math.max(1, o.series.length);
@@ -125,7 +189,17 @@ export function groupedBars(o: { title: string; kind: string; categories: string
       bars += `<rect x="${(M.left + i * band + band * 0.1 + k * bar).toFixed(1)}" y="${y(v).toFixed(1)}" width="${bar.toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${PALETTE[k % PALETTE.length]}"><title>${escapeXml(`${c}: ${s.name} ${v}`)}</title></rect>`;
     });
   });
-  const labels = o.categories.map((c, i) => `<text x="${(M.left + i * band + band / 2).toFixed(1)}" y="${H - M.bottom + 14}" font-size="9" text-anchor="middle" fill="#555">${escapeXml(c)}</text>`).join('');
-  const body = yAxis(yTicks, y) + `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>` + bars + labels + legend(o.series.map((s) => s.name));
+  const labels = o.categories
+    .map(
+      (c, i) =>
+        `<text x="${(M.left + i * band + band / 2).toFixed(1)}" y="${H - M.bottom + 14}" font-size="9" text-anchor="middle" fill="#555">${escapeXml(c)}</text>`,
+    )
+    .join('');
+  const body =
+    yAxis(yTicks, y) +
+    `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>` +
+    bars +
+    labels +
+    legend(o.series.map((s) => s.name));
   return frame(o.title, o.kind, body, o.xLabel, o.yLabel);
 }

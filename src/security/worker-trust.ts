@@ -20,7 +20,11 @@ export interface WorkerTrust {
 export const DEFAULT_DATABASES = ['DATABASE_URL'];
 
 export function workerTrustFromEnv(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): WorkerTrust {
-  const list = (value: string | undefined, sep: string) => (value ?? '').split(sep).map((s) => s.trim()).filter(Boolean);
+  const list = (value: string | undefined, sep: string) =>
+    (value ?? '')
+      .split(sep)
+      .map((s) => s.trim())
+      .filter(Boolean);
   const databases = list(env.BACKFILL_DATABASES, ',');
   const dirs = list(env.BACKFILL_TRANSFORM_DIRS, path.delimiter);
   return {

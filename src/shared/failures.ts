@@ -21,9 +21,4 @@ export const FailureType = {
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
-export const NON_RETRYABLE_FAILURES: string[] = [
-  FailureType.DataError,
-  FailureType.TransformChanged,
-  FailureType.RunAlreadyActive,
-  FailureType.SpecInvalid,
-];
+export const NON_RETRYABLE_FAILURES: string[] = [FailureType.DataError, FailureType.TransformChanged, FailureType.RunAlreadyActive, FailureType.SpecInvalid];

@@ -35,9 +35,10 @@ export interface ActiveRunFacts {
 
 /** The one answer to "start (or retry) while another run of this spec is active". */
 export function alreadyActiveMessage(name: string, active: ActiveRunFacts): string {
-  const since = active.startedBy && active.createdAt
-    ? `, started by ${active.startedBy} at ${typeof active.createdAt === 'string' ? active.createdAt : active.createdAt.toISOString()}`
-    : '';
+  const since =
+    active.startedBy && active.createdAt
+      ? `, started by ${active.startedBy} at ${typeof active.createdAt === 'string' ? active.createdAt : active.createdAt.toISOString()}`
+      : '';
   return (
     `backfill ${name} already has an active run ${active.runId} (${active.status}${since}); ` +
     `wait for it, or cancel it with: backfill cancel ${active.runId} --reason "…"`

@@ -10,12 +10,10 @@ import { windowProblem } from './window';
 
 const bounded = (name: keyof typeof LIMIT_BOUNDS) => z.number().int().min(LIMIT_BOUNDS[name].min).max(LIMIT_BOUNDS[name].max);
 
-export const windowSchema = z
-  .strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') })
-  .superRefine((w, ctx) => {
-    const problem = windowProblem(w);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
-  });
+export const windowSchema = z.strictObject({ start: z.string(), end: z.string(), timeZone: z.string().default('UTC') }).superRefine((w, ctx) => {
+  const problem = windowProblem(w);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: [problem.field] });
+});
 
 const threshold = {
   soft: z.number().nonnegative().optional(),
@@ -30,9 +28,20 @@ export const guardsSchema = z.strictObject({
   lockWaits: thresholdSchema.optional(),
   autovacuum: thresholdSchema.optional(),
   commitMs: thresholdSchema.optional(),
-  probeMs: z.strictObject({ sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }).optional(),
+  probeMs: z
+    .strictObject({ sql: z.string().min(1), ...threshold })
+    .refine(hasThreshold, { message: 'needs soft, hard or both' })
+    .optional(),
   custom: z
-    .array(z.strictObject({ name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }), sql: z.string().min(1), ...threshold }).refine(hasThreshold, { message: 'needs soft, hard or both' }))
+    .array(
+      z
+        .strictObject({
+          name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/, { message: 'must be lowercase letters, digits, _ -' }),
+          sql: z.string().min(1),
+          ...threshold,
+        })
+        .refine(hasThreshold, { message: 'needs soft, hard or both' }),
+    )
     .optional(),
   holdTimeoutSeconds: z.number().positive().default(600),
 });

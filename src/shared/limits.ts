@@ -32,7 +32,10 @@ export function limitsChangeProblem(change: LimitsChange): string | undefined {
     const problem = windowProblem({ ...window, timeZone: window.timeZone ?? 'UTC' });
     if (problem) return `window.${problem.field} ${problem.message}`;
   }
-  for (const [name, value] of [['concurrency', concurrency], ['chunkSize', chunkSize]] as const) {
+  for (const [name, value] of [
+    ['concurrency', concurrency],
+    ['chunkSize', chunkSize],
+  ] as const) {
     if (value === undefined) continue;
     const { min, max } = LIMIT_BOUNDS[name];
     if (!Number.isInteger(value) || value < min || value > max) return `${name} must be an integer from ${min} to ${max} (got ${value})`;

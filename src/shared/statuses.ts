@@ -23,12 +23,7 @@ export const RunStatus = {
 export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
 /** Statuses in which a run still holds its name: a second run of the same spec is refused. */
-export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = [
-  RunStatus.Pending,
-  RunStatus.Running,
-  RunStatus.Paused,
-  RunStatus.Cancelling,
-];
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Pending, RunStatus.Running, RunStatus.Paused, RunStatus.Cancelling];
 
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   // the first partition starts, or an operator pauses/cancels before it does

@@ -51,7 +51,12 @@ export function loadSpecFile(file: string): LoadedSpec {
   try {
     const size = statSync(file).size;
     if (size > MAX_SPEC_BYTES) {
-      throw new SpecError(file, [{ path: '', message: `is ${(size / 1024 / 1024).toFixed(1)} MB; a spec may be at most 1 MB (to partition by many values, omit partition.values and let the plan discover them)` }]);
+      throw new SpecError(file, [
+        {
+          path: '',
+          message: `is ${(size / 1024 / 1024).toFixed(1)} MB; a spec may be at most 1 MB (to partition by many values, omit partition.values and let the plan discover them)`,
+        },
+      ]);
     }
     text = readFileSync(file, 'utf8');
   } catch (err) {
@@ -79,7 +84,9 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
     // the yaml library stops alias expansion past maxAliasCount (a "billion laughs" document)
     raw = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
-    throw new SpecError(file, [{ path: '', message: `is not valid YAML: ${(err as Error).message.split('\n')[0]}; write the values out instead of expanding aliases` }]);
+    throw new SpecError(file, [
+      { path: '', message: `is not valid YAML: ${(err as Error).message.split('\n')[0]}; write the values out instead of expanding aliases` },
+    ]);
   }
   raw = exactIntegers(raw);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -87,7 +94,10 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
   }
   const result = specSchema.safeParse(raw);
   if (!result.success) {
-    throw new SpecError(file, result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)));
+    throw new SpecError(
+      file,
+      result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)),
+    );
   }
   const spec = result.data;
   const { transform, artifact } = freeze(spec, file);

@@ -13,12 +13,8 @@ import { afterSchema, downstreamSchema, validateSchema } from './validate-schema
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-export const identifier = z
-  .string()
-  .regex(IDENT, { message: 'must be a plain column name (letters, digits, _), not SQL' });
-export const tableName = z
-  .string()
-  .regex(QUALIFIED, { message: 'must be a plain table name like public.orders (letters, digits, _), not SQL' });
+export const identifier = z.string().regex(IDENT, { message: 'must be a plain column name (letters, digits, _), not SQL' });
+export const tableName = z.string().regex(QUALIFIED, { message: 'must be a plain table name like public.orders (letters, digits, _), not SQL' });
 
 export const TIME_UNITS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type TimeUnit = (typeof TIME_UNITS)[number];
@@ -34,7 +30,8 @@ export function parseInterval(text: string): { count: number; unit: TimeUnit } |
 const rangePartition = z.strictObject({
   by: z.literal('range'),
   column: identifier,
-  size: z.number({ message: "must be a positive integer for 'range' (a width in key units); use by: time for intervals" })
+  size: z
+    .number({ message: "must be a positive integer for 'range' (a width in key units); use by: time for intervals" })
     .int({ message: "must be a positive integer for 'range'" })
     .positive({ message: "must be a positive integer for 'range'" }),
 });
@@ -42,8 +39,8 @@ const rangePartition = z.strictObject({
 const timePartition = z.strictObject({
   by: z.literal('time'),
   column: identifier,
-  size: z.string({ message: "must be an interval such as \"1 day\" for 'time'" }).refine((s) => parseInterval(s) !== null, {
-    message: "must be an interval such as \"1 day\", \"6 hours\" or \"1 month\" for 'time'",
+  size: z.string({ message: 'must be an interval such as "1 day" for \'time\'' }).refine((s) => parseInterval(s) !== null, {
+    message: 'must be an interval such as "1 day", "6 hours" or "1 month" for \'time\'',
   }),
 });
 
@@ -82,36 +79,35 @@ export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits-schem
 
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
-export const specSchema = z
-  .strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'must match [a-z0-9-]+ (it is part of workflow ids)' }),
-    reason: z.string().min(1, { message: 'must say why this backfill runs (it is kept in the audit record)' }),
-    database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-      message: 'must be the NAME of an environment variable holding the URL (e.g. DATABASE_URL), never the URL',
-    }),
-    source: z.strictObject({
+export const specSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'must match [a-z0-9-]+ (it is part of workflow ids)' }),
+  reason: z.string().min(1, { message: 'must say why this backfill runs (it is kept in the audit record)' }),
+  database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+    message: 'must be the NAME of an environment variable holding the URL (e.g. DATABASE_URL), never the URL',
+  }),
+  source: z.strictObject({
+    table: tableName,
+    key: identifier,
+    where: z.string().min(1).optional(),
+  }),
+  partition: partitionSchema,
+  transform: transformSchema,
+  target: z
+    .strictObject({
       table: tableName,
-      key: identifier,
-      where: z.string().min(1).optional(),
+      key: z.array(identifier).min(1, { message: 'must name at least one column' }),
+      mode: z.enum(WRITE_MODES, { message: 'must be one of upsert, update, replace' }),
+      partitionColumn: identifier.optional(),
+    })
+    .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
+      message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
+      path: ['partitionColumn'],
     }),
-    partition: partitionSchema,
-    transform: transformSchema,
-    target: z
-      .strictObject({
-        table: tableName,
-        key: z.array(identifier).min(1, { message: 'must name at least one column' }),
-        mode: z.enum(WRITE_MODES, { message: 'must be one of upsert, update, replace' }),
-        partitionColumn: identifier.optional(),
-      })
-      .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
-        message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
-        path: ['partitionColumn'],
-      }),
-    limits: limitsSchema.default(DEFAULT_LIMITS),
-    validate: validateSchema.optional(),
-    after: afterSchema.optional(),
-    downstream: downstreamSchema.optional(),
-  });
+  limits: limitsSchema.default(DEFAULT_LIMITS),
+  validate: validateSchema.optional(),
+  after: afterSchema.optional(),
+  downstream: downstreamSchema.optional(),
+});
 
 export type Spec = z.infer<typeof specSchema>;
 export type SpecInput = z.input<typeof specSchema>;

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 
-const gateName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { message: 'must be lowercase letters, digits, _ - (it names the gate in status and the report)' });
+const gateName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, { message: 'must be lowercase letters, digits, _ - (it names the gate in status and the report)' });
 
 /** `3` partitions, or `"5%"` of the plan (at least one). */
 const canaryCount = z.union([
@@ -55,14 +57,24 @@ export const distributionSchema = z
 
 export const validateSchema = z.strictObject({
   canary: canarySchema.optional(),
-  invariants: z.array(invariantSchema).max(50, { message: 'must list at most 50 invariants' }).optional()
+  invariants: z
+    .array(invariantSchema)
+    .max(50, { message: 'must list at most 50 invariants' })
+    .optional()
     .refine((list) => !list || new Set(list.map((i) => i.name)).size === list.length, { message: 'names must be unique' }),
   /**
    * After the canary, release the plan in stages — "10%", "50%" of its partitions, in plan order —
    * each checked (sampled comparison, partition invariants) before the next may start.
    */
-  ramp: z.array(z.string().regex(/^(100|[1-9]?[0-9](\.[0-9]+)?)%$/, { message: 'must be shares of the plan such as "10%"' })).min(1).max(10).optional(),
-  distributions: z.array(distributionSchema).max(20, { message: 'must list at most 20 columns' }).optional()
+  ramp: z
+    .array(z.string().regex(/^(100|[1-9]?[0-9](\.[0-9]+)?)%$/, { message: 'must be shares of the plan such as "10%"' }))
+    .min(1)
+    .max(10)
+    .optional(),
+  distributions: z
+    .array(distributionSchema)
+    .max(20, { message: 'must list at most 20 columns' })
+    .optional()
     .refine((list) => !list || new Set(list.map((d) => d.column)).size === list.length, { message: 'columns must be unique' }),
   /**
    * The whole-run check before the run may end succeeded: the transform recomputed for a
@@ -72,19 +84,31 @@ export const validateSchema = z.strictObject({
   finalCheck: z.enum(['sample', 'all', 'off'], { message: 'must be sample, all or off' }).optional(),
 });
 
-const afterAction = z.discriminatedUnion('action', [
-  z.strictObject({ action: z.literal('analyze') }),
-  z.strictObject({
-    action: z.literal('refresh'),
-    view: z.string().regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a materialized view name like public.daily_totals' }),
-  }),
-  z.strictObject({ action: z.literal('sql'), sql: z.string().min(1) }),
-  z.strictObject({
-    action: z.literal('notify'),
-    channel: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain channel name' }),
-  }),
-  z.strictObject({ action: z.literal('webhook'), url: z.string().url({ message: 'must be an http(s) URL' }).refine((u) => /^https?:\/\//.test(u), { message: 'must be an http(s) URL' }) }),
-], { message: 'action must be one of analyze, refresh, sql, notify, webhook' });
+const afterAction = z.discriminatedUnion(
+  'action',
+  [
+    z.strictObject({ action: z.literal('analyze') }),
+    z.strictObject({
+      action: z.literal('refresh'),
+      view: z
+        .string()
+        .regex(/^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a materialized view name like public.daily_totals' }),
+    }),
+    z.strictObject({ action: z.literal('sql'), sql: z.string().min(1) }),
+    z.strictObject({
+      action: z.literal('notify'),
+      channel: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain channel name' }),
+    }),
+    z.strictObject({
+      action: z.literal('webhook'),
+      url: z
+        .string()
+        .url({ message: 'must be an http(s) URL' })
+        .refine((u) => /^https?:\/\//.test(u), { message: 'must be an http(s) URL' }),
+    }),
+  ],
+  { message: 'action must be one of analyze, refresh, sql, notify, webhook' },
+);
 
 export const afterSchema = z.array(afterAction).max(20, { message: 'must list at most 20 actions' });
 export type AfterAction = z.infer<typeof afterAction>;

@@ -42,10 +42,15 @@ export function temporalConfig(env: NodeJS.ProcessEnv = process.env): TemporalCo
   try {
     loaded = loadClientConnectConfig({ overrideEnvVars: withAliases });
   } catch (err) {
-    throw new Error(`the Temporal connection settings cannot be read: ${(err as Error).message}; check TEMPORAL_TLS*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (README "Configuration")`, { cause: err });
+    throw new Error(
+      `the Temporal connection settings cannot be read: ${(err as Error).message}; check TEMPORAL_TLS*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (README "Configuration")`,
+      { cause: err },
+    );
   }
   const { tls, apiKey, metadata } = loaded.connectionOptions;
-  const connection = Object.fromEntries(Object.entries({ tls, apiKey, metadata }).filter(([, v]) => v !== undefined && !(typeof v === 'object' && Object.keys(v as object).length === 0)));
+  const connection = Object.fromEntries(
+    Object.entries({ tls, apiKey, metadata }).filter(([, v]) => v !== undefined && !(typeof v === 'object' && Object.keys(v as object).length === 0)),
+  );
   return {
     address: loaded.connectionOptions.address || '127.0.0.1:7233',
     namespace: loaded.namespace || 'default',

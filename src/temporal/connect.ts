@@ -18,7 +18,10 @@ type ConnectConfig = Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pic
 
 function unreachable(config: Pick<TemporalConfig, 'address' | 'connection'>, err: Error): Error {
   const how = config.connection?.tls ? ' over TLS' : '';
-  return new Error(`cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`, { cause: err });
+  return new Error(
+    `cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`,
+    { cause: err },
+  );
 }
 
 /** Payload encryption (and encoded failure messages) when keys are configured; the SDK's default otherwise. */
@@ -35,7 +38,9 @@ export async function connectClient(config: ConnectConfig = temporalConfig()): P
   return { client: new Client({ connection, namespace: config.namespace, ...(dataConverter ? { dataConverter } : {}) }), close: () => connection.close() };
 }
 
-export async function connectWorker(config: Pick<TemporalConfig, 'address'> & Partial<Pick<TemporalConfig, 'connection'>> = temporalConfig()): Promise<NativeConnection> {
+export async function connectWorker(
+  config: Pick<TemporalConfig, 'address'> & Partial<Pick<TemporalConfig, 'connection'>> = temporalConfig(),
+): Promise<NativeConnection> {
   return NativeConnection.connect({ address: config.address, ...config.connection }).catch((err: Error) => {
     throw unreachable(config, err);
   });

@@ -43,7 +43,10 @@ export function payloadKeysFromEnv(env: NodeJS.ProcessEnv = process.env): Payloa
     if (key.length !== 32) throw new Error(`${name} must be 32 bytes, base64-encoded (got ${key.length} bytes); create one with: openssl rand -base64 32`);
     return key;
   };
-  const old = (env.BACKFILL_PAYLOAD_OLD_KEYS ?? '').split(',').filter((s) => s.trim()).map((k) => decode('BACKFILL_PAYLOAD_OLD_KEYS', k));
+  const old = (env.BACKFILL_PAYLOAD_OLD_KEYS ?? '')
+    .split(',')
+    .filter((s) => s.trim())
+    .map((k) => decode('BACKFILL_PAYLOAD_OLD_KEYS', k));
   return { current: decode('BACKFILL_PAYLOAD_KEY', current), old };
 }
 

@@ -18,8 +18,6 @@ export interface TransformModule<In = Record<string, unknown>, Out = Record<stri
   transform(rows: In[]): Out[] | Promise<Out[]>;
 }
 
-export function defineTransform<In = Record<string, unknown>, Out = Record<string, unknown>>(
-  module: TransformModule<In, Out>,
-): TransformModule<In, Out> {
+export function defineTransform<In = Record<string, unknown>, Out = Record<string, unknown>>(module: TransformModule<In, Out>): TransformModule<In, Out> {
   return module;
 }

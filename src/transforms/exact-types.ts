@@ -10,4 +10,3 @@ export const EXACT_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     TEXT_OIDS.has(oid) ? (value: string) => value : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
 };
-

@@ -121,13 +121,23 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
       const statement = ctx.module
         ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi)), opts.types, whole)
         : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types);
-      const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(client, statement.text, statement.values);
+      const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(
+        client,
+        statement.text,
+        statement.values,
+      );
       return { n, hi, result: rows[0] };
     });
   }
 }
 
-async function recomputeInNode(client: pg.PoolClient, ctx: Recomputable, bounds: PartitionBounds, cursor: string | null, hi: string | null): Promise<Record<string, unknown>[]> {
+async function recomputeInNode(
+  client: pg.PoolClient,
+  ctx: Recomputable,
+  bounds: PartitionBounds,
+  cursor: string | null,
+  hi: string | null,
+): Promise<Record<string, unknown>[]> {
   const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module!.reads);
   const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
   const out = await ctx.module!.transform(rows);

@@ -26,7 +26,13 @@ export interface Capture {
   histogram: { lo: number; hi: number; counts: number[] } | null;
 }
 
-export async function captureColumn(pool: pg.Pool, table: string, column: string, range: { lo: number; hi: number } | null, timeoutMs: number): Promise<Capture> {
+export async function captureColumn(
+  pool: pg.Pool,
+  table: string,
+  column: string,
+  range: { lo: number; hi: number } | null,
+  timeoutMs: number,
+): Promise<Capture> {
   return readOnly(pool, timeoutMs, async (client) => {
     const { rows: kind } = await client.query<{ numeric: boolean }>(
       `SELECT t.typcategory = 'N' AS numeric FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid

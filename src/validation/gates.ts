@@ -90,16 +90,39 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
   if (g.sampleEvery > 0 && types) {
     const started = Date.now();
     const slice = g.sampleEvery > 1 ? await sampleSlice(g.pool, g.runId, partition.id, g.sampleEvery) : undefined;
-    const c = findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, { pageRows: g.pageRows, timeoutMs: g.timeoutMs, types, onPage: g.onPage, slice });
+    const c = (findings.comparison = await comparePartition(g.pool, g.ctx, partition.bounds, {
+      pageRows: g.pageRows,
+      timeoutMs: g.timeoutMs,
+      types,
+      onPage: g.onPage,
+      slice,
+    }));
     const wrong = wrongRows(c, mode);
     count(tally, 'compare', c.compared, wrong);
     if (wrong > 0) {
-      const what = [c.differing && `${c.differing} differ`, mode !== 'update' && c.missing && `${c.missing} absent`, c.extra && `${c.extra} not produced by the transform`].filter(Boolean).join(', ');
+      const what = [
+        c.differing && `${c.differing} differ`,
+        mode !== 'update' && c.missing && `${c.missing} absent`,
+        c.extra && `${c.extra} not produced by the transform`,
+      ]
+        .filter(Boolean)
+        .join(', ');
       fail(tally, `compare: partition ${partition.id}: ${wrong} of ${c.compared} recomputed row(s) do not match the target (${what})`);
     }
     if (wrong > 0 || g.recordPassing) {
       const examples = wrong > 0 ? `keys: ${c.examples.slice(0, MAX_EXAMPLES).join(', ')}; in ${c.ranges.slice(0, 5).join('; ')}` : undefined;
-      await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: 'compare', partitionId: partition.id, passed: wrong === 0, rowsChecked: c.compared, violations: wrong, examples, durationMs: Date.now() - started });
+      await recordGate(g.pool, {
+        runId: g.runId,
+        attempt: g.attempt,
+        stage: g.stage,
+        gate: 'compare',
+        partitionId: partition.id,
+        passed: wrong === 0,
+        rowsChecked: c.compared,
+        violations: wrong,
+        examples,
+        durationMs: Date.now() - started,
+      });
     }
   }
   for (const invariant of invariantsFor(g.ctx.run.spec.validate?.invariants, 'partition')) {
@@ -110,7 +133,18 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
     count(tally, gate, 0, r.violations);
     if (r.violations > 0) fail(tally, `invariant ${invariant.name}: partition ${partition.id}: ${r.violations} violating row(s)`);
     if (r.violations > 0 || g.recordPassing) {
-      await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: partition.id, passed: r.violations === 0, rowsChecked: 0, violations: r.violations, examples: r.examples.join('\n') || undefined, durationMs: Date.now() - started });
+      await recordGate(g.pool, {
+        runId: g.runId,
+        attempt: g.attempt,
+        stage: g.stage,
+        gate,
+        partitionId: partition.id,
+        passed: r.violations === 0,
+        rowsChecked: 0,
+        violations: r.violations,
+        examples: r.examples.join('\n') || undefined,
+        durationMs: Date.now() - started,
+      });
     }
   }
   return findings;
@@ -132,7 +166,18 @@ export async function checkRunInvariants(g: GateContext, tally: GateTally): Prom
     const gate = `invariant:${invariant.name}`;
     count(tally, gate, 0, r.violations);
     if (r.violations > 0) fail(tally, `invariant ${invariant.name} (whole run): ${r.violations} violating row(s)`);
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate, partitionId: null, passed: r.violations === 0, rowsChecked: 0, violations: r.violations, examples: r.examples.join('\n') || undefined, durationMs: Date.now() - started });
+    await recordGate(g.pool, {
+      runId: g.runId,
+      attempt: g.attempt,
+      stage: g.stage,
+      gate,
+      partitionId: null,
+      passed: r.violations === 0,
+      rowsChecked: 0,
+      violations: r.violations,
+      examples: r.examples.join('\n') || undefined,
+      durationMs: Date.now() - started,
+    });
   }
   return results;
 }
@@ -142,10 +187,30 @@ export async function recordTally(g: GateContext, tally: GateTally, extra: Recor
   for (const [gate, t] of Object.entries(tally.gates)) {
     if (gate.startsWith('distribution:')) continue; // recorded with its measures already
     if (gate.startsWith('invariant:') && invariantsFor(g.ctx.run.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: `${g.stageLabel ?? ''}${gate}`, partitionId: null, passed: t.violations === 0, rowsChecked: t.rowsChecked, violations: t.violations, durationMs: 0 });
+    await recordGate(g.pool, {
+      runId: g.runId,
+      attempt: g.attempt,
+      stage: g.stage,
+      gate: `${g.stageLabel ?? ''}${gate}`,
+      partitionId: null,
+      passed: t.violations === 0,
+      rowsChecked: t.rowsChecked,
+      violations: t.violations,
+      durationMs: 0,
+    });
   }
   for (const [gate, r] of Object.entries(extra)) {
-    await recordGate(g.pool, { runId: g.runId, attempt: g.attempt, stage: g.stage, gate: `${g.stageLabel ?? ''}${gate}`, partitionId: null, passed: r.passed, rowsChecked: 0, violations: r.violations, durationMs: 0 });
+    await recordGate(g.pool, {
+      runId: g.runId,
+      attempt: g.attempt,
+      stage: g.stage,
+      gate: `${g.stageLabel ?? ''}${gate}`,
+      partitionId: null,
+      passed: r.passed,
+      rowsChecked: 0,
+      violations: r.violations,
+      durationMs: 0,
+    });
   }
 }
 

@@ -23,8 +23,18 @@ export function invariantsFor(list: Invariant[] | undefined, scope: 'partition' 
   return (list ?? []).filter((i) => (i.scope ?? 'partition') === scope);
 }
 
-export async function checkInvariant(pool: pg.Pool, compiled: CompiledRun, invariant: Invariant, bounds: PartitionBounds | null, timeoutMs: number): Promise<InvariantResult> {
+export async function checkInvariant(
+  pool: pg.Pool,
+  compiled: CompiledRun,
+  invariant: Invariant,
+  bounds: PartitionBounds | null,
+  timeoutMs: number,
+): Promise<InvariantResult> {
   const statement = compiled.invariant(invariant.sql, bounds, EXAMPLES);
-  const row = await readOnly(pool, timeoutMs, async (client) => (await querySingle<{ n: string; examples: string[] | null }>(client, statement.text, statement.values)).rows[0]);
+  const row = await readOnly(
+    pool,
+    timeoutMs,
+    async (client) => (await querySingle<{ n: string; examples: string[] | null }>(client, statement.text, statement.values)).rows[0],
+  );
   return { name: invariant.name, violations: Number(row.n), examples: row.examples ?? [] };
 }

@@ -4,13 +4,7 @@
  * run's newest execution after continue-as-new. The outcome always reaches the run, also on
  * failure: from the activity itself when it could (`reported`), else from here.
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  getExternalWorkflowHandle,
-  log,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../shared/failures';
 import type { PartitionReport } from '../shared/types';

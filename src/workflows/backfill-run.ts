@@ -39,7 +39,17 @@ import type { FrozenTransform } from '../specs/load';
 import type { RunApproval } from '../activities/register-run';
 import type { Spec } from '../specs/schema';
 import { backfillPartitionWorkflow } from './backfill-partition';
-import { approveUpdate, cancelSignal, HANDLER_DESCRIPTIONS, partitionConditionSignal, partitionFinishedSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from './messages';
+import {
+  approveUpdate,
+  cancelSignal,
+  HANDLER_DESCRIPTIONS,
+  partitionConditionSignal,
+  partitionFinishedSignal,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  setLimitsUpdate,
+} from './messages';
 import { publish, showDetails } from './publish';
 import * as gates from './gate-state';
 import * as run from './run-state';
@@ -187,7 +197,19 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     if (!input.state) {
       const opening = input.retry
         ? await acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE })
-        : await acts.registerRun({ runId, workflowId: workflowInfo().workflowId, spec, specFile: input.specFile, specHash: input.specHash, transform: input.transform, startedBy: input.startedBy, databaseIdentity: input.databaseIdentity, ...(input.approval ? { approval: input.approval } : {}), ...(input.onlyStale ? { onlyStale: true } : {}), pageSize: PAGE });
+        : await acts.registerRun({
+            runId,
+            workflowId: workflowInfo().workflowId,
+            spec,
+            specFile: input.specFile,
+            specHash: input.specHash,
+            transform: input.transform,
+            startedBy: input.startedBy,
+            databaseIdentity: input.databaseIdentity,
+            ...(input.approval ? { approval: input.approval } : {}),
+            ...(input.onlyStale ? { onlyStale: true } : {}),
+            pageSize: PAGE,
+          });
       s = run.opened(s, opening, input.retry !== undefined);
       queue = opening.firstPage;
       exhausted = queue.length < PAGE;
@@ -197,7 +219,10 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       const canary = spec.validate?.canary;
       if (gated && canary && !input.retry) {
         const picked = await acts.pickCanary({ database, runId, count: canary.partitions });
-        s = gates.canaryPicked(s, picked.map((p) => p.id));
+        s = gates.canaryPicked(
+          s,
+          picked.map((p) => p.id),
+        );
       }
       if (gated && spec.validate?.ramp && !input.retry) s = gates.rampStarted(s, gates.rampCutoffs(s.partitionsTotal, spec.validate.ramp));
     }
@@ -217,7 +242,15 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
 
     // the canary: its partitions alone, then its gates; nothing else is written before they pass
     while (s.canary?.phase === 'running' && !(s.cancelRequested && s.inFlight.length === 0)) {
-      await condition(() => run.isDirty(s) || gates.canaryFinished(s) || gates.canaryCanLaunch(s) || (s.cancelRequested && s.inFlight.length === 0) || historyFull() || startFailure !== undefined);
+      await condition(
+        () =>
+          run.isDirty(s) ||
+          gates.canaryFinished(s) ||
+          gates.canaryCanLaunch(s) ||
+          (s.cancelRequested && s.inFlight.length === 0) ||
+          historyFull() ||
+          startFailure !== undefined,
+      );
       if (startFailure) throw startFailure;
       if (run.isDirty(s)) {
         await syncControl();
@@ -248,7 +281,15 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     const beyondStage = () => queue.length > 0 && queue[0].ordinal >= gates.rampCutoff(s);
     const stageFinished = () => beyondStage() && gates.rampStageFinished(s, queue[0].ordinal);
     for (;;) {
-      await condition(() => run.isDirty(s) || run.isFinished(s, planLeft()) || (run.canLaunch(s, planLeft()) && !beyondStage()) || stageFinished() || historyFull() || startFailure !== undefined);
+      await condition(
+        () =>
+          run.isDirty(s) ||
+          run.isFinished(s, planLeft()) ||
+          (run.canLaunch(s, planLeft()) && !beyondStage()) ||
+          stageFinished() ||
+          historyFull() ||
+          startFailure !== undefined,
+      );
       if (startFailure) throw startFailure;
       if (run.isDirty(s)) {
         await syncControl();
@@ -307,7 +348,8 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
       rowsUnchanged: final.rowsUnchanged,
       ...(downstream ? { downstream } : {}),
     };
-    if (s.cancelledByTemporal) throw new CancelledFailure(`backfill ${spec.name}/${runId} cancelled; ${result.rowsWritten} rows were written before it stopped`);
+    if (s.cancelledByTemporal)
+      throw new CancelledFailure(`backfill ${spec.name}/${runId} cancelled; ${result.rowsWritten} rows were written before it stopped`);
     return result;
   });
 

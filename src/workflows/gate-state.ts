@@ -15,7 +15,14 @@ export function canaryPicked(s: RunState, ids: string[]): RunState {
 }
 
 export function canaryCanLaunch(s: RunState): boolean {
-  return !!s.canary && s.canary.phase === 'running' && !s.paused && !s.cancelRequested && s.inFlight.length < s.limits.concurrency && s.canary.launched < s.canary.partitions.length;
+  return (
+    !!s.canary &&
+    s.canary.phase === 'running' &&
+    !s.paused &&
+    !s.cancelRequested &&
+    s.inFlight.length < s.limits.concurrency &&
+    s.canary.launched < s.canary.partitions.length
+  );
 }
 
 /** Launches the canary's next partition (out of plan order: the run's paging is untouched). */
@@ -40,12 +47,26 @@ export function canaryJudged(s: RunState, verdict: GateVerdictLike, approveRequi
       `the canary failed (${verdict.failureCount} problem(s): ${failures.slice(0, 3).join('; ')}); nothing beyond its ${c.partitions.length} partition(s) was written. ` +
       `Fix the transform and start a new run (backfill cancel ${runId}), or expand anyway: backfill approve ${runId} --reason …`;
     const next = { ...s, canary: { ...c, phase: 'held' as const, held, failures } };
-    return decided(next, 'canary-failed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'canary', reason: held } }, { failures, failureCount: verdict.failureCount });
+    return decided(
+      next,
+      'canary-failed',
+      { actor: 'backfill', reason: held },
+      key,
+      { paused: true, heldBy: { actor: 'canary', reason: held } },
+      { failures, failureCount: verdict.failureCount },
+    );
   }
   if (approveRequired) {
     const held = `the canary passed (${c.partitions.length} partition(s)); waiting for approval: backfill approve ${runId} --reason …`;
     const next = { ...s, canary: { ...c, phase: 'held' as const, held } };
-    return decided(next, 'canary-passed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'canary', reason: held } }, { partitions: c.partitions });
+    return decided(
+      next,
+      'canary-passed',
+      { actor: 'backfill', reason: held },
+      key,
+      { paused: true, heldBy: { actor: 'canary', reason: held } },
+      { partitions: c.partitions },
+    );
   }
   return decided({ ...s, canary: { ...c, phase: 'passed' } }, 'canary-passed', { actor: 'backfill' }, key, {}, { partitions: c.partitions });
 }
@@ -53,7 +74,11 @@ export function canaryJudged(s: RunState, verdict: GateVerdictLike, approveRequi
 /** Why approve is refused (the update's validator), or undefined. */
 export function approveRefusal(s: RunState, runId: string): string | undefined {
   if (!gateHeld(s) || s.cancelRequested) {
-    const what = s.canary ? ` (its canary is ${s.canary.phase}${s.ramp ? `, ramp stage ${s.ramp.stage + 1} ${s.ramp.phase}` : ''})` : s.ramp ? ` (ramp stage ${s.ramp.stage + 1} is ${s.ramp.phase})` : ' (it has no canary or ramp)';
+    const what = s.canary
+      ? ` (its canary is ${s.canary.phase}${s.ramp ? `, ramp stage ${s.ramp.stage + 1} ${s.ramp.phase}` : ''})`
+      : s.ramp
+        ? ` (ramp stage ${s.ramp.stage + 1} is ${s.ramp.phase})`
+        : ' (it has no canary or ramp)';
     return `run ${runId} is not waiting for approval${what}`;
   }
   return undefined;
@@ -63,10 +88,24 @@ export function approveRefusal(s: RunState, runId: string): string | undefined {
 export function approve(s: RunState, who: OperatorAction, key: string): RunState {
   if (s.ramp?.phase === 'held') {
     const r = s.ramp;
-    return decided({ ...s, ramp: { ...r, phase: 'running', held: undefined, stage: r.stage + 1 } }, 'approved', who, key, { paused: false, heldBy: undefined }, { rampStage: r.stage + 1 });
+    return decided(
+      { ...s, ramp: { ...r, phase: 'running', held: undefined, stage: r.stage + 1 } },
+      'approved',
+      who,
+      key,
+      { paused: false, heldBy: undefined },
+      { rampStage: r.stage + 1 },
+    );
   }
   const c = s.canary!;
-  return decided({ ...s, canary: { ...c, phase: 'approved', held: undefined, approvedBy: actor(who) } }, 'approved', who, key, { paused: false, heldBy: undefined }, { canaryFailures: c.failures ?? [] });
+  return decided(
+    { ...s, canary: { ...c, phase: 'approved', held: undefined, approvedBy: actor(who) } },
+    'approved',
+    who,
+    key,
+    { paused: false, heldBy: undefined },
+    { canaryFailures: c.failures ?? [] },
+  );
 }
 
 /** Ordinal bounds of the ramp's stages from shares of the plan ("10%", "50%"): ascending, distinct, inside the plan. */
@@ -87,7 +126,13 @@ export function rampCutoff(s: RunState): number {
 
 /** The current stage's partitions all started and reported, and the next one is beyond it: time to check the stage. */
 export function rampStageFinished(s: RunState, nextOrdinal: number | undefined): boolean {
-  return !!s.ramp && s.ramp.phase === 'running' && rampCutoff(s) !== Infinity && s.inFlight.length === 0 && (nextOrdinal === undefined || nextOrdinal >= rampCutoff(s));
+  return (
+    !!s.ramp &&
+    s.ramp.phase === 'running' &&
+    rampCutoff(s) !== Infinity &&
+    s.inFlight.length === 0 &&
+    (nextOrdinal === undefined || nextOrdinal >= rampCutoff(s))
+  );
 }
 
 /** The stage's gates decided: the next stage, or a hold for a person. */
@@ -100,5 +145,12 @@ export function rampJudged(s: RunState, verdict: GateVerdictLike, runId: string,
     `ramp stage ${stage} (the plan's first ${upTo} partitions) failed its gates (${verdict.failureCount} problem(s): ${verdict.failures.slice(0, 3).join('; ')}); nothing beyond it was written. ` +
     `Fix and start a new run (backfill cancel ${runId}), or continue anyway: backfill approve ${runId} --reason …`;
   const next = { ...s, ramp: { ...r, phase: 'held' as const, held } };
-  return decided(next, 'stage-failed', { actor: 'backfill', reason: held }, key, { paused: true, heldBy: { actor: 'ramp', reason: held } }, { stage, failures: verdict.failures });
+  return decided(
+    next,
+    'stage-failed',
+    { actor: 'backfill', reason: held },
+    key,
+    { paused: true, heldBy: { actor: 'ramp', reason: held } },
+    { stage, failures: verdict.failures },
+  );
 }

@@ -9,12 +9,25 @@ export function renderProgressMarkdown(p: RunProgress): string {
   const finished = FINISHED_RUN_STATUSES.includes(p.status);
   const state = finished ? p.status : p.cancelRequested ? 'cancelling' : p.paused ? 'paused' : p.status;
   const eta = finished ? 'done' : p.etaSeconds === null ? '—' : `${Math.round(p.etaSeconds / 60)} min`;
-  const holder = p.heldBy?.actor === 'canary' ? 'Held by its canary' : p.heldBy?.actor === 'ramp' ? 'Held by a ramp stage' : `${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy?.actor}`;
+  const holder =
+    p.heldBy?.actor === 'canary'
+      ? 'Held by its canary'
+      : p.heldBy?.actor === 'ramp'
+        ? 'Held by a ramp stage'
+        : `${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy?.actor}`;
   const held = !finished && p.heldBy ? [`**${holder}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
   const gates = [
-    ...(p.canary ? [`Canary: ${p.canary.partitions.length} partition(s), ${p.canary.phase}${p.canary.approvedBy ? ` (approved by ${p.canary.approvedBy.actor}${p.canary.approvedBy.reason ? `: ${p.canary.approvedBy.reason}` : ''})` : ''}.`] : []),
+    ...(p.canary
+      ? [
+          `Canary: ${p.canary.partitions.length} partition(s), ${p.canary.phase}${p.canary.approvedBy ? ` (approved by ${p.canary.approvedBy.actor}${p.canary.approvedBy.reason ? `: ${p.canary.approvedBy.reason}` : ''})` : ''}.`,
+        ]
+      : []),
     ...(p.ramp ? [`Ramp: stage ${p.ramp.stage} of ${p.ramp.stages}, ${p.ramp.phase}.`] : []),
-    ...(p.finalCheck ? [`Final check: ${p.finalCheck.passed ? 'passed' : `FAILED — ${p.finalCheck.failures.slice(0, 3).join('; ')}`} (${p.finalCheck.partitionsChecked} partitions).`] : []),
+    ...(p.finalCheck
+      ? [
+          `Final check: ${p.finalCheck.passed ? 'passed' : `FAILED — ${p.finalCheck.failures.slice(0, 3).join('; ')}`} (${p.finalCheck.partitionsChecked} partitions).`,
+        ]
+      : []),
   ];
   const failure = p.lastError ? ['', `**Last error:** ${p.lastError}`] : [];
   const conditions = finished || p.conditions.length === 0 ? [] : ['', ...renderConditions(p.conditions)];

@@ -7,7 +7,17 @@
  */
 import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
 import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
-import type { CanaryProgress, Limits, LimitsChange, OperatorAction, PartitionCondition, PauseRequest, PartitionReport, RowCounts, RunProgress } from '../shared/types';
+import type {
+  CanaryProgress,
+  Limits,
+  LimitsChange,
+  OperatorAction,
+  PartitionCondition,
+  PauseRequest,
+  PartitionReport,
+  RowCounts,
+  RunProgress,
+} from '../shared/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {
@@ -113,7 +123,14 @@ export function opened(s: RunState, opening: RunOpening, retry: boolean): RunSta
   };
 }
 
-export function decided(s: RunState, kind: ControlEvent['kind'], who: OperatorAction | undefined, key: string, change: Partial<RunState>, detail?: Record<string, unknown>): RunState {
+export function decided(
+  s: RunState,
+  kind: ControlEvent['kind'],
+  who: OperatorAction | undefined,
+  key: string,
+  change: Partial<RunState>,
+  detail?: Record<string, unknown>,
+): RunState {
   const event: ControlEvent = { key: `${kind}-${key}`, kind, actor: who?.actor ?? 'unknown', reason: who?.reason, ...(detail ? { detail } : {}) };
   return { ...s, ...change, controlVersion: s.controlVersion + 1, pendingEvents: [...s.pendingEvents, event] };
 }
@@ -143,7 +160,8 @@ export function requestCancel(s: RunState, who: OperatorAction | undefined, key:
 export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsChange): string | undefined {
   const problem = limitsChangeProblem(change);
   if (problem) return problem;
-  if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status)) return `run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`;
+  if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status))
+    return `run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`;
   return undefined;
 }
 
@@ -242,8 +260,14 @@ export function progress(s: RunState, run: { runId: string; name: string }, nowM
     heldBy: s.heldBy,
     lastError: s.lastError,
     conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
-    ...(s.canary ? { canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy } } : {}),
+    ...(s.canary
+      ? {
+          canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy },
+        }
+      : {}),
     ...(s.finalCheck ? { finalCheck: s.finalCheck } : {}),
-    ...(s.ramp ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } } : {}),
+    ...(s.ramp
+      ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } }
+      : {}),
   };
 }

@@ -11,8 +11,7 @@ import type { SpecInput } from '../../src/specs/schema';
 import { uniqueName } from './unique';
 
 export const TRANSFORM_SQL =
-  'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd\n' +
-  'FROM chunk c LEFT JOIN app.fx f USING (currency)';
+  'SELECT c.id, c.tenant, c.created_at, round(c.amount_cents * f.usd_rate / 100.0, 2) AS amount_usd\n' + 'FROM chunk c LEFT JOIN app.fx f USING (currency)';
 
 export const WHERE = "status <> 'void'";
 

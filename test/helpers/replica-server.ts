@@ -24,7 +24,15 @@ async function main(): Promise<void> {
   chmodSync(root, 0o777);
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const server = (dir: string, port: number) =>
-    new EmbeddedPostgres({ databaseDir: path.join(root, dir), port, user: 'postgres', password: 'postgres', persistent: true, onLog: () => undefined, onError: () => undefined });
+    new EmbeddedPostgres({
+      databaseDir: path.join(root, dir),
+      port,
+      user: 'postgres',
+      password: 'postgres',
+      persistent: true,
+      onLog: () => undefined,
+      onError: () => undefined,
+    });
   const primary = server('primary', primaryPort);
   await primary.initialise();
   // a clean shutdown leaves a consistent directory to clone; initdb's pg_hba.conf already allows local replication
@@ -32,7 +40,10 @@ async function main(): Promise<void> {
   await primary.stop();
   execFileSync('cp', ['-a', path.join(root, 'primary'), path.join(root, 'replica')]);
   writeFileSync(path.join(root, 'replica', 'standby.signal'), '');
-  appendFileSync(path.join(root, 'replica', 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres password=postgres'\n`);
+  appendFileSync(
+    path.join(root, 'replica', 'postgresql.auto.conf'),
+    `\nprimary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres password=postgres'\n`,
+  );
   execFileSync('chown', ['-R', `--reference=${path.join(root, 'primary')}`, path.join(root, 'replica')]);
   await primary.start();
   const replica = server('replica', replicaPort);

@@ -16,13 +16,27 @@ describe('the completeness proof', () => {
   });
 
   test.each([
-    ['a missing partition', 3, [range(0, 0, 10), range(2, 20, 30)], ['the ledger holds 2 partitions but the plan had 3', 'partition p2 is number 2 of the plan where 1 was expected (a partition is missing before it)', 'partition p2 starts at 20 but the one before it ends at 10: a gap']],
+    [
+      'a missing partition',
+      3,
+      [range(0, 0, 10), range(2, 20, 30)],
+      [
+        'the ledger holds 2 partitions but the plan had 3',
+        'partition p2 is number 2 of the plan where 1 was expected (a partition is missing before it)',
+        'partition p2 starts at 20 but the one before it ends at 10: a gap',
+      ],
+    ],
     ['an overlap', 2, [range(0, 0, 12), range(1, 10, 20)], ['partition p1 starts at 10 but the one before it ends at 12: an overlap']],
     ['a partition completed twice', 2, [range(0, 0, 10, { completions: 2 }), range(1, 10, 20)], ['partition p0 completed 2 times']],
-    ['a list value covered twice', 2, [
-      { partition_id: 'a', ordinal: 0, bounds: { kind: 'list', column: 't', value: 'x' }, status: 'succeeded', completions: 1 },
-      { partition_id: 'b', ordinal: 1, bounds: { kind: 'list', column: 't', value: 'x' }, status: 'succeeded', completions: 1 },
-    ], ['partition b repeats a value another partition covers']],
+    [
+      'a list value covered twice',
+      2,
+      [
+        { partition_id: 'a', ordinal: 0, bounds: { kind: 'list', column: 't', value: 'x' }, status: 'succeeded', completions: 1 },
+        { partition_id: 'b', ordinal: 1, bounds: { kind: 'list', column: 't', value: 'x' }, status: 'succeeded', completions: 1 },
+      ],
+      ['partition b repeats a value another partition covers'],
+    ],
   ] as [string, number, LedgerPartition[], string[]][])('fails for %s', (_label, planned, partitions, problems) => {
     expect(completenessProblems(planned, partitions)).toEqual(problems);
   });

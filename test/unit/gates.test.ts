@@ -64,7 +64,12 @@ describe('after sql: one statement that changes data, never DDL, roles or settin
 describe('the canary in the run state', () => {
   const limits = { chunkSize: 1000, concurrency: 2 };
   const opened = () => gates.canaryPicked({ ...run.initialRunState(limits, '2026-01-01T00:00:00Z'), status: 'running' }, ['a', 'b', 'c']);
-  const verdict = (passed: boolean) => ({ passed, failures: passed ? [] : ['invariant x: partition a: 3 violating row(s)'], failureCount: passed ? 0 : 1, partitionsChecked: 3 });
+  const verdict = (passed: boolean) => ({
+    passed,
+    failures: passed ? [] : ['invariant x: partition a: 3 violating row(s)'],
+    failureCount: passed ? 0 : 1,
+    partitionsChecked: 3,
+  });
 
   test('launches its partitions within the concurrency limit, and is finished when all reported', () => {
     let s = opened();
@@ -88,7 +93,9 @@ describe('the canary in the run state', () => {
     let s = gates.canaryJudged(opened(), verdict(false), false, 'r1', 'k1');
     expect(s.canary!.phase).toBe('held');
     expect(s.paused).toBe(true);
-    expect(s.heldBy!.reason).toMatch(/the canary failed \(1 problem\(s\): invariant x: partition a: 3 violating row\(s\)\); nothing beyond its 3 partition\(s\) was written/);
+    expect(s.heldBy!.reason).toMatch(
+      /the canary failed \(1 problem\(s\): invariant x: partition a: 3 violating row\(s\)\); nothing beyond its 3 partition\(s\) was written/,
+    );
     expect(run.resume(s, { actor: 'bob' }, 'k2')).toBe(s);
     expect(gates.approveRefusal(s, 'r1')).toBeUndefined();
     s = gates.approve(s, { actor: 'alice', reason: 'checked' }, 'k3');

@@ -1,4 +1,16 @@
-import { afterBudget, afterChunk, afterLockTimeout, afterStatementTimeout, decide, FULL_PACE, initialGovernorState, timeoutFloor, type Decision, type GovernorInput, type GovernorState } from '../../src/governor';
+import {
+  afterBudget,
+  afterChunk,
+  afterLockTimeout,
+  afterStatementTimeout,
+  decide,
+  FULL_PACE,
+  initialGovernorState,
+  timeoutFloor,
+  type Decision,
+  type GovernorInput,
+  type GovernorState,
+} from '../../src/governor';
 import type { GuardReading } from '../../src/shared/guards';
 import type { Limits } from '../../src/shared/types';
 
@@ -10,14 +22,24 @@ const hard: GuardReading = { guard: 'probeMs', value: 312.4, level: 'hard', thre
 
 function input(over: Partial<GovernorInput['control']> & { reading?: GuardReading | null; now?: number } = {}): GovernorInput {
   const { reading, now, ...control } = over;
-  return { control: { paused: false, cancelRequested: false, limits: base, ...control }, now: now ?? NOON_UTC, pollMs: 1000, ...(reading !== undefined ? { reading } : {}) };
+  return {
+    control: { paused: false, cancelRequested: false, limits: base, ...control },
+    now: now ?? NOON_UTC,
+    pollMs: 1000,
+    ...(reading !== undefined ? { reading } : {}),
+  };
 }
 
 describe('the partition governor decides what happens before each chunk', () => {
   const fresh = initialGovernorState();
   const cases: [string, GovernorState, GovernorInput, Decision][] = [
     ['cancel outranks everything: stop at this boundary', fresh, input({ cancelRequested: true, paused: true }), { kind: 'stop' }],
-    ['a paused run waits, polling its control row', fresh, input({ paused: true }), { kind: 'wait', state: 'paused', cause: null, reason: 'run paused by an operator', ms: 1000 }],
+    [
+      'a paused run waits, polling its control row',
+      fresh,
+      input({ paused: true }),
+      { kind: 'wait', state: 'paused', cause: null, reason: 'run paused by an operator', ms: 1000 },
+    ],
     [
       'outside the allowed hours it waits for the window, re-reading control every poll',
       fresh,
@@ -30,7 +52,12 @@ describe('the partition governor decides what happens before each chunk', () => 
       input({ limits: { ...base, window: { start: '08:00', end: '18:00', timeZone: 'UTC' } } }),
       { kind: 'write', chunkSize: 1000, oneWriter: false, record: { governedBy: 'chunkSize', waitMs: 0 } },
     ],
-    ['no guards: a chunk of the configured size', fresh, input(), { kind: 'write', chunkSize: 1000, oneWriter: false, record: { governedBy: 'chunkSize', waitMs: 0 } }],
+    [
+      'no guards: a chunk of the configured size',
+      fresh,
+      input(),
+      { kind: 'write', chunkSize: 1000, oneWriter: false, record: { governedBy: 'chunkSize', waitMs: 0 } },
+    ],
     [
       'an adaptive size, once learnt, is used and named',
       { ...fresh, adaptiveSize: 1500 },
@@ -76,7 +103,13 @@ describe('the partition governor decides what happens before each chunk', () => 
         kind: 'write',
         chunkSize: 1000,
         oneWriter: true,
-        before: { kind: 'wait', state: 'slowed', cause: 'guard', reason: 'slowed by probeMs 80 > soft 50 (one writer at a time, writing 50 % of the time)', ms: 400 },
+        before: {
+          kind: 'wait',
+          state: 'slowed',
+          cause: 'guard',
+          reason: 'slowed by probeMs 80 > soft 50 (one writer at a time, writing 50 % of the time)',
+          ms: 400,
+        },
         record: { governedBy: 'guard:probeMs', guardValue: 80, waitMs: 400 },
       },
     ],
@@ -88,7 +121,13 @@ describe('the partition governor decides what happens before each chunk', () => 
         kind: 'write',
         chunkSize: 1000,
         oneWriter: true,
-        before: { kind: 'wait', state: 'slowed', cause: 'guard', reason: 'slowed after a soft guard, speeding up again (one writer at a time, writing 60 % of the time)', ms: 200 },
+        before: {
+          kind: 'wait',
+          state: 'slowed',
+          cause: 'guard',
+          reason: 'slowed after a soft guard, speeding up again (one writer at a time, writing 60 % of the time)',
+          ms: 200,
+        },
         record: { governedBy: 'guard:easing', waitMs: 200 },
       },
     ],
@@ -99,8 +138,18 @@ describe('the partition governor decides what happens before each chunk', () => 
 
   const transitions: [string, GovernorState, GovernorInput, Partial<GovernorState>][] = [
     ['a hard reading starts the held-since clock', initialGovernorState(), input({ limits: { ...base, guards }, reading: hard }), { heldSince: NOON_UTC }],
-    ['the clock keeps its start while the hold lasts', { ...initialGovernorState(), heldSince: NOON_UTC - 5000 }, input({ limits: { ...base, guards }, reading: hard }), { heldSince: NOON_UTC - 5000 }],
-    ['a reading below hard resets the clock', { ...initialGovernorState(), heldSince: NOON_UTC - 5000 }, input({ limits: { ...base, guards }, reading: null }), { heldSince: undefined }],
+    [
+      'the clock keeps its start while the hold lasts',
+      { ...initialGovernorState(), heldSince: NOON_UTC - 5000 },
+      input({ limits: { ...base, guards }, reading: hard }),
+      { heldSince: NOON_UTC - 5000 },
+    ],
+    [
+      'a reading below hard resets the clock',
+      { ...initialGovernorState(), heldSince: NOON_UTC - 5000 },
+      input({ limits: { ...base, guards }, reading: null }),
+      { heldSince: undefined },
+    ],
     ['a soft reading lowers the pace to one writer', initialGovernorState(), input({ limits: { ...base, guards }, reading: soft }), { pace: 1 }],
     ['guards removed live restore full pace at once', { ...initialGovernorState(), pace: 0.25 }, input(), { pace: FULL_PACE }],
     ['pausing leaves the pace as it was', { ...initialGovernorState(), pace: 0.25 }, input({ paused: true }), { pace: 0.25 }],
@@ -115,7 +164,16 @@ describe('after the governor decided to write', () => {
 
   test.each([
     ['no debt in the rows/s budget: unchanged, no wait', write, 0, null, { write }],
-    ['debt: wait it out, recorded as governed by rowsPerSecond', write, 250, null, { write: { ...write, record: { governedBy: 'rowsPerSecond', waitMs: 250 } }, wait: { kind: 'wait', state: 'throttled', cause: null, reason: null, ms: 250 } }],
+    [
+      'debt: wait it out, recorded as governed by rowsPerSecond',
+      write,
+      250,
+      null,
+      {
+        write: { ...write, record: { governedBy: 'rowsPerSecond', waitMs: 250 } },
+        wait: { kind: 'wait', state: 'throttled', cause: null, reason: null, ms: 250 },
+      },
+    ],
     [
       'debt while a guard slows it: the guard stays the named cause, the waits add up, the ledger keeps the slow-down reason',
       { ...write, oneWriter: true, record: { governedBy: 'guard:probeMs', guardValue: 80, waitMs: 400 } },

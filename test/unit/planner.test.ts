@@ -42,9 +42,15 @@ describe('planPartitions', () => {
   });
 
   test('month and hour partitions follow the calendar', () => {
-    const months = planPartitions({ by: 'time', column: 't', size: '1 month' }, { kind: 'time', min: '2024-01-31T10:00:00Z', max: '2024-03-02T00:00:00Z', hasNulls: false });
+    const months = planPartitions(
+      { by: 'time', column: 't', size: '1 month' },
+      { kind: 'time', min: '2024-01-31T10:00:00Z', max: '2024-03-02T00:00:00Z', hasNulls: false },
+    );
     expect(months.map((p) => p.id)).toEqual(['month:2024-01', 'month:2024-02', 'month:2024-03']);
-    const hours = planPartitions({ by: 'time', column: 't', size: '6 hours' }, { kind: 'time', min: '2024-01-01T05:59:00Z', max: '2024-01-01T12:00:00Z', hasNulls: false });
+    const hours = planPartitions(
+      { by: 'time', column: 't', size: '6 hours' },
+      { kind: 'time', min: '2024-01-01T05:59:00Z', max: '2024-01-01T12:00:00Z', hasNulls: false },
+    );
     expect(hours.map((p) => p.id)).toEqual(['hour:2024-01-01T05', 'hour:2024-01-01T11']);
   });
 

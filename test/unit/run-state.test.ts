@@ -20,23 +20,63 @@ describe('operator actions on the run state', () => {
   const paused = run.pause(started, alice, 'k1');
   const cancelling = run.requestCancel(started, alice, 'k2');
   const cases: [string, RunState, (s: RunState) => RunState, Partial<RunState> & { events: number }][] = [
-    ['pause: paused, held by the actor, one event to sync', started, (s) => run.pause(s, alice, 'k'), { paused: true, heldBy: alice, controlVersion: 1, events: 1 }],
+    [
+      'pause: paused, held by the actor, one event to sync',
+      started,
+      (s) => run.pause(s, alice, 'k'),
+      { paused: true, heldBy: alice, controlVersion: 1, events: 1 },
+    ],
     ['pause while paused changes nothing', paused, (s) => run.pause(s, alice, 'k'), { paused: true, controlVersion: 1, events: 1 }],
     ['pause while cancelling changes nothing', cancelling, (s) => run.pause(s, alice, 'k'), { paused: false, controlVersion: 1, events: 1 }],
-    ['an engine pause decided on the current version applies', started, (s) => run.pause(s, { actor: 'backfill', reason: 'disk full', basedOnVersion: 0 }, 'k'), { paused: true, controlVersion: 1, events: 1 }],
+    [
+      'an engine pause decided on the current version applies',
+      started,
+      (s) => run.pause(s, { actor: 'backfill', reason: 'disk full', basedOnVersion: 0 }, 'k'),
+      { paused: true, controlVersion: 1, events: 1 },
+    ],
     [
       'an engine pause decided before the latest resume is stale: ignored',
       run.resume(paused, { actor: 'bob' }, 'k3'),
       (s) => run.pause(s, { actor: 'backfill', reason: 'disk full', basedOnVersion: 0 }, 'k'),
       { paused: false, controlVersion: 2, events: 2 },
     ],
-    ['resume a paused run: no longer held', paused, (s) => run.resume(s, { actor: 'bob' }, 'k'), { paused: false, heldBy: undefined, controlVersion: 2, events: 2 }],
+    [
+      'resume a paused run: no longer held',
+      paused,
+      (s) => run.resume(s, { actor: 'bob' }, 'k'),
+      { paused: false, heldBy: undefined, controlVersion: 2, events: 2 },
+    ],
     ['resume a running run changes nothing', started, (s) => run.resume(s, alice, 'k'), { paused: false, controlVersion: 0, events: 0 }],
-    ['cancel: cancelling, held by the actor', started, (s) => run.requestCancel(s, alice, 'k'), { cancelRequested: true, heldBy: alice, cancelledByTemporal: false, controlVersion: 1, events: 1 }],
-    ['a second cancel changes nothing', cancelling, (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true), { cancelRequested: true, cancelledByTemporal: false, controlVersion: 1, events: 1 }],
-    ['a Temporal cancellation becomes an orderly cancel, remembered as such', started, (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true), { cancelRequested: true, cancelledByTemporal: true, events: 1 }],
-    ['cancelling a paused run needs no resume', paused, (s) => run.requestCancel(s, alice, 'k'), { paused: true, cancelRequested: true, controlVersion: 2, events: 2 }],
-    ['new limits apply at once and are recorded from/to', started, (s) => run.changeLimits(s, { concurrency: 5, actor: 'dana' }, 'k'), { limits: { chunkSize: 1000, concurrency: 5 }, controlVersion: 1, events: 1 }],
+    [
+      'cancel: cancelling, held by the actor',
+      started,
+      (s) => run.requestCancel(s, alice, 'k'),
+      { cancelRequested: true, heldBy: alice, cancelledByTemporal: false, controlVersion: 1, events: 1 },
+    ],
+    [
+      'a second cancel changes nothing',
+      cancelling,
+      (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true),
+      { cancelRequested: true, cancelledByTemporal: false, controlVersion: 1, events: 1 },
+    ],
+    [
+      'a Temporal cancellation becomes an orderly cancel, remembered as such',
+      started,
+      (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true),
+      { cancelRequested: true, cancelledByTemporal: true, events: 1 },
+    ],
+    [
+      'cancelling a paused run needs no resume',
+      paused,
+      (s) => run.requestCancel(s, alice, 'k'),
+      { paused: true, cancelRequested: true, controlVersion: 2, events: 2 },
+    ],
+    [
+      'new limits apply at once and are recorded from/to',
+      started,
+      (s) => run.changeLimits(s, { concurrency: 5, actor: 'dana' }, 'k'),
+      { limits: { chunkSize: 1000, concurrency: 5 }, controlVersion: 1, events: 1 },
+    ],
   ];
   test.each(cases)('%s', (_title, from, act, expected) => {
     const { events, ...fields } = expected;
@@ -68,8 +108,18 @@ describe('operator actions on the run state', () => {
   test.each([
     ['a valid change on a running run', started, { concurrency: 3, actor: 'x' }, undefined],
     ['a change out of bounds', started, { concurrency: 0, actor: 'x' }, 'concurrency must be an integer from 1 to 500 (got 0)'],
-    ['any change while cancelling', run.requestCancel(started, alice, 'k'), { concurrency: 3, actor: 'x' }, 'run r1 is cancelling; its limits can no longer change'],
-    ['any change once finished', { ...started, status: 'succeeded' as const }, { concurrency: 3, actor: 'x' }, 'run r1 is succeeded; its limits can no longer change'],
+    [
+      'any change while cancelling',
+      run.requestCancel(started, alice, 'k'),
+      { concurrency: 3, actor: 'x' },
+      'run r1 is cancelling; its limits can no longer change',
+    ],
+    [
+      'any change once finished',
+      { ...started, status: 'succeeded' as const },
+      { concurrency: 3, actor: 'x' },
+      'run r1 is succeeded; its limits can no longer change',
+    ],
   ])('setLimits validator: %s', (_title, s, change, refusal) => {
     expect(run.limitsChangeRefusal(s, 'r1', change)).toBe(refusal);
   });
@@ -77,11 +127,31 @@ describe('operator actions on the run state', () => {
 
 describe('partition reports and conditions', () => {
   test.each([
-    ['a success counts once and adds its rows', withInFlight('a', 'b'), report('a', 'succeeded'), { inFlight: ['b'], counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } }],
-    ['a failure records the last error', withInFlight('a'), report('a', 'failed'), { inFlight: [], counts: { succeeded: 0, failed: 1, cancelled: 0 }, lastError: 'partition a failed at id in [0, 10): boom' }],
+    [
+      'a success counts once and adds its rows',
+      withInFlight('a', 'b'),
+      report('a', 'succeeded'),
+      { inFlight: ['b'], counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } },
+    ],
+    [
+      'a failure records the last error',
+      withInFlight('a'),
+      report('a', 'failed'),
+      { inFlight: [], counts: { succeeded: 0, failed: 1, cancelled: 0 }, lastError: 'partition a failed at id in [0, 10): boom' },
+    ],
     ['a cancelled partition counts as cancelled', withInFlight('a'), report('a', 'cancelled'), { counts: { succeeded: 0, failed: 0, cancelled: 1 } }],
-    ['a duplicate report is ignored', run.applyReport(withInFlight('a'), report('a', 'succeeded')), report('a', 'succeeded'), { counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } }],
-    ['a report for a partition never started is ignored', withInFlight('a'), report('zzz', 'succeeded'), { inFlight: ['a'], counts: { succeeded: 0, failed: 0, cancelled: 0 } }],
+    [
+      'a duplicate report is ignored',
+      run.applyReport(withInFlight('a'), report('a', 'succeeded')),
+      report('a', 'succeeded'),
+      { counts: { succeeded: 1, failed: 0, cancelled: 0 }, finished: { rowsRead: 10, rowsWritten: 9, rowsUnchanged: 1 } },
+    ],
+    [
+      'a report for a partition never started is ignored',
+      withInFlight('a'),
+      report('zzz', 'succeeded'),
+      { inFlight: ['a'], counts: { succeeded: 0, failed: 0, cancelled: 0 } },
+    ],
   ] as const)('%s', (_title, s, r, expected) => {
     expect(run.applyReport(s, r)).toMatchObject(expected);
   });
@@ -120,8 +190,19 @@ describe('the sliding window', () => {
 
   test('a retry attempt continues from the ledger: counts, rows and its control version', () => {
     const pausedEarly = run.pause(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), alice, 'k');
-    const s = run.opened(pausedEarly, { partitionsTotal: 9, firstPage: [], succeeded: 6, finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 }, controlVersion: 7 }, true);
-    expect(s).toMatchObject({ status: 'running', partitionsTotal: 9, counts: { succeeded: 6, failed: 0, cancelled: 0 }, finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 }, controlVersion: 8, syncedVersion: 7 });
+    const s = run.opened(
+      pausedEarly,
+      { partitionsTotal: 9, firstPage: [], succeeded: 6, finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 }, controlVersion: 7 },
+      true,
+    );
+    expect(s).toMatchObject({
+      status: 'running',
+      partitionsTotal: 9,
+      counts: { succeeded: 6, failed: 0, cancelled: 0 },
+      finished: { rowsRead: 60, rowsWritten: 50, rowsUnchanged: 10 },
+      controlVersion: 8,
+      syncedVersion: 7,
+    });
     expect(run.isDirty(s)).toBe(true);
   });
 });

@@ -3,7 +3,12 @@ import { inputChanges, type InputFingerprint } from '../../src/checks/input-fing
 
 const fx: InputFingerprint = { name: 'app.fx', kind: 'table', definition: 'd1', rows: 4, content: 'c1' };
 const fn: InputFingerprint = { name: 'app.rate_for(text)', kind: 'function', definition: 'f1' };
-const big: InputFingerprint = { name: 'app.customers', kind: 'table', definition: 'd2', uncovered: 'about 2000000 rows, over the 100000 hashed at each partition' };
+const big: InputFingerprint = {
+  name: 'app.customers',
+  kind: 'table',
+  definition: 'd2',
+  uncovered: 'about 2000000 rows, over the 100000 hashed at each partition',
+};
 
 describe('inputChanges', () => {
   test('nothing changed: no words', () => {
@@ -56,8 +61,14 @@ describe('saved plans', () => {
   });
 
   test('a code change is named once, with the bundled files, not also as a spec change', () => {
-    const now = { ...plan, specHash: 'c'.repeat(64), transform: { ...plan.transform, kind: 'module' as const, codeHash: 'd'.repeat(64), bundled: ['rate.ts', 'transform.ts'] } };
-    expect(planDifferences(plan, now)).toEqual([`the transform's code changed: ${'b'.repeat(12)} approved, ${'d'.repeat(12)} now (bundled from rate.ts, transform.ts)`]);
+    const now = {
+      ...plan,
+      specHash: 'c'.repeat(64),
+      transform: { ...plan.transform, kind: 'module' as const, codeHash: 'd'.repeat(64), bundled: ['rate.ts', 'transform.ts'] },
+    };
+    expect(planDifferences(plan, now)).toEqual([
+      `the transform's code changed: ${'b'.repeat(12)} approved, ${'d'.repeat(12)} now (bundled from rate.ts, transform.ts)`,
+    ]);
   });
 
   test('spec, inputs, database and server each named', () => {

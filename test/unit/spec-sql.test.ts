@@ -18,14 +18,26 @@ describe('transform.sql is one SELECT over chunk that only reads', () => {
   });
 
   test.each([
-    ['SELECT * FROM chunk_archive', 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c'],
-    ["SELECT 'chunk' FROM orders -- chunk", 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c'],
-    ['SELECT * FROM public.chunk', 'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c'],
+    [
+      'SELECT * FROM chunk_archive',
+      'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c',
+    ],
+    [
+      "SELECT 'chunk' FROM orders -- chunk",
+      'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c',
+    ],
+    [
+      'SELECT * FROM public.chunk',
+      'never reads `chunk`; the transform must SELECT from the relation chunk (the source rows of one chunk), e.g. SELECT c.id, … FROM chunk c',
+    ],
     ['SELECT c.id FROM chunk c; COMMIT; CREATE TABLE public.pwned()', 'must be exactly one statement, a SELECT over `chunk` (found 3)'],
     ['DELETE FROM app.orders', 'must be a SELECT over `chunk` (found DELETE)'],
     ['CREATE TABLE public.pwned AS SELECT * FROM chunk', 'must be a SELECT over `chunk` (found CREATE TABLE AS)'],
     ['WITH d AS (DELETE FROM app.orders RETURNING id) SELECT c.id FROM chunk c', 'contains DELETE (a data-modifying WITH); it may only read'],
-    ['SELECT c.id FROM chunk c WHERE EXISTS (WITH u AS (UPDATE app.fx SET usd_rate = 0 RETURNING 1) SELECT 1 FROM u)', 'contains UPDATE (a data-modifying WITH); it may only read'],
+    [
+      'SELECT c.id FROM chunk c WHERE EXISTS (WITH u AS (UPDATE app.fx SET usd_rate = 0 RETURNING 1) SELECT 1 FROM u)',
+      'contains UPDATE (a data-modifying WITH); it may only read',
+    ],
     ['SELECT c.id INTO public.pwned FROM chunk c', 'is SELECT … INTO, which creates a table; remove INTO'],
     ['SELECT c.id FROM chunk c FOR UPDATE', 'locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
     ['SELEC c.id FROM chunk c', 'does not parse: syntax error at or near "SELEC" at character 1'],

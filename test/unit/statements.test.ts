@@ -37,14 +37,18 @@ describe('compileRun', () => {
         's."created_at" <= $5::timestamp with time zone AND (s."created_at", s."id") <= ($5::timestamp with time zone, $6::bigint)',
     );
     expect(fill.values).toEqual([day.lo, day.hi, '2024-01-01 03:00:00+00', '10', '2024-01-01 04:30:00.5+00', '7']);
-    expect(walking.chunkBounds(day, cursor, 100).text).toMatch(/ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(l\.c::text, l\.k::text\)::text FROM \(SELECT w\.c, w\.k FROM w ORDER BY w\.c DESC, w\.k DESC LIMIT 1\) l\) AS hi$/);
+    expect(walking.chunkBounds(day, cursor, 100).text).toMatch(
+      /ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(l\.c::text, l\.k::text\)::text FROM \(SELECT w\.c, w\.k FROM w ORDER BY w\.c DESC, w\.k DESC LIMIT 1\) l\) AS hi$/,
+    );
     expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, end of partition]`);
     // the NULL partition has no column order: it walks the key
     const nulls = { kind: 'null' as const, column: 'created_at' };
     expect(walking.fillFromSql(nulls, '10', '20').text).toContain('s."created_at" IS NULL AND s."id" > $1::bigint AND s."id" <= $2::bigint');
     expect(walking.describeRange(nulls, '10', '20')).toBe('id in (10, 20]');
     // a first chunk names the partition's own bound, never an open interval
-    expect(walking.describeRange(day, null, hi)).toBe(`(created_at, id) from the start of the partition (created_at >= ${day.lo} and < ${day.hi}) through ${hi}`);
+    expect(walking.describeRange(day, null, hi)).toBe(
+      `(created_at, id) from the start of the partition (created_at >= ${day.lo} and < ${day.hi}) through ${hi}`,
+    );
     expect(walking.describeRange(nulls, null, '20')).toBe("id from the partition's first row through 20");
     expect(compiled.describeRange({ kind: 'list', column: 'tenant', value: 'acme-secret' }, null, '20')).toBe("id from the partition's first row through 20");
     expect(compiled.describeRange({ kind: 'range', column: 'id', lo: '500', hi: '1000' }, null, '999')).toBe('id in [500, 999]');
@@ -69,7 +73,7 @@ describe('compileRun', () => {
     ]);
   });
 
-  test('with an orderable target key, writes read only the chunk\'s slice of the target', () => {
+  test("with an orderable target key, writes read only the chunk's slice of the target", () => {
     const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
     const [merge] = ranged.write(day);
     expect(merge.text).toContain(
@@ -79,7 +83,7 @@ describe('compileRun', () => {
     expect(compileRun(spec, { ...shape, keyType: 'uuid' }).chunkBounds(day, null, 10).text).toMatch(/^WITH w AS MATERIALIZED/);
   });
 
-  test('checks and reconciliation read only their rows\' slice of the target too; a text key only where the rows sort like the target', () => {
+  test("checks and reconciliation read only their rows' slice of the target too; a text key only where the rows sort like the target", () => {
     const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
     const within = (rows: string) => `t."id" = o."id" AND t."id" >= (SELECT min("id") FROM ${rows}) AND t."id" <= (SELECT max("id") FROM ${rows})`;
     expect(ranged.compareFromSql(day, '10', '20', ['bigint', 'numeric']).text).toContain(`LEFT JOIN "public"."totals" t ON ${within('o')}`);
@@ -100,7 +104,10 @@ describe('compileRun', () => {
   });
 
   test('replace deletes the partition rows the transform no longer produces, then merges', () => {
-    const replace = compileRun({ ...spec, target: { ...spec.target, mode: 'replace', partitionColumn: 'day' } }, { ...shape, targetPartitionColumnType: 'date' });
+    const replace = compileRun(
+      { ...spec, target: { ...spec.target, mode: 'replace', partitionColumn: 'day' } },
+      { ...shape, targetPartitionColumnType: 'date' },
+    );
     const [del, merge] = replace.write(day);
     expect(del.text).toBe(
       `DELETE FROM "public"."totals" t WHERE t."day" >= $1::timestamptz AND t."day" < $2::timestamptz AND NOT EXISTS (SELECT 1 FROM ${compiled.outputTable} o WHERE t."id" = o."id")`,
@@ -111,6 +118,8 @@ describe('compileRun', () => {
 
   test('identifiers are quoted, so keywords work as names', () => {
     const c = compileRun({ ...spec, source: { table: 'order', key: 'user' } }, shape);
-    expect(c.chunkBounds({ kind: 'list', column: 'created_at', value: 'x' }, '5', 10).text).toContain('FROM "order" s WHERE s."created_at" = $1::timestamp with time zone AND s."user" > $2::bigint');
+    expect(c.chunkBounds({ kind: 'list', column: 'created_at', value: 'x' }, '5', 10).text).toContain(
+      'FROM "order" s WHERE s."created_at" = $1::timestamp with time zone AND s."user" > $2::bigint',
+    );
   });
 });

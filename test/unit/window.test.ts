@@ -29,12 +29,17 @@ describe('allowed hours', () => {
   });
 
   test('bad windows are refused with the field and the fix', () => {
-    expect(windowProblem({ start: '25:00', end: '06:00', timeZone: 'UTC' })).toEqual({ field: 'start', message: 'must be HH:MM on a 24-hour clock (got "25:00")' });
+    expect(windowProblem({ start: '25:00', end: '06:00', timeZone: 'UTC' })).toEqual({
+      field: 'start',
+      message: 'must be HH:MM on a 24-hour clock (got "25:00")',
+    });
     expect(windowProblem({ start: '22:00', end: '06:00', timeZone: 'Mars/Olympus' })).toEqual({
       field: 'timeZone',
       message: 'must be an IANA time zone such as Europe/Berlin or UTC (got "Mars/Olympus")',
     });
-    expect(limitsChangeProblem({ actor: 'a', window: { start: '1:00', end: '06:00', timeZone: 'UTC' } })).toBe('window.start must be HH:MM on a 24-hour clock (got "1:00")');
+    expect(limitsChangeProblem({ actor: 'a', window: { start: '1:00', end: '06:00', timeZone: 'UTC' } })).toBe(
+      'window.start must be HH:MM on a 24-hour clock (got "1:00")',
+    );
     const spec = `name: a\nreason: r\ndatabase: D\nsource: { table: t, key: id }\npartition: { by: range, column: id, size: 10 }\ntransform: { name: t, version: 1, sql: "SELECT c.id FROM chunk c" }\ntarget: { table: t2, key: [id], mode: upsert }\nlimits:\n  window: { start: "22:00", end: "06:00", timeZone: Europe/Berln }\n`;
     expect(() => parseSpecText(spec, 's.yaml')).toThrow(
       'invalid spec s.yaml:9:53: limits.window.timeZone must be an IANA time zone such as Europe/Berlin or UTC (got "Europe/Berln")',

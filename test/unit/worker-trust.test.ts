@@ -44,6 +44,9 @@ describe('transform directories', () => {
     expect(checkModulePath(trust, path.join(allowed, '..', 'transforms-evil', 'evil.ts'))).toMatchObject({ ok: false });
     expect(checkModulePath(trust, path.join(allowed, 'link.ts'))).toMatchObject({ ok: false });
     expect(checkModulePath(trust, allowed)).toMatchObject({ ok: false });
-    expect(checkModulePath(trust, path.join(allowed, 'missing.ts'))).toEqual({ ok: false, message: `transform module ${path.join(allowed, 'missing.ts')} does not exist on this worker; deploy it there` });
+    expect(checkModulePath(trust, path.join(allowed, 'missing.ts'))).toEqual({
+      ok: false,
+      message: `transform module ${path.join(allowed, 'missing.ts')} does not exist on this worker; deploy it there`,
+    });
   });
 });

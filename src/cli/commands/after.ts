@@ -12,7 +12,10 @@ async function after(ref: string, opts: ActorOptions): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
     if ((run.spec.after?.length ?? 0) === 0) throw new UsageError(`run ${runLabel(run.name, run.run_id)} has no after-actions in its spec`);
-    if (run.status !== 'succeeded') throw new UsageError(`run ${runLabel(run.name, run.run_id)} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`);
+    if (run.status !== 'succeeded')
+      throw new UsageError(
+        `run ${runLabel(run.name, run.run_id)} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`,
+      );
     const outcome = await runAfterActions(pool, run.run_id, { trust: workerTrustFromEnv(), actor: opts.actor ?? defaultActor() });
     emit(opts, outcome, (o) =>
       [

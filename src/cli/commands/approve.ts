@@ -11,7 +11,11 @@ async function approve(ref: string, opts: ActorOptions): Promise<void> {
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
     const run = await findRun(ref);
     await approveRun({ client }, run, { actor: opts.actor ?? defaultActor(), reason: opts.reason });
-    emit(opts, { runId: run.run_id, approved: true }, () => `Run ${runLabel(run.name, run.run_id)} approved; it expands beyond its canary. Follow with: backfill watch ${run.run_id}`);
+    emit(
+      opts,
+      { runId: run.run_id, approved: true },
+      () => `Run ${runLabel(run.name, run.run_id)} approved; it expands beyond its canary. Follow with: backfill watch ${run.run_id}`,
+    );
   });
 }
 

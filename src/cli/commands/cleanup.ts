@@ -12,7 +12,12 @@ async function cleanup(ref: string, opts: ActorOptions): Promise<void> {
     const run = await findRun(ref);
     try {
       const { removed } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
-      emit(opts, { runId: run.run_id, removed }, () => `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s)); the run's record, chunk log and gate results stay.`);
+      emit(
+        opts,
+        { runId: run.run_id, removed },
+        () =>
+          `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s)); the run's record, chunk log and gate results stay.`,
+      );
     } catch (err) {
       if (err instanceof CleanupRefused) throw new UsageError(`cannot clean up yet: ${err.message}`);
       throw err;

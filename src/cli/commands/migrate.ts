@@ -23,7 +23,9 @@ async function migrate(opts: OutputOptions & { database: string }): Promise<void
 
 export function command(): Command {
   return new Command('migrate')
-    .description("create or update the backfill ledger (schema backfill) in a database; run it as the ledger's owner when workers run as a least-privilege role")
+    .description(
+      "create or update the backfill ledger (schema backfill) in a database; run it as the ledger's owner when workers run as a least-privilege role",
+    )
     .addOption(databaseOption())
     .addOption(outputOption())
     .action(migrate);

@@ -54,7 +54,12 @@ async function plan(specFile: string, opts: OutputOptions & { save?: string; mea
       ...shown,
       ...describeEstimate(p.estimate, spec.limits.concurrency),
       ...p.warnings.map((w) => `warning: ${w}`),
-      ...(opts.save ? [`Plan saved to ${opts.save}. Once approved, start exactly this plan with:`, `  backfill start ${specFile} --plan ${opts.save} --approved-by <who approved>`] : []),
+      ...(opts.save
+        ? [
+            `Plan saved to ${opts.save}. Once approved, start exactly this plan with:`,
+            `  backfill start ${specFile} --plan ${opts.save} --approved-by <who approved>`,
+          ]
+        : []),
     ].join('\n');
   });
 }
@@ -87,21 +92,24 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
   const perThousand = sample.rows > 0 ? (sample.computeMs / sample.rows) * 1000 : 0;
   const lines = [
     'Estimate:',
-    `  scope:     ${n(scope.rows)} rows ${scope.exact ? '(counted)' : '(the planner\'s estimate)'}, about ${n(scope.rowsPerPartition)} per partition${scope.bytesRead !== null ? `, about ${bytes(scope.bytesRead)} to read` : ''}`,
+    `  scope:     ${n(scope.rows)} rows ${scope.exact ? '(counted)' : "(the planner's estimate)"}, about ${n(scope.rowsPerPartition)} per partition${scope.bytesRead !== null ? `, about ${bytes(scope.bytesRead)} to read` : ''}`,
     `  sample:    ${n(sample.rows)} rows from ${sample.partitions.join(', ')}: ${n(sample.inserts)} to insert, ${n(sample.updates)} to update, ${n(sample.unchanged)} unchanged; ` +
       `read and transformed at ${perThousand.toFixed(1)} ms per 1,000 rows` +
       (sample.writeMs !== undefined ? `; written (then rolled back) in ${sample.writeMs} ms, ${bytes(sample.walBytes ?? 0)} of WAL` : ''),
     `  projected: ${n(projected.inserts)} inserts, ${n(projected.updates)} updates, ${n(projected.unchanged)} unchanged` +
-      (projected.walBytes !== undefined ? `; about ${bytes(projected.walBytes)} of WAL, the target growing by about ${bytes(projected.storageBytes ?? 0)} until vacuumed` : ''),
+      (projected.walBytes !== undefined
+        ? `; about ${bytes(projected.walBytes)} of WAL, the target growing by about ${bytes(projected.storageBytes ?? 0)} until vacuumed`
+        : ''),
     `  duration:  ${projected.lowerBound ? 'at least ' : 'about '}${seconds(projected.durationSeconds)} at concurrency ${concurrency}, set by ${projected.bindingLimit}` +
       (projected.lowerBound ? ' (the writes are not measured: plan --measure-writes writes the sample and rolls it back)' : ''),
   ];
   if (e.preview.length > 0) {
     lines.push('  changes (a few sample rows, current → computed):');
     for (const r of e.preview) {
-      const what = r.change === 'insert'
-        ? `insert ${JSON.stringify(r.computed)}`
-        : r.changed.map((c) => `${c}: ${JSON.stringify(r.current![c])} → ${JSON.stringify(r.computed[c])}`).join(', ');
+      const what =
+        r.change === 'insert'
+          ? `insert ${JSON.stringify(r.computed)}`
+          : r.changed.map((c) => `${c}: ${JSON.stringify(r.current![c])} → ${JSON.stringify(r.computed[c])}`).join(', ');
       lines.push(`    ${r.key}: ${what}`);
     }
   }

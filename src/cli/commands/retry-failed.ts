@@ -15,8 +15,10 @@ async function retryFailedRun(ref: string, opts: ActorOptions & { wait?: boolean
     const who = { actor: opts.actor ?? defaultActor(), reason: opts.reason };
     const retry = await retryFailed({ client: session.client, pool: session.pool, taskQueue: temporalConfig().taskQueue }, run, who);
     if (opts.wait) return followToEnd(session, run.run_id, opts);
-    emit(opts, { runId: run.run_id, attempt: retry.attempt, partitions: retry.partitions }, (r) =>
-      `Retrying ${r.partitions} partitions of ${runLabel(run.name, r.runId)} (attempt ${r.attempt}); follow with: backfill watch ${r.runId}`,
+    emit(
+      opts,
+      { runId: run.run_id, attempt: retry.attempt, partitions: retry.partitions },
+      (r) => `Retrying ${r.partitions} partitions of ${runLabel(run.name, r.runId)} (attempt ${r.attempt}); follow with: backfill watch ${r.runId}`,
     );
   });
 }

@@ -73,6 +73,9 @@ export function command(): Command {
     .addOption(reasonOption())
     .addOption(databaseOption())
     .addOption(outputOption())
-    .addHelpText('after', '\nExamples:\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --rows-per-second off')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --rows-per-second off',
+    )
     .action(setLimits);
 }

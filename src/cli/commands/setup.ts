@@ -3,10 +3,8 @@ import { Command } from 'commander';
 import { ensureTemporalCli } from '../../dev/temporal-cli';
 
 export function command(): Command {
-  return new Command('setup')
-    .description('make sure the Temporal CLI is available (download, or build with Go), and print its path')
-    .action(async () => {
-      const path = await ensureTemporalCli((line) => process.stderr.write(`${line}\n`));
-      process.stdout.write(`${path}\n`);
-    });
+  return new Command('setup').description('make sure the Temporal CLI is available (download, or build with Go), and print its path').action(async () => {
+    const path = await ensureTemporalCli((line) => process.stderr.write(`${line}\n`));
+    process.stdout.write(`${path}\n`);
+  });
 }

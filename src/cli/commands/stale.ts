@@ -12,7 +12,8 @@ async function stale(specFile: string, opts: OutputOptions): Promise<void> {
   await withLedger(spec.database, async ({ pool }) => {
     const stale = await stalePartitions(pool, spec.name, spec.transform.version);
     emit(opts, { name: spec.name, version: spec.transform.version, stale }, (r) => {
-      if (r.stale.length === 0) return `No partition of ${r.name} is stale: every partition the ledger shows written was written by transform version ${r.version}, from the inputs it started with.`;
+      if (r.stale.length === 0)
+        return `No partition of ${r.name} is stale: every partition the ledger shows written was written by transform version ${r.version}, from the inputs it started with.`;
       const table = new Table({ head: ['partition', 'run', 'why'], style: { head: [], border: [] } });
       for (const p of r.stale.slice(0, 200)) table.push([p.partitionId, p.runId, p.reason]);
       return [
@@ -27,7 +28,9 @@ async function stale(specFile: string, opts: OutputOptions): Promise<void> {
 
 export function command(): Command {
   return new Command('stale')
-    .description("list the partitions written by another transform version than the spec's, or before an accepted input change (re-run them with start --only-stale)")
+    .description(
+      "list the partitions written by another transform version than the spec's, or before an accepted input change (re-run them with start --only-stale)",
+    )
     .argument('<spec>', 'the spec file (YAML)')
     .addOption(outputOption())
     .action(stale);

@@ -9,7 +9,10 @@ import { withLedger } from '../session';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
 
-async function start(specFile: string, opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean }): Promise<void> {
+async function start(
+  specFile: string,
+  opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean },
+): Promise<void> {
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
   const config = temporalConfig();
@@ -17,18 +20,33 @@ async function start(specFile: string, opts: OutputOptions & { runId?: string; w
   const { spec } = loadSpecFile(specFile);
   const { client, close } = await connectClient(config);
   try {
-    const started = await startRun({ client, taskQueue: config.taskQueue }, {
-      specFile,
-      runId: opts.runId,
-      actor: opts.actor,
-      ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
-      ...(opts.onlyStale ? { onlyStale: true } : {}),
-    });
+    const started = await startRun(
+      { client, taskQueue: config.taskQueue },
+      {
+        specFile,
+        runId: opts.runId,
+        actor: opts.actor,
+        ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
+        ...(opts.onlyStale ? { onlyStale: true } : {}),
+      },
+    );
     const ui = webUiUrl(config.address, config.namespace, started.workflowId);
-    const info = { runId: started.runId, name: started.name, workflowId: started.workflowId, partitions: started.partitions, webUi: ui, warnings: started.warnings };
+    const info = {
+      runId: started.runId,
+      name: started.name,
+      workflowId: started.workflowId,
+      partitions: started.partitions,
+      webUi: ui,
+      warnings: started.warnings,
+    };
     if (opts.output !== 'json') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
     if (!opts.wait) {
-      emit(opts, info, (i) => `Started ${i.name}/${i.runId}: ${i.partitions} partitions\n  workflow: ${i.workflowId}\n  Web UI:   ${i.webUi}\n  follow:   backfill status ${i.runId}`);
+      emit(
+        opts,
+        info,
+        (i) =>
+          `Started ${i.name}/${i.runId}: ${i.partitions} partitions\n  workflow: ${i.workflowId}\n  Web UI:   ${i.webUi}\n  follow:   backfill status ${i.runId}`,
+      );
       return;
     }
     if (opts.output !== 'json') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
@@ -49,6 +67,9 @@ export function command(): Command {
     .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
     .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')
     .addOption(outputOption())
-    .addHelpText('after', '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice',
+    )
     .action(start);
 }

@@ -9,9 +9,11 @@ import { withLedger } from '../session';
 async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string }): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
-    const progress = opts.output === 'json' || !process.stderr.isTTY
-      ? undefined
-      : (p: { id: string; wrong: number }, done: number, total: number) => process.stderr.write(`\r  ${done}/${total} partitions checked${p.wrong ? `; ${p.id}: ${p.wrong} wrong` : ''}\u001b[K`);
+    const progress =
+      opts.output === 'json' || !process.stderr.isTTY
+        ? undefined
+        : (p: { id: string; wrong: number }, done: number, total: number) =>
+            process.stderr.write(`\r  ${done}/${total} partitions checked${p.wrong ? `; ${p.id}: ${p.wrong} wrong` : ''}\u001b[K`);
     const report = await verifyRun(pool, run, { partition: opts.partition, onPartition: progress });
     if (progress) process.stderr.write('\n');
     emit(opts, report, renderVerify);
@@ -30,9 +32,11 @@ function renderVerify(r: VerifyReport): string {
       lines.push(`  ${p.id}: ${c.differing} differ, ${c.missing} absent, ${c.extra} not produced by the transform; keys: ${c.examples.join(', ')}`);
       for (const range of c.ranges.slice(0, 5)) lines.push(`      in ${range}`);
     }
-    for (const i of p.invariants.filter((x) => x.violations > 0)) lines.push(`  ${p.id}: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
+    for (const i of p.invariants.filter((x) => x.violations > 0))
+      lines.push(`  ${p.id}: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
   }
-  for (const i of r.runInvariants.filter((x) => x.violations > 0)) lines.push(`  whole run: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
+  for (const i of r.runInvariants.filter((x) => x.violations > 0))
+    lines.push(`  whole run: invariant ${i.name}: ${i.violations} violation(s), e.g. ${i.examples.slice(0, 3).join(' ')}`);
   if (r.skipped.length > 0) lines.push(`  not compared (did not succeed): ${r.skipped.map((s) => `${s.id} (${s.status})`).join(', ')}`);
   return lines.join('\n');
 }

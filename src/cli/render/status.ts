@@ -54,11 +54,27 @@ export function renderStatus(r: StatusReport): string {
     const more = r.workers.length > 8 ? ` and ${r.workers.length - 8} more` : '';
     lines.push(`  workers:   ${r.workers.length} wrote its chunks (share of rows read): ${shown.join(', ')}${more}`);
   }
-  const table = new Table({ style: plainStyle(), head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'] });
-  table.push([t.total, t.byStatus.pending, t.byStatus.running, t.byStatus.succeeded, t.byStatus.failed, t.byStatus.cancelled, t.rowsRead, t.rowsWritten, t.rowsUnchanged, t.rowsSkipped ?? 0]);
+  const table = new Table({
+    style: plainStyle(),
+    head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'],
+  });
+  table.push([
+    t.total,
+    t.byStatus.pending,
+    t.byStatus.running,
+    t.byStatus.succeeded,
+    t.byStatus.failed,
+    t.byStatus.cancelled,
+    t.rowsRead,
+    t.rowsWritten,
+    t.rowsUnchanged,
+    t.rowsSkipped ?? 0,
+  ]);
   lines.push(table.toString());
   if (t.concurrentRetries > 0) {
-    lines.push(`  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`);
+    lines.push(
+      `  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`,
+    );
   }
   if (r.holding.length > 0) {
     lines.push('Holding:');
@@ -73,12 +89,17 @@ export function renderStatus(r: StatusReport): string {
     for (const g of r.gates) {
       const where = g.partitionId ? ` partition ${g.partitionId}` : '';
       const what = g.rowsChecked > 0 ? `${g.rowsChecked} rows compared, ${g.violations} wrong` : `${g.violations} violation(s)`;
-      lines.push(`  ${g.stage.padEnd(6)} ${g.gate}${where}: ${g.passed ? 'passed' : 'FAILED'} (${what})${g.examples ? `; ${g.examples.replace(/\n/g, ' ')}` : ''}`);
+      lines.push(
+        `  ${g.stage.padEnd(6)} ${g.gate}${where}: ${g.passed ? 'passed' : 'FAILED'} (${what})${g.examples ? `; ${g.examples.replace(/\n/g, ' ')}` : ''}`,
+      );
     }
   }
   if (r.downstream) {
-    lines.push(`Downstream: ${r.downstream.status ?? 'not run yet'}${r.downstream.status === 'failed' ? ` — retry the actions alone with: backfill after ${r.runId}` : ''}`);
-    for (const a of r.downstream.actions) lines.push(`  ${a.status.padEnd(9)} ${a.description}${a.tries > 1 ? ` (${a.tries} tries)` : ''}${a.error ? `: ${a.error}` : ''}`);
+    lines.push(
+      `Downstream: ${r.downstream.status ?? 'not run yet'}${r.downstream.status === 'failed' ? ` — retry the actions alone with: backfill after ${r.runId}` : ''}`,
+    );
+    for (const a of r.downstream.actions)
+      lines.push(`  ${a.status.padEnd(9)} ${a.description}${a.tries > 1 ? ` (${a.tries} tries)` : ''}${a.error ? `: ${a.error}` : ''}`);
   }
   if (r.consumers.length > 0 || r.changesSemantics) {
     lines.push(`Consumers: ${r.consumers.join(', ') || 'not listed'}${r.changesSemantics ? ' — this change alters what the values mean: tell them' : ''}`);

@@ -66,7 +66,8 @@ function barView(stream: NodeJS.WriteStream) {
       hideCursor: true,
       etaBuffer: 30,
       clearOnComplete: false,
-      format: '{bar} {percentage}% | {value}/{total} {unit} | {done}/{partitions} partitions | {written} written | {rate} rows/s | ETA {eta_formatted} | {state}',
+      format:
+        '{bar} {percentage}% | {value}/{total} {unit} | {done}/{partitions} partitions | {written} written | {rate} rows/s | ETA {eta_formatted} | {state}',
     },
     cliProgress.Presets.shades_classic,
   );
@@ -76,7 +77,14 @@ function barView(stream: NodeJS.WriteStream) {
   return {
     show(s: RunSnapshot) {
       const progress = progressOf(s);
-      const payload = { unit: progress.unit, done: s.done, partitions: s.run.partitions_total, written: s.totals.rowsWritten, rate: s.rowsPerSecond, state: stateOf(s) };
+      const payload = {
+        unit: progress.unit,
+        done: s.done,
+        partitions: s.run.partitions_total,
+        written: s.totals.rowsWritten,
+        rate: s.rowsPerSecond,
+        state: stateOf(s),
+      };
       runBar ??= bars.create(progress.total, 0, payload);
       for (const line of newFailures(s)) bars.log(line);
       runBar.setTotal(progress.total);

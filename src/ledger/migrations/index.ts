@@ -19,4 +19,17 @@ import type { Migration } from './migration';
 
 export type { Migration } from './migration';
 
-export const MIGRATIONS: readonly Migration[] = [m0001Init, m0002RunAttempts, m0003RateLimits, m0004ChunksAndGuards, m0005StatusTransitions, m0006ErrorDetail, m0007OneActiveRunPerTarget, m0008GatesAndDownstream, m0009TransformArtifacts, m0010InputsAndApproval, m0011ChunkWorker, m0012CommitProbes];
+export const MIGRATIONS: readonly Migration[] = [
+  m0001Init,
+  m0002RunAttempts,
+  m0003RateLimits,
+  m0004ChunksAndGuards,
+  m0005StatusTransitions,
+  m0006ErrorDetail,
+  m0007OneActiveRunPerTarget,
+  m0008GatesAndDownstream,
+  m0009TransformArtifacts,
+  m0010InputsAndApproval,
+  m0011ChunkWorker,
+  m0012CommitProbes,
+];
