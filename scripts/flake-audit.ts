@@ -40,14 +40,20 @@ function startLoad(): ChildProcess[] {
   return os.cpus().map(() => spawn(process.execPath, ['-e', 'for (;;) Math.sqrt(Math.random())'], { stdio: 'ignore' }));
 }
 
+/** The jest invocation running now, killed with its process group when the audit is interrupted. */
+let current: ChildProcess | undefined;
+
 function runFile(file: string, round: number, logDir: string): Promise<Outcome> {
   const began = Date.now();
   return new Promise((resolve) => {
+    // its own process group: an interrupted audit takes the dev server and PostgreSQL jest started with it
     const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'jest'), [file], {
+      detached: true,
       cwd: ROOT,
       env: { ...process.env, CI: 'true' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    current = child;
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -85,6 +91,13 @@ async function main(): Promise<void> {
   const files = program.args.length > 0 ? program.args : TIMING_SENSITIVE;
   const logDir = mkdtempSync(path.join(os.tmpdir(), 'flake-audit-'));
   const burners = load ? startLoad() : [];
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      if (current?.pid && current.exitCode === null) process.kill(-current.pid, 'SIGKILL');
+      for (const b of burners) b.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
   const outcomes: Outcome[] = [];
   try {
     for (let round = 1; round <= runs; round++) {
