@@ -129,7 +129,7 @@ async function checkDeclaredColumns(client: pg.PoolClient, spec: Spec): Promise<
   if (columns.length > 0) {
     const { rows } = await client.query<{ attname: string }>(
       'SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped',
-      [spec.target.table],
+      [quoteTable(spec.target.table)],
     );
     const have = new Set(rows.map((r) => r.attname));
     columns.forEach((c, i) => {

@@ -10,7 +10,7 @@ import type pg from 'pg';
 import type { Spec } from '../specs/schema';
 import type { PlannedPartition } from '../shared/types';
 import type { RunShape } from '../compiler/shape';
-import { quoteTable } from '../db/sql';
+import { pasteableName, quoteTable } from '../db/sql';
 import { compileRun } from '../compiler/statements';
 
 interface PlanNode {
@@ -88,8 +88,8 @@ export async function chunkAccessWarnings(db: pg.Pool, spec: Spec, shape: RunSha
       : `chunks are found by scanning the ${key} index and filtering on ${column}, so every chunk reads past other partitions' rows`;
   const fix =
     by === 'list'
-      ? `create an index on ${spec.source.table} (${column}, ${key}), which returns each partition's rows in ${key} order`
-      : `create an index on ${spec.source.table} (${column}): chunks then walk it`;
+      ? `create an index on ${pasteableName(spec.source.table)} (${pasteableName(column)}, ${pasteableName(key)}), which returns each partition's rows in ${key} order`
+      : `create an index on ${pasteableName(spec.source.table)} (${pasteableName(column)}): chunks then walk it`;
   const rows = Math.round(worst.reads.rowsPerChunk).toLocaleString('en-US');
   return [`partition: ${how} (about ${rows} rows read per chunk of ${chunkSize}, estimated for ${worst.partition.id}); ${fix}`];
 }

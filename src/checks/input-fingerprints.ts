@@ -7,6 +7,7 @@
  * Taken at registration; checked before each partition (an unaccepted change holds the run).
  */
 import type pg from 'pg';
+import { quoteTable } from '../db/sql';
 import { sha256 } from '../util/hash';
 
 export interface InputFingerprint {
@@ -55,7 +56,8 @@ export async function fingerprintInputs(
 }
 
 async function regclass(db: pg.PoolClient | pg.Pool, name: string): Promise<number | undefined> {
-  const { rows } = await db.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [name]);
+  // names as the catalog has them (the parser folded unquoted ones already): quoted, so none is folded again
+  const { rows } = await db.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(name)]);
   return rows[0].oid === null ? undefined : Number(rows[0].oid);
 }
 

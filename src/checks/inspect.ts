@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { describePgError } from '../db/errors';
-import { quoteIdent, quoteTable } from '../db/sql';
+import { caseFoldedMatch, pasteableName, quoteIdent, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { parseInterval, type Spec } from '../specs/schema';
@@ -17,6 +17,11 @@ import { compileRun, stripTrailingSemicolons } from '../compiler/statements';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
 const TIME_TYPES = ['timestamp with time zone', 'timestamp without time zone', 'date'];
+
+/** A type without its modifier: `timestamp(3) without time zone` -> `timestamp without time zone`; the column's own type (precision kept) is what statements cast to. */
+export function baseType(type: string): string {
+  return type.replace(/\([\d,\s]+\)/, '');
+}
 
 export type InspectResult = { ok: true; shape: RunShape } | { ok: false; problems: SpecProblem[] };
 
@@ -52,6 +57,28 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   };
 }
 
+/** A column the table does not have, and the one it has that differs only in case: names are matched exactly. */
+function missingColumn(column: string, table: string, info: TableInfo): string {
+  const meant = caseFoldedMatch(column, info.columns.keys());
+  if (meant) return `names column ${column}, which ${table} does not have; names are matched exactly as the catalog has them: did you mean ${meant}?`;
+  return `names column ${column}, which ${table} does not have; columns: ${[...info.columns.keys()].join(', ')}`;
+}
+
+/** For a table that does not exist: the one that differs only in case, if there is one, else `otherwise`. */
+async function tableAdvice(client: pg.PoolClient, table: string, otherwise: string): Promise<string> {
+  const [schema, name] = table.includes('.') ? table.split('.', 2) : [undefined, table];
+  const { rows } = await client.query<{ schema: string; name: string }>(
+    `SELECT n.nspname AS schema, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE lower(c.relname) = lower($2) AND ($1::text IS NULL OR lower(n.nspname) = lower($1)) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+    [schema ?? null, name],
+  );
+  const meant = caseFoldedMatch(
+    table,
+    rows.map((r) => (schema === undefined ? r.name : `${r.schema}.${r.name}`)),
+  );
+  return meant ? `names are matched exactly as the catalog has them: did you mean ${meant}?` : otherwise;
+}
+
 function sameSet(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
@@ -74,18 +101,26 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
 
   const source = await tableInfo(client, spec.source.table);
   const target = await tableInfo(client, spec.target.table);
-  if (!source) problem('source.table', `names ${spec.source.table}, which does not exist; check the name and its schema`);
-  if (!target) problem('target.table', `names ${spec.target.table}, which does not exist; create it first (backfill never creates tables)`);
+  if (!source)
+    problem(
+      'source.table',
+      `names ${spec.source.table}, which does not exist; ${await tableAdvice(client, spec.source.table, 'check the name and its schema')}`,
+    );
+  if (!target)
+    problem(
+      'target.table',
+      `names ${spec.target.table}, which does not exist; ${await tableAdvice(client, spec.target.table, 'create it first (backfill never creates tables)')}`,
+    );
   if (/^backfill\./i.test(spec.target.table)) problem('target.table', 'is in the backfill schema, which holds the ledger; write somewhere else');
   if (!source || !target) return { ok: false, problems };
 
   const keyType = source.columns.get(spec.source.key);
   if (!keyType) {
-    problem('source.key', `names column ${spec.source.key}, which ${spec.source.table} does not have; columns: ${[...source.columns.keys()].join(', ')}`);
+    problem('source.key', missingColumn(spec.source.key, spec.source.table, source));
   } else if (!source.uniqueKeys.some((k) => sameSet(k, [spec.source.key]))) {
     problem(
       'source.key',
-      `${spec.source.key} has no unique index on ${spec.source.table}; keyset chunks need one: CREATE UNIQUE INDEX ON ${spec.source.table} (${spec.source.key})`,
+      `${spec.source.key} has no unique index on ${spec.source.table}; keyset chunks need one: CREATE UNIQUE INDEX ON ${pasteableName(spec.source.table)} (${pasteableName(spec.source.key)})`,
     );
   } else if (!source.notNull.has(spec.source.key) && (await hasNullKeys(client, spec))) {
     // a unique index admits any number of NULLs, and a keyset cursor can never pass one
@@ -98,23 +133,23 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
 
   const partitionColumnType = source.columns.get(spec.partition.column);
   if (!partitionColumnType) {
-    problem('partition.column', `names column ${spec.partition.column}, which ${spec.source.table} does not have`);
-  } else if (spec.partition.by === 'range' && !INTEGER_TYPES.includes(partitionColumnType)) {
+    problem('partition.column', missingColumn(spec.partition.column, spec.source.table, source));
+  } else if (spec.partition.by === 'range' && !INTEGER_TYPES.includes(baseType(partitionColumnType))) {
     problem(
       'partition.column',
       `${spec.partition.column} is ${partitionColumnType}; by: range needs an integer column (use by: time for timestamps, by: list otherwise)`,
     );
-  } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(partitionColumnType)) {
+  } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(baseType(partitionColumnType))) {
     problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);
   }
 
   for (const k of spec.target.key) {
-    if (!target.columns.has(k)) problem('target.key', `names column ${k}, which ${spec.target.table} does not have`);
+    if (!target.columns.has(k)) problem('target.key', missingColumn(k, spec.target.table, target));
   }
   if (spec.target.key.every((k) => target.columns.has(k)) && !target.uniqueKeys.some((u) => sameSet(u, spec.target.key))) {
     problem(
       'target.key',
-      `(${spec.target.key.join(', ')}) has no unique index on ${spec.target.table}; writes match rows by it: CREATE UNIQUE INDEX ON ${spec.target.table} (${spec.target.key.join(', ')})`,
+      `(${spec.target.key.join(', ')}) has no unique index on ${spec.target.table}; writes match rows by it: CREATE UNIQUE INDEX ON ${pasteableName(spec.target.table)} (${spec.target.key.map(pasteableName).join(', ')})`,
     );
   }
   let targetPartitionColumnType: string | undefined;

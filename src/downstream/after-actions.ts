@@ -131,7 +131,7 @@ async function perform(pool: pg.Pool, target: string, action: AfterAction, summa
           `SELECT m.ispopulated AS populated,
                 EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL) AS unique_index
            FROM pg_matviews m WHERE format('%I.%I', m.schemaname, m.matviewname)::regclass = $1::regclass`,
-          [action.view],
+          [quoteTable(action.view)],
         )
         .catch((err: Error) => {
           throw new Refused(`materialized view ${action.view}: ${err.message}`);

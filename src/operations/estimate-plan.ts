@@ -9,6 +9,7 @@
  * WAL they produce. The projection is simple arithmetic over these, and says what binds it.
  */
 import type pg from 'pg';
+import { quoteTable } from '../db/sql';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PlannedPartition } from '../shared/types';
@@ -269,7 +270,7 @@ async function scopeOf(pool: pg.Pool, { loaded, partitions }: EstimateInput, rea
        JOIN pg_namespace n ON n.nspname = st.schemaname
        JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = st.tablename
       WHERE c.oid = to_regclass($1) AND ($2::text[] IS NULL OR st.attname = ANY($2))`,
-    [spec.source.table, readColumns ?? null],
+    [quoteTable(spec.source.table), readColumns ?? null],
   );
   return {
     rows,
@@ -323,7 +324,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       await client.query(fill.text, fill.values);
     }
     // the write alone: computing the rows was timed by the comparison
-    const target = ctx.run.spec.target.table;
+    const target = quoteTable(ctx.run.spec.target.table);
     const { rows: was } = await client.query<{ lsn: string; size: string }>(
       'SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size',
       [target],

@@ -6,6 +6,7 @@
  * REPEATABLE READ transaction, so the recomputed input and the target are one snapshot.
  */
 import type pg from 'pg';
+import { quoteTable } from '../db/sql';
 import { isPgError } from '../db/errors';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
@@ -47,7 +48,7 @@ export async function outputTypes(db: pg.Pool | pg.PoolClient, ctx: Recomputable
   const { rows } = await db.query<{ attname: string; type: string }>(
     `SELECT attname, format_type(atttypid, atttypmod) AS type FROM pg_attribute
       WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
-    [ctx.run.spec.target.table],
+    [quoteTable(ctx.run.spec.target.table)],
   );
   const byName = new Map(rows.map((r) => [r.attname, r.type]));
   return ctx.run.shape.outputColumns.map((c) => {

@@ -37,7 +37,7 @@ export async function captureColumn(
     const { rows: kind } = await client.query<{ numeric: boolean }>(
       `SELECT t.typcategory = 'N' AS numeric FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
         WHERE a.attrelid = $1::regclass AND a.attname = $2 AND NOT a.attisdropped`,
-      [table, column],
+      [quoteTable(table), column],
     );
     if (kind.length === 0) throw new Error(`target ${table} has no column ${column} (validate.distributions)`);
     const c = quoteIdent(column);
