@@ -27,6 +27,8 @@ export type InspectResult = { ok: true; shape: RunShape } | { ok: false; problem
 
 interface TableInfo {
   columns: Map<string, string>;
+  /** Each collatable column's collation as SQL (`pg_catalog."C"`). */
+  collations: Map<string, string>;
   notNull: Set<string>;
   /** Column sets of unique, non-partial indexes (including the primary key). */
   uniqueKeys: string[][];
@@ -36,9 +38,11 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   const reg = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
   const oid = reg.rows[0]?.oid;
   if (!oid) return undefined;
-  const cols = await client.query<{ name: string; type: string; not_null: boolean }>(
-    `SELECT attname AS name, format_type(atttypid, atttypmod) AS type, attnotnull AS not_null FROM pg_attribute
-      WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+  const cols = await client.query<{ name: string; type: string; not_null: boolean; collation: string | null }>(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
+            (SELECT format('%I.%I', n.nspname, c.collname) FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation
+       FROM pg_attribute a
+      WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [oid],
   );
   const idx = await client.query<{ cols: string[] }>(
@@ -52,6 +56,7 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   );
   return {
     columns: new Map(cols.rows.map((r) => [r.name, r.type])),
+    collations: new Map(cols.rows.filter((r) => r.collation !== null).map((r) => [r.name, r.collation!])),
     notNull: new Set(cols.rows.filter((r) => r.not_null).map((r) => r.name)),
     uniqueKeys: idx.rows.map((r) => r.cols),
   };
@@ -243,6 +248,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     partitionColumnType: partitionColumnType!,
     outputColumns,
     targetKeyType: target.columns.get(spec.target.key[0]),
+    targetKeyCollations: spec.target.key.map((k) => target.collations.get(k) ?? null),
     chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== spec.source.key) ? 'column-key' : 'key',
     targetPartitionColumnType,
   };

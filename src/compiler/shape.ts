@@ -13,6 +13,14 @@ export interface RunShape {
   /** format_type() of the first target.key column; when it is orderable, writes bound the target scan by the chunk's key range. */
   targetKeyType?: string;
   /**
+   * Each target.key column's collation as SQL (`pg_catalog."C"`), null where the type has none.
+   * Rows computed from the source carry the source's collations; matching them to the target
+   * names the target's, which keeps its index usable and avoids "could not determine which
+   * collation to use" when the two differ. Equality is the same in every deterministic
+   * collation. Absent in runs registered before it.
+   */
+  targetKeyCollations?: (string | null)[];
+  /**
    * How chunks walk a partition: by source.key alone, or by (partition column, key) — set for
    * time partitions and range partitions on another column, whose keys need not follow the
    * partition column: walking the column's own index finds each chunk without re-reading the

@@ -86,8 +86,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const cols = shape.outputColumns.map(quoteIdent);
   const keyCols = spec.target.key.map(quoteIdent);
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
-  /** Target row t and output row o are the same row. */
-  const join = keyCols.map((c) => `t.${c} = o.${c}`).join(' AND ');
+  /** Target row t and output row o are the same row (compared in the target key's own collation, see RunShape). */
+  const join = keyCols.map((c, i) => `t.${c} = o.${c}${shape.targetKeyCollations?.[i] ? ` COLLATE ${shape.targetKeyCollations[i]}` : ''}`).join(' AND ');
   /**
    * `join`, plus: t's key lies within the key range of `rows` (the output rows, aliased o).
    * Implied by the join, but saying so lets the planner read only that slice of the target's

@@ -1,6 +1,7 @@
 /**
- * Tables as ORMs create them, not as the demo is shaped: Prisma's defaults (a table "User",
- * text ids such as cuids, camelCase columns, timestamp(3)) and a table named by a reserved word.
+ * Tables unlike the demo's, as production has them: Prisma's defaults (a table "User", text ids
+ * such as cuids, camelCase columns, timestamp(3)), a table named by a reserved word, a text key
+ * in an ICU collation written to a target whose key is in "C".
  * Every name goes to PostgreSQL exactly as the catalog has it: planned, written, checked,
  * verified and run again with nothing rewritten; a name that matches only when case-folded
  * is refused at plan with the name that was meant.
@@ -12,7 +13,7 @@ import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { writeSpec } from './helpers/orders';
 
-const env = useTestEnvironment('orm', { rows: 0 });
+const env = useTestEnvironment('shapes', { rows: 0 });
 
 beforeAll(async () => {
   await env.db.pool.query(`
@@ -25,6 +26,11 @@ beforeAll(async () => {
     CREATE TABLE public."UserTotals" (id text PRIMARY KEY, "createdAt" timestamp(3) NOT NULL, "amountUsd" numeric(14,2) NOT NULL);
     CREATE TABLE public."order" (id bigint PRIMARY KEY, "user" text NOT NULL, total numeric(12,2) NOT NULL);
     INSERT INTO public."order" SELECT g, 'c' || md5((g % 97)::text), g * 1.5 FROM generate_series(1, 3000) g;
+    -- keys whose order differs between the two collations: case and punctuation
+    CREATE TABLE public.skus (sku text COLLATE "en-US-x-icu" PRIMARY KEY, price_cents bigint NOT NULL, created_at timestamptz NOT NULL);
+    INSERT INTO public.skus
+      SELECT (ARRAY['sku-', 'SKU-', 'Sku_', 'ß-'])[1 + g % 4] || md5(g::text), g, timestamptz '2024-01-01' + g * interval '37 minutes' FROM generate_series(1, 4000) g;
+    CREATE TABLE public.sku_prices (sku text COLLATE "C" PRIMARY KEY, price numeric(12,2) NOT NULL);
   `);
 });
 
@@ -104,4 +110,30 @@ test('a name that matches only when case-folded is refused at plan, naming what 
   expect(column.stderr).toContain(
     'partition.column names column createdat, which public.User does not have; names are matched exactly as the catalog has them: did you mean createdAt?',
   );
+});
+
+test('a text key in an ICU collation, written to a target whose key is in "C", is planned, written exactly, verified and re-run without a write', async () => {
+  const spec: SpecInput = {
+    name: 'shapes-icu',
+    reason: 'test: source and target keys in different collations',
+    database: env.db.envVar,
+    source: { table: 'public.skus', key: 'sku' },
+    partition: { by: 'time', column: 'created_at', size: '10 days' },
+    transform: { name: 'sku-price', version: 1, sql: 'SELECT c.sku, round(c.price_cents / 100.0, 2) AS price FROM chunk c' },
+    target: { table: 'public.sku_prices', key: ['sku'], mode: 'upsert' },
+    limits: { chunkSize: 300, concurrency: 2 },
+    validate: { finalCheck: 'all' },
+  };
+  const plan = await runCli(['plan', writeSpec(spec), '-o', 'json']);
+  expect(plan.stderr).toBe('');
+  expect(plan.code).toBe(0);
+  const first = await env.start(spec);
+  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: 4000 });
+  const { rows } = await env.db.pool.query(`
+    WITH expected AS (SELECT sku COLLATE "C" AS sku, round(price_cents / 100.0, 2) AS price FROM public.skus)
+    SELECT (SELECT count(*) FROM (SELECT * FROM expected EXCEPT SELECT * FROM public.sku_prices) a)
+         + (SELECT count(*) FROM (SELECT * FROM public.sku_prices EXCEPT SELECT * FROM expected) b) AS n`);
+  expect(Number(rows[0].n)).toBe(0);
+  expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, first.runId))!)).clean).toBe(true);
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 4000 });
 });
