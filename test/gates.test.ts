@@ -233,3 +233,27 @@ test('the default final check reads a slice of every partition, and a row change
   const { rows: all } = await env.db.pool.query("SELECT count(*)::int AS n FROM app.orders WHERE status <> 'void'");
   expect(rows[0].n).toBeLessThan(all[0].n / 8);
 });
+
+test('a check the database refuses the same way every time fails the run at once, saying why, instead of being retried for minutes', async () => {
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-refused',
+      partition,
+      // compiles at plan (EXPLAIN runs nothing), divides by zero when the final check runs it
+      validate: { invariants: [{ name: 'divides-by-zero', sql: 'SELECT s.id FROM source_rows s WHERE s.id / (s.id - s.id) > 0' }] },
+      limits: { chunkSize: 5000, concurrency: 4 },
+    }),
+  );
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+  expect(result.partitions.succeeded).toBe(result.partitions.total);
+  const finished = await findRun(env.db.pool, started.runId, env.db.envVar);
+  expect(finished.last_error).toContain('the final check could not complete: the final check was refused by the database: division by zero (SQLSTATE 22012)');
+  // one attempt: the activity failed for good on its first try
+  const history = await started.handle.fetchHistory();
+  const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinal');
+  const attempts = history.events!.filter(
+    (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled!.eventId),
+  );
+  expect(attempts.map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
+});

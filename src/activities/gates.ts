@@ -5,7 +5,10 @@
  * take long on a large run: it heartbeats where it is, and a retry continues from there.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
+import { failsEveryTime, summarizePgError } from '../db/errors';
+import { FailureType } from '../shared/failures';
 import { recordGate } from '../ledger/gates';
 import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
@@ -61,6 +64,21 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
     };
   }
 
+  /**
+   * A check the database refuses the same way every time (an invariant dividing by zero, a type
+   * it cannot compare) fails at once, not after ten tries and minutes of backoff: the run's gate
+   * then fails with the reason (the workflow's `judged`). The message names the check and the
+   * error's kind, never a row value (it travels through Temporal).
+   */
+  async function refusedAtOnce<T>(what: string, check: () => Promise<T>): Promise<T> {
+    try {
+      return await check();
+    } catch (err) {
+      if (failsEveryTime(err)) throw ApplicationFailure.nonRetryable(`${what} was refused by the database: ${summarizePgError(err)}`, FailureType.DataError);
+      throw err;
+    }
+  }
+
   return {
     async pickCanary(input: { database: string; runId: string; count: number | string }): Promise<{ id: string; ordinal: number }[]> {
       const pool = deps.pools.get(input.database);
@@ -69,71 +87,79 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       return partitionsAtOrdinals(pool, input.runId, ordinals);
     },
 
-    /**
-     * A ramp stage's gates: its succeeded partitions (ordinals from..to) recomputed for the final
-     * check's sample and their partition invariants checked; also that none of them failed.
-     */
-    async checkStage(input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> {
-      const pool = deps.pools.get(input.database);
-      const ctx = await contexts.get(pool, input.runId);
-      const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
-      const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal);
-      for (const r of await unsucceededBetween(pool, input.runId, input.fromOrdinal, input.toOrdinal, 10)) {
-        tally.failureCount++;
-        if (tally.failures.length < 10) tally.failures.push(`partition ${r.partition_id} ${r.status}`);
-      }
-      await recordTally({ ...g, stageLabel: `stage ${input.stage}: ` }, tally);
-      return verdict(tally);
-    },
-
-    /** Captures the declared distributions before the run writes anything: the baseline of the final gate. */
-    async captureDistributions(input: { database: string; runId: string }): Promise<number> {
-      const pool = deps.pools.get(input.database);
-      const run = (await getRun(pool, input.runId))!;
-      const timeoutMs = (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
-      const checks = run.spec.validate?.distributions ?? [];
-      for (const check of checks) {
-        await storeCapture(pool, input.runId, run.attempt, 'before', await captureColumn(pool, run.spec.target.table, check.column, null, timeoutMs));
-        Context.current().heartbeat();
-      }
-      return checks.length;
-    },
-
-    /** The canary's partitions must have succeeded, match the transform row for row, and keep every partition invariant. */
-    async checkCanary(input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> {
-      const pool = deps.pools.get(input.database);
-      const ctx = await contexts.get(pool, input.runId);
-      const g = await gateContext(pool, ctx, 'canary', 1);
-      const tally = emptyTally();
-      const rows = await partitionOutcomes(pool, input.runId, input.partitionIds);
-      const unfinished = rows.filter((r) => r.status !== 'succeeded');
-      for (const r of unfinished) {
-        tally.failureCount++;
-        tally.failures.push(`partition ${r.partition_id} ${r.status}${r.last_error ? `: ${r.last_error}` : ''}`);
-      }
-      const types = await typesFor(g);
-      for (const r of rows.filter((p) => p.status === 'succeeded')) await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
-      await recordTally(g, tally, { partitions: { passed: unfinished.length === 0, violations: unfinished.length } });
-      return verdict(tally);
-    },
-
-    /**
-     * The whole-run check: every succeeded partition recomputed for a deterministic sample of
-     * its keys (validate.finalCheck) and compared with the target now — which catches a later
-     * partition or the application overwriting rows an earlier chunk wrote — then every
-     * invariant. Resumes from its last heartbeat.
-     */
-    async checkFinal(input: { database: string; runId: string }): Promise<GateVerdict> {
-      const pool = deps.pools.get(input.database);
-      const ctx = await contexts.get(pool, input.runId);
-      const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
-      const tally = await checkPartitionRange(g, 0, null);
-      await checkRunInvariants(g, tally);
-      await checkDistributions(g, tally);
-      await recordTally(g, tally);
-      return verdict(tally);
-    },
+    checkStage: (input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> =>
+      refusedAtOnce(`the check of ramp stage ${input.stage}`, () => checkStage(input)),
+    captureDistributions: (input: { database: string; runId: string }): Promise<number> =>
+      refusedAtOnce('the distribution baseline', () => captureDistributions(input)),
+    checkCanary: (input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> =>
+      refusedAtOnce('the canary check', () => checkCanary(input)),
+    checkFinal: (input: { database: string; runId: string }): Promise<GateVerdict> => refusedAtOnce('the final check', () => checkFinal(input)),
   };
+
+  /**
+   * A ramp stage's gates: its succeeded partitions (ordinals from..to) recomputed for the final
+   * check's sample and their partition invariants checked; also that none of them failed.
+   */
+  async function checkStage(input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> {
+    const pool = deps.pools.get(input.database);
+    const ctx = await contexts.get(pool, input.runId);
+    const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
+    const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal);
+    for (const r of await unsucceededBetween(pool, input.runId, input.fromOrdinal, input.toOrdinal, 10)) {
+      tally.failureCount++;
+      if (tally.failures.length < 10) tally.failures.push(`partition ${r.partition_id} ${r.status}`);
+    }
+    await recordTally({ ...g, stageLabel: `stage ${input.stage}: ` }, tally);
+    return verdict(tally);
+  }
+
+  /** Captures the declared distributions before the run writes anything: the baseline of the final gate. */
+  async function captureDistributions(input: { database: string; runId: string }): Promise<number> {
+    const pool = deps.pools.get(input.database);
+    const run = (await getRun(pool, input.runId))!;
+    const timeoutMs = (run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
+    const checks = run.spec.validate?.distributions ?? [];
+    for (const check of checks) {
+      await storeCapture(pool, input.runId, run.attempt, 'before', await captureColumn(pool, run.spec.target.table, check.column, null, timeoutMs));
+      Context.current().heartbeat();
+    }
+    return checks.length;
+  }
+
+  /** The canary's partitions must have succeeded, match the transform row for row, and keep every partition invariant. */
+  async function checkCanary(input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> {
+    const pool = deps.pools.get(input.database);
+    const ctx = await contexts.get(pool, input.runId);
+    const g = await gateContext(pool, ctx, 'canary', 1);
+    const tally = emptyTally();
+    const rows = await partitionOutcomes(pool, input.runId, input.partitionIds);
+    const unfinished = rows.filter((r) => r.status !== 'succeeded');
+    for (const r of unfinished) {
+      tally.failureCount++;
+      tally.failures.push(`partition ${r.partition_id} ${r.status}${r.last_error ? `: ${r.last_error}` : ''}`);
+    }
+    const types = await typesFor(g);
+    for (const r of rows.filter((p) => p.status === 'succeeded')) await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
+    await recordTally(g, tally, { partitions: { passed: unfinished.length === 0, violations: unfinished.length } });
+    return verdict(tally);
+  }
+
+  /**
+   * The whole-run check: every succeeded partition recomputed for a deterministic sample of
+   * its keys (validate.finalCheck) and compared with the target now — which catches a later
+   * partition or the application overwriting rows an earlier chunk wrote — then every
+   * invariant. Resumes from its last heartbeat.
+   */
+  async function checkFinal(input: { database: string; runId: string }): Promise<GateVerdict> {
+    const pool = deps.pools.get(input.database);
+    const ctx = await contexts.get(pool, input.runId);
+    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
+    const tally = await checkPartitionRange(g, 0, null);
+    await checkRunInvariants(g, tally);
+    await checkDistributions(g, tally);
+    await recordTally(g, tally);
+    return verdict(tally);
+  }
 }
 
 /** Each declared distribution captured again and compared with its baseline from before the run wrote. */

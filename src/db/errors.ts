@@ -25,6 +25,15 @@ export function isDataError(err: unknown): boolean {
   return isPgError(err) && PERMANENT_CLASSES.includes(err.code!.slice(0, 2));
 }
 
+/**
+ * A statement the database refuses the same way however often it is tried: the data and
+ * definition classes, but a missing privilege (42501), which an operator can GRANT while a
+ * retrying activity waits.
+ */
+export function failsEveryTime(err: unknown): boolean {
+  return isDataError(err) && (err as PgError).code !== '42501';
+}
+
 export function describePgError(err: unknown): string {
   if (!isPgError(err)) return err instanceof Error ? err.message : String(err);
   const parts = [`${err.message} (SQLSTATE ${err.code})`];
