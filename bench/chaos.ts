@@ -444,7 +444,9 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
         CREATE OR REPLACE FUNCTION chaos.disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$;
         CREATE TRIGGER disk_full BEFORE INSERT OR UPDATE ON chaos.orders_usd FOR EACH ROW EXECUTE FUNCTION chaos.disk_full()`);
-      const paused = await until(async () => (await getRun(env.pool, run.runId))?.paused === true, 60_000);
+      // a state, not a time: on a loaded machine the pause (chunk -> partition -> run -> ledger) took
+      // over a minute once, and space freed before it landed left the run paused with nobody to resume it
+      const paused = await until(async () => (await getRun(env.pool, run.runId))?.paused === true, CASE_DEADLINE_MS);
       await env.pool.query('DROP TRIGGER disk_full ON chaos.orders_usd');
       if (paused) {
         const row = (await getRun(env.pool, run.runId))!;
@@ -468,7 +470,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
     faultEnd,
     'SELECT min(started_at) FROM backfill.partitions WHERE run_id = $1 AND started_at > to_timestamp($2 / 1000.0)',
   );
-  const status = await Promise.race([finished, deadline(5 * 60_000).then(() => 'timed out')]);
+  const status = await Promise.race([finished, deadline(CASE_DEADLINE_MS).then(() => 'timed out')]);
   if (status === 'timed out') {
     // the next case needs the target: this run is cancelled, saying why
     const row = await getRun(env.pool, run.runId);
@@ -654,6 +656,9 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   }
   return false;
 }
+
+/** How long a case's run (and each state it waits for) may take before the case is failed as timed out. */
+const CASE_DEADLINE_MS = 5 * 60_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** A timer for races: it does not keep the process alive once everything else is done. */
