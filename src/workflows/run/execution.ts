@@ -1,0 +1,184 @@
+/**
+ * One execution of a run workflow: its state (changed only through run-state.ts and
+ * gate-state.ts), the plan page it is working through, and the mechanics every phase shares —
+ * writing operator decisions to the ledger, publishing progress, launching partitions,
+ * continuing as new. The phases (open, canary, partitions, finish) drive it.
+ *
+ * The `patched()` calls are made in the constructor in the order executions have always
+ * recorded them; moving one past a command would break the replay of running executions.
+ */
+import {
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  startChild,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { partitionWorkflowId } from '../../shared/ids';
+import { backfillPartitionWorkflow } from '../backfill-partition';
+import { publish, showDetails } from '../publish';
+import * as run from '../run-state';
+import type { RunState } from '../run-state';
+import { checkActivities, ledgerActivities } from './proxies';
+import type { RunWorkflow, RunWorkflowInput } from './types';
+
+/** Plan rows read from the ledger at a time: history never holds the whole plan. */
+export const PAGE = 100;
+/**
+ * Continue as new from here: what arrives while the generation drains (reports of the
+ * partitions in flight, the workflow tasks around them) must still fit under 10,000 events.
+ */
+const DEFAULT_MAX_HISTORY_EVENTS = 9_000;
+/** The bound of executions started before 'history-bound-9000'. */
+const FORMER_MAX_HISTORY_EVENTS = 10_000;
+
+export class RunExecution {
+  readonly input: RunWorkflowInput;
+  readonly runId: string;
+  readonly database: string;
+  /** Executions recorded before reconciliation existed replay without its timers. */
+  readonly reconciling: boolean;
+  /** Executions recorded before the gates existed replay without them. */
+  readonly gated: boolean;
+  /** Executions recorded while each launch waited for its child's start replay that way. */
+  private readonly launchAhead: boolean;
+  readonly acts = ledgerActivities();
+  readonly checks = checkActivities();
+
+  s: RunState;
+  /** The plan's next partitions, in ordinal order. */
+  queue: { id: string; ordinal: number }[] = [];
+  /** The ledger has no partitions beyond the queue. */
+  exhausted = false;
+  /** The run is past its loops: reconciliation stops. */
+  finishing = false;
+  /** Child starts not yet confirmed; continue-as-new waits for them. */
+  private starting = 0;
+  /** A child start that failed for good, thrown from the loop that waits on it. */
+  private startFailure: Error | undefined;
+  private historyBound = FORMER_MAX_HISTORY_EVENTS;
+
+  constructor(input: RunWorkflowInput) {
+    this.input = input;
+    this.runId = input.runId;
+    this.database = input.spec.database;
+    this.reconciling = patched('reconcile-in-flight');
+    this.gated = patched('gates-and-after');
+    this.launchAhead = patched('launch-without-waiting');
+    this.s = input.state ?? run.initialRunState(input.spec.limits, new Date().toISOString());
+  }
+
+  get spec() {
+    return this.input.spec;
+  }
+
+  /** Called once the run is open, where executions have always recorded the 'history-bound-9000' marker. */
+  boundHistory(): void {
+    this.historyBound = this.input.maxHistoryEvents ?? (patched('history-bound-9000') ? DEFAULT_MAX_HISTORY_EVENTS : FORMER_MAX_HISTORY_EVENTS);
+  }
+
+  progress() {
+    return run.progress(this.s, { runId: this.runId, name: this.spec.name }, Date.now());
+  }
+
+  /** Details only: safe in signal handlers, where commands would interleave with the main loop's. */
+  show(): void {
+    showDetails(this.progress());
+  }
+
+  /** Details and search attributes; from the phases' loops only. */
+  publishNow(): void {
+    publish(this.progress(), run.shownStatus(this.s));
+  }
+
+  planLeft(): boolean {
+    return !(this.exhausted && this.queue.length === 0);
+  }
+
+  historyFull(): boolean {
+    return workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= this.historyBound;
+  }
+
+  /** The loops wake on this: a child that could not start for good ends the execution with its error. */
+  get startFailed(): boolean {
+    return this.startFailure !== undefined;
+  }
+
+  rethrowStartFailure(): void {
+    if (this.startFailure) throw this.startFailure;
+  }
+
+  /** Writes the operator decisions not yet in the ledger (pause, resume, cancel, limits, approvals). */
+  async syncControl(): Promise<void> {
+    const s = this.s;
+    const version = s.controlVersion;
+    const events = s.pendingEvents.slice();
+    const status = await this.acts.syncRunControl({
+      database: this.database,
+      runId: this.runId,
+      version,
+      paused: s.paused,
+      cancelRequested: s.cancelRequested,
+      limits: s.limits,
+      events,
+    });
+    this.s = run.synced(this.s, version, events, status);
+    this.publishNow();
+  }
+
+  async continueIfFull(): Promise<void> {
+    // handlers may be mid-flight; dropping them would lose an operator's action; a child
+    // whose start is not yet confirmed is confirmed first
+    await condition(() => allHandlersFinished() && this.starting === 0);
+    if (run.isDirty(this.s)) await this.syncControl();
+    this.s = { ...this.s, continuedAsNew: this.s.continuedAsNew + 1 };
+    await continueAsNew<RunWorkflow>({ ...this.input, state: this.s });
+  }
+
+  async nextPage(): Promise<void> {
+    this.queue = await this.acts.nextPartitions({ database: this.database, runId: this.runId, fromOrdinal: this.s.nextOrdinal, limit: PAGE });
+    this.exhausted = this.queue.length < PAGE;
+  }
+
+  /**
+   * Starts a partition's workflow. The loop does not wait for the start to be confirmed (a
+   * workflow task per partition): children launched in one activation start together, and a
+   * start that fails for good is thrown from the loop waiting on `startFailed`.
+   */
+  async launch(partitionId: string): Promise<void> {
+    if (!this.launchAhead) return this.startPartition(partitionId);
+    this.starting++;
+    this.startPartition(partitionId)
+      .catch((err: Error) => void (this.startFailure ??= err))
+      .finally(() => void this.starting--);
+  }
+
+  private async startPartition(partitionId: string): Promise<void> {
+    const { spec, runId, database } = this;
+    try {
+      await startChild(backfillPartitionWorkflow, {
+        workflowId: partitionWorkflowId(spec.name, runId, partitionId),
+        args: [{ database, runId, partitionId, runWorkflowId: workflowInfo().workflowId, heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs }],
+        // continue-as-new closes this execution, and the default (TERMINATE) would kill every running partition
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `partition ${partitionId} of ${spec.name}/${runId}`,
+      });
+    } catch (err) {
+      // already running (started by an earlier execution of this run): it will report to us
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      this.s = run.launchFailed(this.s, partitionId);
+      if (isCancellation(err)) return;
+      throw err;
+    }
+  }
+
+  /** A fresh id for an operator event, drawn from the workflow's deterministic random. */
+  eventId(): string {
+    return uuid4();
+  }
+}

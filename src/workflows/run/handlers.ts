@@ -1,0 +1,76 @@
+/**
+ * The run's signals, queries and updates. Operator decisions change the state here first; the
+ * phases' loops then write them to the ledger (syncControl), which running partitions read.
+ * Handlers only show details: search attributes are commands and change in the loops.
+ */
+import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
+import type { OperatorAction, PartitionReport } from '../../shared/types';
+import {
+  approveUpdate,
+  cancelSignal,
+  HANDLER_DESCRIPTIONS,
+  partitionConditionSignal,
+  partitionFinishedSignal,
+  pauseSignal,
+  progressQuery,
+  resumeSignal,
+  setLimitsUpdate,
+} from '../messages';
+import * as gates from '../gate-state';
+import * as run from '../run-state';
+import type { RunExecution } from './execution';
+
+export function installHandlers(x: RunExecution): void {
+  setHandler(pauseSignal, (a) => void (x.s = run.pause(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.pause });
+  setHandler(resumeSignal, (a) => void (x.s = run.resume(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.resume });
+  setHandler(cancelSignal, (a) => void (x.s = run.requestCancel(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.cancel });
+  // a report for a partition that is not in flight is a duplicate, and run-state ignores it
+  setHandler(partitionFinishedSignal, (report) => applyReport(x, report), { description: HANDLER_DESCRIPTIONS.partitionFinished });
+  setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.show()), { description: HANDLER_DESCRIPTIONS.partitionCondition });
+  setHandler(progressQuery, () => x.progress(), { description: HANDLER_DESCRIPTIONS.progress });
+  setHandler(
+    setLimitsUpdate,
+    async (change) => {
+      x.s = run.changeLimits(x.s, change, x.eventId());
+      await untilSynced(x);
+      return x.s.limits;
+    },
+    {
+      // a rejected update leaves nothing in history
+      validator: (change) => {
+        const refusal = run.limitsChangeRefusal(x.s, x.runId, change);
+        if (refusal) throw new Error(refusal);
+      },
+      description: HANDLER_DESCRIPTIONS.setLimits,
+    },
+  );
+  setHandler(
+    approveUpdate,
+    async (who) => {
+      x.s = gates.approve(x.s, who, x.eventId());
+      await untilSynced(x);
+    },
+    {
+      validator: (_who: OperatorAction) => {
+        const refusal = gates.approveRefusal(x.s, x.runId);
+        if (refusal) throw new Error(refusal);
+      },
+      description: HANDLER_DESCRIPTIONS.approve,
+    },
+  );
+  // an operator cancelling the workflow in the UI or CLI gets the same orderly stop as the cancel signal
+  CancellationScope.current().cancelRequested.catch(() => {
+    x.s = run.requestCancel(x.s, { actor: 'temporal', reason: 'workflow cancellation requested' }, x.eventId(), true);
+  });
+}
+
+export function applyReport(x: RunExecution, report: PartitionReport): void {
+  x.s = run.applyReport(x.s, report);
+  x.show();
+}
+
+/** An update returns once the ledger holds its change: from then on every chunk that starts uses it. */
+async function untilSynced(x: RunExecution): Promise<void> {
+  const version = x.s.controlVersion;
+  await condition(() => x.s.syncedVersion >= version);
+}

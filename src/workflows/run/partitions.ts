@@ -1,0 +1,60 @@
+/**
+ * The run's main loop: keeps at most `limits.concurrency` partitions in flight, a sliding window
+ * over the plan paged from the ledger. With a ramp, the next partition waits while it lies
+ * beyond the running stage, and each finished stage is checked before the next begins.
+ */
+import { condition } from '@temporalio/workflow';
+import * as gates from '../gate-state';
+import * as run from '../run-state';
+import { judged } from './proxies';
+import type { RunExecution } from './execution';
+
+export async function runPartitions(x: RunExecution): Promise<void> {
+  const beyondStage = () => x.queue.length > 0 && x.queue[0].ordinal >= gates.rampCutoff(x.s);
+  const stageFinished = () => beyondStage() && gates.rampStageFinished(x.s, x.queue[0].ordinal);
+  for (;;) {
+    await condition(
+      () =>
+        run.isDirty(x.s) ||
+        run.isFinished(x.s, x.planLeft()) ||
+        (run.canLaunch(x.s, x.planLeft()) && !beyondStage()) ||
+        stageFinished() ||
+        x.historyFull() ||
+        x.startFailed,
+    );
+    x.rethrowStartFailure();
+    if (run.isDirty(x.s)) {
+      await x.syncControl();
+      continue;
+    }
+    if (run.isFinished(x.s, x.planLeft())) return;
+    if (x.historyFull()) await x.continueIfFull();
+    if (stageFinished()) {
+      await checkStage(x);
+      continue;
+    }
+    if (beyondStage() || !run.canLaunch(x.s, x.planLeft())) continue;
+    if (x.queue.length === 0) {
+      await x.nextPage();
+      continue;
+    }
+    const next = x.queue.shift()!;
+    x.s = run.launched(x.s, next);
+    await x.launch(next.id);
+    x.publishNow();
+  }
+}
+
+async function checkStage(x: RunExecution): Promise<void> {
+  const r = x.s.ramp!;
+  const stage = {
+    database: x.database,
+    runId: x.runId,
+    stage: r.stage + 1,
+    fromOrdinal: r.stage === 0 ? 0 : r.cutoffs[r.stage - 1],
+    toOrdinal: r.cutoffs[r.stage],
+  };
+  const verdict = await judged(`the check of ramp stage ${stage.stage}`, () => x.checks.checkStage(stage));
+  x.s = gates.rampJudged(x.s, verdict, x.runId, x.eventId());
+  await x.syncControl();
+}

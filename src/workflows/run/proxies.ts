@@ -1,0 +1,34 @@
+/**
+ * The two ways the run calls activities: short ledger steps retried until they succeed, and
+ * checks that read whole partitions, kept alive by heartbeat and given up after ten attempts —
+ * a check that keeps failing is a failed gate that says why, not a run that waits forever.
+ */
+import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import { NON_RETRYABLE_FAILURES } from '../../shared/failures';
+import type { GateVerdictLike } from '../run-state';
+
+export function ledgerActivities() {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+}
+
+export function checkActivities() {
+  return proxyActivities<Activities>({
+    startToCloseTimeout: '24 hours',
+    heartbeatTimeout: '5 minutes',
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+}
+
+/** A check that could not complete is a failed gate, with the reason. */
+export async function judged(what: string, check: () => Promise<GateVerdictLike>): Promise<GateVerdictLike> {
+  try {
+    return await check();
+  } catch (err) {
+    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+    return { passed: false, failures: [`${what} could not complete: ${cause}`], failureCount: 1, partitionsChecked: 0, incomplete: true };
+  }
+}
