@@ -32,6 +32,12 @@ export function canaryLaunched(s: RunState): { s: RunState; id: string } {
   return { s: { ...s, inFlight: [...s.inFlight, id], canary: { ...c, launched: c.launched + 1 } }, id };
 }
 
+/** The canary already started this partition: the plan's pass over it must not run (and count) it again. */
+export function ranInCanary(s: RunState, partitionId: string): boolean {
+  const c = s.canary;
+  return !!c && c.partitions.slice(0, c.launched).includes(partitionId);
+}
+
 /** Every canary partition started and reported. */
 export function canaryFinished(s: RunState): boolean {
   const c = s.canary;

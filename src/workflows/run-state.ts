@@ -219,6 +219,11 @@ export function launched(s: RunState, partition: { id: string; ordinal: number }
   return { ...s, nextOrdinal: partition.ordinal + 1, inFlight: [...s.inFlight, partition.id] };
 }
 
+/** Passed over without a launch (the canary ran it): the plan moves on as if it had been launched. */
+export function passedOver(s: RunState, partition: { id: string; ordinal: number }): RunState {
+  return { ...s, nextOrdinal: partition.ordinal + 1 };
+}
+
 /** Its start failed for good: no longer in flight. */
 export function launchFailed(s: RunState, partitionId: string): RunState {
   return { ...s, inFlight: s.inFlight.filter((id) => id !== partitionId) };

@@ -111,6 +111,16 @@ describe('the canary in the run state', () => {
     expect(run.progress(held, { runId: 'r1', name: 'n' }, Date.now()).canary!.held).toMatch(/waiting for approval: backfill approve r1 --reason/);
   });
 
+  test('a partition the canary started is passed over by the plan: the run counts it once', () => {
+    let s = gates.canaryLaunched(opened()).s;
+    expect(gates.ranInCanary(s, 'a')).toBe(true);
+    expect(gates.ranInCanary(s, 'b')).toBe(false); // picked, not yet started: the plan may still meet it first
+    expect(gates.ranInCanary(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'a')).toBe(false);
+    s = run.passedOver(s, { id: 'a', ordinal: 7 });
+    expect(s.nextOrdinal).toBe(8);
+    expect(s.inFlight).toEqual(['a']); // only the canary's launch
+  });
+
   test('approve is refused on a run without a canary', () => {
     expect(gates.approveRefusal(run.initialRunState(limits, '2026-01-01T00:00:00Z'), 'r1')).toMatch(/has no canary/);
   });
