@@ -19,6 +19,13 @@ module.exports = {
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
       ...shared,
+      displayName: 'workflow',
+      testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/setup/workflow-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/workflow-teardown.ts',
+    },
+    {
+      ...shared,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/*.test.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',

@@ -1,0 +1,208 @@
+/**
+ * A model of the ledger and the workers, in the test process, for the workflow tier: the run
+ * and partition workflows run unchanged on a real Temporal dev server and call these
+ * activities, which keep the ledger's rules (control versions only grow, a partition is
+ * processed until it finishes once, paused partitions wait, cancelled ones stop) in memory and
+ * record what happened, so a test can assert the workflow's wiring — order, concurrency,
+ * holds, continue-as-new — in seconds. What the real activities do to PostgreSQL is the
+ * integration tier's business.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Activities } from '../../src/activities';
+import type { GateVerdict } from '../../src/activities/gates';
+import type { FinalizeRunResult, SyncRunControlInput } from '../../src/activities/run-control';
+import { FailureType } from '../../src/shared/failures';
+import type { RunStatus } from '../../src/shared/statuses';
+import type { PartitionReport } from '../../src/shared/types';
+import type { ControlEvent, RunOpening } from '../../src/workflows/run-state';
+
+type PartitionStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface ModelPartition {
+  id: string;
+  ordinal: number;
+  status: PartitionStatus;
+  /** How many times a worker took it up. */
+  processed: number;
+}
+
+export interface ModelOptions {
+  partitions: number;
+  /** How long one partition takes to process. */
+  processMs?: number;
+  /** Rows each partition writes. */
+  rows?: number;
+  /** Partitions whose processing fails for good (a data error). */
+  failing?: string[];
+  /** Partitions whose worker never finishes them (until the activity is cancelled). */
+  stuck?: string[];
+}
+
+export type Verdicts = { canary?: GateVerdict; stages?: Record<number, GateVerdict>; final?: GateVerdict | Error };
+
+const PASSED: GateVerdict = { passed: true, failures: [], failureCount: 0, partitionsChecked: 1 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const partitionId = (ordinal: number) => `p${String(ordinal).padStart(4, '0')}`;
+
+export class ModelLedger {
+  readonly partitions: ModelPartition[];
+  paused = false;
+  cancelRequested = false;
+  version = 0;
+  readonly events: ControlEvent[] = [];
+  /** Every activity call, in the order it began: `name` or `name:detail`. */
+  readonly calls: string[] = [];
+  inFlightNow = 0;
+  maxInFlight = 0;
+  verdicts: Verdicts = {};
+  /** How reconciliation learns whether a partition's workflow closed (the real one asks Temporal). */
+  workflowClosed: (partitionId: string) => Promise<boolean> = async () => false;
+  private readonly options: Required<ModelOptions>;
+
+  constructor(options: ModelOptions) {
+    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], ...options };
+    this.partitions = Array.from({ length: options.partitions }, (_, i) => ({ id: partitionId(i), ordinal: i, status: 'pending', processed: 0 }));
+  }
+
+  count(status: PartitionStatus): number {
+    return this.partitions.filter((p) => p.status === status).length;
+  }
+
+  /** The ordinals of processPartition calls in the order they began. */
+  processedOrder(): number[] {
+    return this.calls.filter((c) => c.startsWith('processPartition:')).map((c) => Number(c.slice('processPartition:p'.length)));
+  }
+
+  private status(): RunStatus {
+    if (this.cancelRequested) return 'cancelling';
+    return 'running';
+  }
+
+  private partition(id: string): ModelPartition {
+    const p = this.partitions.find((x) => x.id === id);
+    if (!p) throw ApplicationFailure.nonRetryable(`no partition ${id}`);
+    return p;
+  }
+
+  private page(fromOrdinal: number, limit: number) {
+    return this.partitions
+      .filter((p) => p.ordinal >= fromOrdinal && p.status === 'pending')
+      .slice(0, limit)
+      .map(({ id, ordinal }) => ({ id, ordinal }));
+  }
+
+  private report(p: ModelPartition): PartitionReport {
+    const rows = p.status === 'succeeded' ? this.options.rows : 0;
+    return { partitionId: p.id, status: p.status, chunks: 1, rowsRead: rows, rowsWritten: rows, rowsUnchanged: 0 };
+  }
+
+  activities(): Partial<Activities> {
+    return {
+      registerRun: async (input: { pageSize: number }): Promise<RunOpening> => {
+        this.calls.push('registerRun');
+        return { partitionsTotal: this.partitions.length, firstPage: this.page(0, input.pageSize) };
+      },
+      nextPartitions: async (input) => {
+        this.calls.push(`nextPartitions:${input.fromOrdinal}`);
+        return this.page(input.fromOrdinal, input.limit);
+      },
+      syncRunControl: async (input: SyncRunControlInput) => {
+        this.calls.push(`syncRunControl:${input.version}`);
+        // the ledger accepts only a newer version: a retried or stale sync changes nothing
+        if (input.version > this.version) {
+          this.version = input.version;
+          this.paused = input.paused;
+          this.cancelRequested = input.cancelRequested;
+        }
+        for (const e of input.events) if (!this.events.some((x) => x.key === e.key)) this.events.push(e);
+        return this.status();
+      },
+      pickCanary: async (input) => {
+        this.calls.push('pickCanary');
+        // spread over the plan as the real pick is: first, last, and evenly between
+        const n = Number(input.count);
+        const total = this.partitions.length;
+        const ordinals = [...new Set(Array.from({ length: n }, (_, i) => (n === 1 ? 0 : Math.round((i * (total - 1)) / (n - 1)))))];
+        return ordinals.map((o) => ({ id: partitionId(o), ordinal: o }));
+      },
+      checkCanary: async () => {
+        this.calls.push('checkCanary');
+        return this.verdicts.canary ?? PASSED;
+      },
+      checkStage: async (input) => {
+        this.calls.push(`checkStage:${input.stage}:${input.fromOrdinal}-${input.toOrdinal}`);
+        return this.verdicts.stages?.[input.stage] ?? PASSED;
+      },
+      checkFinal: async () => {
+        this.calls.push('checkFinal');
+        const v = this.verdicts.final ?? PASSED;
+        if (v instanceof Error) throw ApplicationFailure.nonRetryable(v.message);
+        return v;
+      },
+      captureDistributions: async () => (this.calls.push('captureDistributions'), 0),
+      processPartition: async (input): Promise<PartitionReport> => {
+        const p = this.partition(input.partitionId);
+        // as the ledger's startAttempt: a partition that finished stays finished, and its report is returned again
+        if (p.status === 'succeeded' || p.status === 'cancelled') {
+          this.calls.push(`revisit:${p.id}`);
+          return this.report(p);
+        }
+        this.calls.push(`processPartition:${p.id}`);
+        p.processed++;
+        p.status = 'running';
+        this.inFlightNow++;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlightNow);
+        try {
+          // a paused run's partitions wait at a chunk boundary; a cancel stops them there
+          while (this.paused && !this.cancelRequested) await sleep(20);
+          if (this.cancelRequested) {
+            p.status = 'cancelled';
+            return this.report(p);
+          }
+          if (this.options.stuck.includes(p.id)) {
+            const activity = Context.current();
+            while (!activity.cancellationSignal.aborted) {
+              activity.heartbeat();
+              await sleep(50);
+            }
+            return this.report(p);
+          }
+          await sleep(this.options.processMs);
+          if (this.options.failing.includes(p.id)) throw ApplicationFailure.nonRetryable(`partition ${p.id}: a data error`, FailureType.DataError);
+          p.status = 'succeeded';
+          return this.report(p);
+        } finally {
+          this.inFlightNow--;
+        }
+      },
+      recordPartitionFailure: async (input) => {
+        const p = this.partition(input.partitionId);
+        p.status = 'failed';
+        return { ...this.report(p), error: input.message };
+      },
+      reconcilePartitions: async (input) => {
+        const reports: PartitionReport[] = [];
+        for (const id of input.partitionIds) {
+          if (!(await this.workflowClosed(id))) continue;
+          this.calls.push(`reconciled:${id}`);
+          const p = this.partition(id);
+          if (p.status === 'running' || p.status === 'pending') p.status = 'failed';
+          reports.push({ ...this.report(p), error: 'its workflow closed without reporting' });
+        }
+        return reports;
+      },
+      finalizeRun: async (input): Promise<FinalizeRunResult> => {
+        this.calls.push(input.checkError ? `finalizeRun:${input.checkError}` : 'finalizeRun');
+        const byStatus = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+        for (const p of this.partitions) byStatus[p.status]++;
+        const rowsWritten = byStatus.succeeded * this.options.rows;
+        const failed = byStatus.failed > 0 || input.checkError !== undefined;
+        const status: RunStatus = this.cancelRequested ? 'cancelled' : failed ? 'failed' : 'succeeded';
+        return { status, byStatus, total: this.partitions.length, rowsRead: rowsWritten, rowsWritten, rowsUnchanged: 0, concurrentRetries: 0 };
+      },
+      runAfterActions: async () => (this.calls.push('runAfterActions'), { downstream: 'succeeded' as const }),
+      cleanupRun: async () => (this.calls.push('cleanupRun'), { cleaned: true }),
+    };
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The run workflow's wiring, on a real Temporal dev server, against the model ledger: the
+ * sliding window and paging, continue-as-new with children in flight, the canary and ramp
+ * gates and their holds, pause and cancel, reconciliation timers, a final check that cannot
+ * complete. Seconds per case; what the activities do to PostgreSQL is tested in test/*.test.ts.
+ */
+import { Client, Connection, WorkflowFailedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { specSchema, type SpecInput } from '../../src/specs/schema';
+import type { RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
+import { ordersSpec } from '../helpers/orders';
+import { partitionWorkflowId } from '../../src/shared/ids';
+import { uniqueName } from '../helpers/unique';
+import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
+
+const address = () => process.env.BACKFILL_WORKFLOW_TEMPORAL_ADDRESS!;
+let client: Client;
+let connection: Connection;
+let native: NativeConnection;
+let bundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  connection = await Connection.connect({ address: address() });
+  client = new Client({ connection });
+  native = await NativeConnection.connect({ address: address() });
+  bundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../src/workflows'),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+  });
+});
+
+afterAll(async () => {
+  await connection?.close();
+  await native?.close();
+});
+
+interface Run {
+  model: ModelLedger;
+  handle: WorkflowHandleWithFirstExecutionRunId;
+  result: () => Promise<RunResult>;
+}
+
+/** Starts a run of `partitions` on its own task queue and worker; the worker stops when the test ends. */
+async function withRun(
+  options: ModelOptions,
+  spec: Partial<SpecInput>,
+  extra: Partial<RunWorkflowInput>,
+  body: (run: Run) => Promise<void>,
+): Promise<ModelLedger> {
+  const model = new ModelLedger(options);
+  const taskQueue = uniqueName('wf', '-');
+  const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities: model.activities() });
+  const runId = uniqueName('run', '-');
+  const input: RunWorkflowInput = {
+    runId,
+    spec: specSchema.parse(ordersSpec('BF_MODEL', { name: 'model', ...spec })),
+    specHash: 'model',
+    transform: { name: 'model', version: 1, kind: 'sql', codeHash: 'model' },
+    startedBy: 'workflow-tier',
+    ...extra,
+  };
+  await worker.runUntil(async () => {
+    const handle = await client.workflow.start('backfillRunWorkflow', { taskQueue, workflowId: `model/${runId}`, args: [input] });
+    await body({ model, handle, result: () => handle.result() as Promise<RunResult> });
+  });
+  return model;
+}
+
+/** Waits for the model to reach a state (never a fixed time). */
+async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('every partition runs once, never more than `concurrency` at a time, paged past the first page and across continue-as-new', async () => {
+  await withRun(
+    { partitions: 130, processMs: 10 },
+    { limits: { concurrency: 4, chunkSize: 1000 } },
+    { maxHistoryEvents: 400 },
+    async ({ model, handle, result }) => {
+      const r = await result();
+      expect(r).toMatchObject({ status: 'succeeded', partitions: { total: 130, succeeded: 130, failed: 0, cancelled: 0 }, rowsWritten: 1300 });
+      expect(model.partitions.every((p) => p.processed === 1 && p.status === 'succeeded')).toBe(true);
+      expect(model.maxInFlight).toBeLessThanOrEqual(4);
+      expect(model.maxInFlight).toBeGreaterThan(1);
+      // the plan is read a page at a time: 130 partitions never come from one read
+      expect(model.calls.filter((c) => c.startsWith('nextPartitions:')).length).toBeGreaterThanOrEqual(1);
+      // continued as new: the execution that finished is not the first
+      const { runId } = await client.workflow.getHandle(handle.workflowId).describe();
+      expect(runId).not.toBe(handle.firstExecutionRunId);
+      // in plan order, give or take the window: children launched together start in any order
+      const order = model.processedOrder();
+      expect([...order].sort((a, b) => a - b)).toEqual([...Array(130).keys()]);
+      order.forEach((ordinal, i) => expect(Math.abs(ordinal - i)).toBeLessThan(2 * 4));
+    },
+  );
+});
+
+test('the canary runs alone first; a failed canary holds the run, nothing else is written, and cancel ends it', async () => {
+  const model = await withRun({ partitions: 12, processMs: 10 }, { validate: { canary: { partitions: 3 } } }, {}, async ({ model, handle, result }) => {
+    model.verdicts.canary = { passed: false, failures: ['amount_usd: 2 rows differ'], failureCount: 2, partitionsChecked: 3 };
+    await until('the canary held the run', () => model.events.some((e) => e.kind === 'canary-failed'));
+    expect(model.paused).toBe(true);
+    expect(model.processedOrder().sort((a, b) => a - b)).toEqual([0, 6, 11]);
+    await handle.signal('cancel', { actor: 'test', reason: 'the transform is wrong' });
+    const r = await result();
+    expect(r.status).toBe('cancelled');
+  });
+  expect(model.processedOrder().sort((a, b) => a - b)).toEqual([0, 6, 11]);
+  expect(model.calls.indexOf('checkCanary')).toBeGreaterThan(model.calls.lastIndexOf('processPartition:p0011'));
+  expect(model.calls).not.toContain('checkFinal');
+});
+
+test('a passing canary expands to the rest of the plan; its partitions are not run twice and are counted once', async () => {
+  await withRun({ partitions: 12, processMs: 10 }, { validate: { canary: { partitions: 3 } } }, {}, async ({ model, result }) => {
+    const r = await result();
+    expect(r).toMatchObject({ status: 'succeeded', partitions: { total: 12, succeeded: 12 } });
+    expect(model.partitions.every((p) => p.processed === 1)).toBe(true);
+    const order = model.processedOrder();
+    expect(order.slice(0, 3).sort((a, b) => a - b)).toEqual([0, 6, 11]);
+    const progress = await client.workflow.getHandle(`model/${r.runId}`).query('progress');
+    expect(progress).toMatchObject({ partitions: { total: 12, succeeded: 12 } });
+  });
+});
+
+test('ramp stages: nothing beyond a stage starts before its check passed; a failed stage holds until approved', async () => {
+  await withRun(
+    { partitions: 20, processMs: 10 },
+    { limits: { concurrency: 3, chunkSize: 1000 }, validate: { ramp: ['10%', '50%'] } },
+    {},
+    async ({ model, handle, result }) => {
+      model.verdicts.stages = { 2: { passed: false, failures: ['an invariant'], failureCount: 1, partitionsChecked: 8 } };
+      await until('stage 2 held the run', () => model.events.some((e) => e.kind === 'stage-failed'));
+      const calls = model.calls;
+      expect(calls).toContain('checkStage:1:0-2');
+      expect(calls).toContain('checkStage:2:2-10');
+      // nothing at or beyond a stage's cutoff started before that stage's check
+      const started = (o: number) => calls.indexOf(`processPartition:${partitionId(o)}`);
+      expect(started(2)).toBeGreaterThan(calls.indexOf('checkStage:1:0-2'));
+      expect(Math.max(...model.processedOrder())).toBe(9);
+      expect(model.paused).toBe(true);
+      await handle.executeUpdate('approve', { args: [{ actor: 'test', reason: 'known difference' }] });
+      const r = await result();
+      expect(r).toMatchObject({ status: 'succeeded', partitions: { succeeded: 20 } });
+      expect(started(10)).toBeGreaterThan(calls.indexOf('checkStage:2:2-10'));
+    },
+  );
+});
+
+test('pause stops launches and holds running partitions; resume carries on; a late setLimits returns once the ledger holds it', async () => {
+  await withRun({ partitions: 30, processMs: 30 }, { limits: { concurrency: 2, chunkSize: 1000 } }, {}, async ({ model, handle, result }) => {
+    await until('two partitions ran', () => model.count('succeeded') >= 2);
+    await handle.signal('pause', { actor: 'test', reason: 'load' });
+    await until('the ledger holds the pause', () => model.paused);
+    const launched = model.processedOrder().length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(model.processedOrder().length).toBeLessThanOrEqual(launched);
+    const limits = await handle.executeUpdate('setLimits', { args: [{ concurrency: 5, actor: 'test', reason: 'more' }] });
+    expect(limits).toMatchObject({ concurrency: 5 });
+    expect(model.version).toBeGreaterThanOrEqual(2);
+    await handle.signal('resume', { actor: 'test', reason: 'quiet now' });
+    const r = await result();
+    expect(r).toMatchObject({ status: 'succeeded', partitions: { succeeded: 30 } });
+    expect(model.maxInFlight).toBeLessThanOrEqual(5);
+    expect(model.events.map((e) => e.kind)).toEqual(['paused', 'limits-changed', 'resumed']);
+  });
+});
+
+test('a Temporal cancellation is an orderly cancel: partitions stop at a boundary and the workflow ends cancelled', async () => {
+  await withRun({ partitions: 40, processMs: 50 }, { limits: { concurrency: 2, chunkSize: 1000 } }, {}, async ({ model, handle, result }) => {
+    await until('a partition ran', () => model.count('succeeded') >= 1);
+    await handle.cancel();
+    await expect(result()).rejects.toThrow(WorkflowFailedError);
+    expect(model.cancelRequested).toBe(true);
+    expect(model.calls).toContain('finalizeRun');
+    expect(model.count('succeeded')).toBeLessThan(40);
+    expect(model.count('running')).toBe(0);
+  });
+});
+
+test('a partition workflow terminated by hand is found by reconciliation and recorded failed', async () => {
+  const stuck = partitionId(1);
+  await withRun(
+    { partitions: 3, processMs: 10, stuck: [stuck] },
+    { limits: { concurrency: 3, chunkSize: 1000 } },
+    { reconcileIntervalMs: 300 },
+    async ({ model, handle, result }) => {
+      const child = client.workflow.getHandle(partitionWorkflowId('model', handle.workflowId.slice('model/'.length), stuck));
+      model.workflowClosed = async (id) => id === stuck && (await child.describe()).status.name !== 'RUNNING';
+      await until('the other partitions finished', () => model.count('succeeded') === 2);
+      await child.terminate('stuck worker');
+      const r = await result();
+      expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
+      expect(model.calls).toContain(`reconciled:${stuck}`);
+    },
+  );
+});
+
+test('a final check that cannot complete fails the run, saying why', async () => {
+  await withRun({ partitions: 4, processMs: 10 }, {}, {}, async ({ model, result }) => {
+    model.verdicts.final = new Error('could not determine which collation to use');
+    const r = await result();
+    expect(r.status).toBe('failed');
+    expect(model.calls.find((c) => c.startsWith('finalizeRun:'))).toMatch(/the final check could not complete: could not determine which collation/);
+    expect(model.calls).not.toContain('cleanupRun');
+  });
+});
