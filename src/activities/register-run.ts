@@ -14,7 +14,7 @@ import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
-import { checkModulePath } from '../security/worker-trust';
+import { checkModulePath } from '../security/module-origin';
 import { storeArtifact } from '../ledger/artifacts';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { refuseOtherDatabase } from './database-check';

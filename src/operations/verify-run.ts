@@ -8,7 +8,8 @@
 import type pg from 'pg';
 import type { RunRow } from '../ledger/runs';
 import { partitionsToVerify } from '../ledger/partition-reads';
-import { artifactOriginRefusal, workerTrustFromEnv } from '../security/worker-trust';
+import { artifactOriginRefusal } from '../security/module-origin';
+import { workerTrustFromEnv } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import { compileRun } from '../compiler/statements';

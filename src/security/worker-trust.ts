@@ -5,7 +5,6 @@
  * module transform must live under one of its transform directories (BACKFILL_TRANSFORM_DIRS).
  * Read from the environment at the worker's edge; see docs/security.md.
  */
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 
 export interface WorkerTrust {
@@ -52,60 +51,5 @@ export function databaseRefusal(trust: Pick<WorkerTrust, 'databases'>, name: str
   return (
     `database ${name} is not one this worker serves (BACKFILL_DATABASES=${trust.databases.join(',')}); ` +
     `name an allowed variable in the spec, or add ${name} to BACKFILL_DATABASES on the workers (README "Configuration")`
-  );
-}
-
-/**
- * The module's real path when it lies inside an allowed directory, else why not. Symlinks
- * are followed on both sides, so a link inside an allowed directory cannot point outside it.
- */
-export function checkModulePath(trust: Pick<WorkerTrust, 'transformDirs'>, modulePath: string): { ok: true; path: string } | { ok: false; message: string } {
-  let real: string;
-  try {
-    real = realpathSync(modulePath);
-  } catch {
-    return { ok: false, message: `transform module ${modulePath} does not exist on this worker; deploy it there` };
-  }
-  for (const dir of trust.transformDirs) {
-    let base: string;
-    try {
-      base = realpathSync(dir);
-    } catch {
-      continue;
-    }
-    const rel = path.relative(base, real);
-    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return { ok: true, path: real };
-  }
-  return {
-    ok: false,
-    message:
-      `transform module ${modulePath} is outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${trust.transformDirs.join(path.delimiter)}); ` +
-      'deploy the module under one of them, or add its directory to BACKFILL_TRANSFORM_DIRS on the workers',
-  };
-}
-
-/**
- * A run's stored transform artifact is run only if it was bundled from inside this worker's
- * transform directories: the registering worker checked the real path, and the same path must
- * lie inside this worker's directories too, so a worker never runs code its operator did not
- * place under a directory they allowed. The file itself need not exist here (the artifact is
- * the code), which lets a new worker on another machine join a run.
- */
-export function artifactOriginRefusal(trust: Pick<WorkerTrust, 'transformDirs'>, sourcePath: string): string | undefined {
-  for (const dir of trust.transformDirs) {
-    const bases = [path.resolve(dir)];
-    try {
-      bases.push(realpathSync(dir));
-    } catch {
-      // a directory missing on this worker still allows paths under its name
-    }
-    for (const base of bases) {
-      const rel = path.relative(base, sourcePath);
-      if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return undefined;
-    }
-  }
-  return (
-    `its transform was bundled from ${sourcePath}, outside this worker's transform directories (BACKFILL_TRANSFORM_DIRS=${trust.transformDirs.join(path.delimiter)}); ` +
-    'add that directory to BACKFILL_TRANSFORM_DIRS on this worker, or run the run on workers that allow it'
   );
 }

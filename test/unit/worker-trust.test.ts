@@ -1,7 +1,8 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkModulePath, databaseAllowed, workerTrustFromEnv } from '../../src/security/worker-trust';
+import { checkModulePath } from '../../src/security/module-origin';
+import { databaseAllowed, workerTrustFromEnv } from '../../src/security/worker-trust';
 
 describe('the database allow-list', () => {
   test('defaults to DATABASE_URL alone', () => {
