@@ -7,7 +7,7 @@
  * Reads the planner's estimate (EXPLAIN, nothing runs) for the largest planned partition.
  */
 import type pg from 'pg';
-import type { Spec } from '../specs/schema';
+import { sourceKeyColumns, type Spec } from '../specs/schema';
 import type { PlannedPartition } from '../shared/types';
 import type { RunShape } from '../compiler/shape';
 import { pasteableName, quoteTable } from '../db/sql';
@@ -55,7 +55,8 @@ function find(node: PlanNode, test: (n: PlanNode) => boolean): PlanNode | undefi
 }
 
 export async function chunkAccessWarnings(db: pg.Pool, spec: Spec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
-  if (partitions.length === 0 || spec.target.mode === 'replace' || spec.partition.column === spec.source.key) return [];
+  const keys = sourceKeyColumns(spec.source);
+  if (partitions.length === 0 || spec.target.mode === 'replace' || spec.partition.column === keys[0]) return [];
   const compiled = compileRun(spec, shape);
   const { chunkSize } = spec.limits;
   const tableRows = Number(
@@ -80,15 +81,15 @@ export async function chunkAccessWarnings(db: pg.Pool, spec: Spec, shape: RunSha
   // a partition of a few chunks may be sorted whole, cheaply; a read amplification of 8 or more is the pathology
   if (!worst || worst.reads.rowsPerChunk < 8 * chunkSize) return [];
   const { column, by } = spec.partition;
-  const key = spec.source.key;
-  const order = shape.chunkOrder === 'column-key' ? `${column}, ${key}` : key;
+  const key = keys.join(', ');
+  const order = shape.chunkOrder === 'column-key' ? [column, ...keys.filter((k) => k !== column)].join(', ') : key;
   const how =
     worst.reads.how === 'sort'
       ? `no index returns a partition's rows in (${order}) order, so every chunk reads and sorts its whole partition`
       : `chunks are found by scanning the ${key} index and filtering on ${column}, so every chunk reads past other partitions' rows`;
   const fix =
     by === 'list'
-      ? `create an index on ${pasteableName(spec.source.table)} (${pasteableName(column)}, ${pasteableName(key)}), which returns each partition's rows in ${key} order`
+      ? `create an index on ${pasteableName(spec.source.table)} (${[column, ...keys].map(pasteableName).join(', ')}), which returns each partition's rows in ${key} order`
       : `create an index on ${pasteableName(spec.source.table)} (${pasteableName(column)}): chunks then walk it`;
   const rows = Math.round(worst.reads.rowsPerChunk).toLocaleString('en-US');
   return [`partition: ${how} (about ${rows} rows read per chunk of ${chunkSize}, estimated for ${worst.partition.id}); ${fix}`];

@@ -9,7 +9,7 @@ import { describePgError } from '../db/errors';
 import { caseFoldedMatch, pasteableName, quoteIdent, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import { parseInterval, type Spec } from '../specs/schema';
+import { parseInterval, sourceKeyColumns, type Spec } from '../specs/schema';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from '../compiler/shape';
 import { CHECK_TIMEOUT_MS, inReadOnlyCheck, querySingle } from '../db/session';
@@ -32,6 +32,8 @@ interface TableInfo {
   notNull: Set<string>;
   /** Column sets of unique, non-partial indexes (including the primary key). */
   uniqueKeys: string[][];
+  /** A declaratively partitioned table's partition key columns (empty for any other table). */
+  partitionKey: string[];
 }
 
 async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInfo | undefined> {
@@ -54,7 +56,16 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
       GROUP BY i.indexrelid`,
     [oid],
   );
+  const parts = await client.query<{ cols: string[] }>(
+    `SELECT array_agg(a.attname::text ORDER BY k.ord) AS cols
+       FROM pg_partitioned_table p
+       CROSS JOIN LATERAL unnest(p.partattrs) WITH ORDINALITY AS k(attnum, ord)
+       JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = k.attnum
+      WHERE p.partrelid = $1`,
+    [oid],
+  );
   return {
+    partitionKey: parts.rows[0]?.cols ?? [],
     columns: new Map(cols.rows.map((r) => [r.name, r.type])),
     collations: new Map(cols.rows.filter((r) => r.collation !== null).map((r) => [r.name, r.collation!])),
     notNull: new Set(cols.rows.filter((r) => r.not_null).map((r) => r.name)),
@@ -88,6 +99,29 @@ function sameSet(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
+/** Keyset chunks need the key's columns to identify one row: some unique index covers no column outside them. */
+function keyIsUnique(key: string[], info: TableInfo): boolean {
+  return info.uniqueKeys.some((k) => k.every((c) => key.includes(c)));
+}
+
+/** Why `key` cannot walk `table`, and the key (or index) that would. */
+function notUniqueAdvice(key: string[], table: string, info: TableInfo): string {
+  const named = key.length === 1 ? key[0] : `(${key.join(', ')})`;
+  const wider = info.uniqueKeys.filter((k) => key.every((c) => k.includes(c))).sort((a, b) => a.length - b.length)[0];
+  const asSpec = (cols: string[]) => (cols.length === 1 ? cols[0] : `[${cols.join(', ')}]`);
+  if (wider) return `${named} is not unique on ${table}, but (${wider.join(', ')}) is: set source.key: ${asSpec(wider)}`;
+  const index = `CREATE UNIQUE INDEX ON ${pasteableName(table)} (${key.map(pasteableName).join(', ')})`;
+  const missing = info.partitionKey.filter((c) => !key.includes(c));
+  if (missing.length > 0) {
+    // PostgreSQL refuses a unique index on a partitioned table that leaves out its partition key
+    return (
+      `${named} has no unique index on ${table}, a partitioned table whose unique indexes must include its partition key (${info.partitionKey.join(', ')}); ` +
+      `name a unique key that includes it (source.key: ${asSpec([...key, ...missing])}), with its index if it has none: CREATE UNIQUE INDEX ON ${pasteableName(table)} (${[...key, ...missing].map(pasteableName).join(', ')})`
+    );
+  }
+  return `${named} has no unique index on ${table}; keyset chunks need one: ${index}`;
+}
+
 export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
   // read-only, time-limited and always rolled back; the output-table check below makes the
   // one exception it needs (a temp table) in a transaction of its own, rolled back as well
@@ -119,20 +153,22 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (/^backfill\./i.test(spec.target.table)) problem('target.table', 'is in the backfill schema, which holds the ledger; write somewhere else');
   if (!source || !target) return { ok: false, problems };
 
-  const keyType = source.columns.get(spec.source.key);
-  if (!keyType) {
-    problem('source.key', missingColumn(spec.source.key, spec.source.table, source));
-  } else if (!source.uniqueKeys.some((k) => sameSet(k, [spec.source.key]))) {
-    problem(
-      'source.key',
-      `${spec.source.key} has no unique index on ${spec.source.table}; keyset chunks need one: CREATE UNIQUE INDEX ON ${pasteableName(spec.source.table)} (${pasteableName(spec.source.key)})`,
-    );
-  } else if (!source.notNull.has(spec.source.key) && (await hasNullKeys(client, spec))) {
+  const keyColumns = sourceKeyColumns(spec.source);
+  const keyTypes = keyColumns.map((k) => source.columns.get(k));
+  const nullable = keyColumns.filter((k) => !source.notNull.has(k));
+  if (new Set(keyColumns).size !== keyColumns.length) {
+    problem('source.key', `names a column twice (${keyColumns.join(', ')}); list each key column once`);
+  } else if (keyTypes.some((type) => !type)) {
+    for (const k of keyColumns.filter((_, i) => !keyTypes[i])) problem('source.key', missingColumn(k, spec.source.table, source));
+  } else if (!keyIsUnique(keyColumns, source)) {
+    problem('source.key', notUniqueAdvice(keyColumns, spec.source.table, source));
+  } else if (nullable.length > 0 && (await hasNullKeys(client, spec, nullable))) {
     // a unique index admits any number of NULLs, and a keyset cursor can never pass one
+    const isNull = nullable.map((k) => `${k} IS NOT NULL`).join(' AND ');
     problem(
       'source.key',
-      `${spec.source.key} is NULL in some rows in scope, and keyset chunks cannot walk NULL keys (those rows would never be read); ` +
-        `exclude them with source.where (${spec.source.key} IS NOT NULL), or give them keys and add NOT NULL`,
+      `${nullable.join(', ')} ${nullable.length === 1 ? 'is' : 'are'} NULL in some rows in scope, and keyset chunks cannot walk NULL keys (those rows would never be read); ` +
+        `exclude them with source.where (${isNull}), or give them keys and add NOT NULL`,
     );
   }
 
@@ -244,12 +280,14 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   );
   const shape: RunShape = {
     targetRewrites: Number(rewrites[0].n) > 0,
-    keyType: keyType!,
+    keyType: keyTypes[0]!,
+    ...(keyColumns.length > 1 ? { keyTypes: keyTypes as string[] } : {}),
     partitionColumnType: partitionColumnType!,
     outputColumns,
     targetKeyType: target.columns.get(spec.target.key[0]),
     targetKeyCollations: spec.target.key.map((k) => target.collations.get(k) ?? null),
-    chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== spec.source.key) ? 'column-key' : 'key',
+    // a range partition on the key's first column is walked in key order: its index serves both
+    chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== keyColumns[0]) ? 'column-key' : 'key',
     targetPartitionColumnType,
   };
   // the real statements, planned but not run: type mismatches between output and target surface here.
@@ -267,13 +305,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   return problems.length > 0 ? { ok: false, problems } : { ok: true, shape };
 }
 
-async function hasNullKeys(client: pg.PoolClient, spec: Spec): Promise<boolean> {
+async function hasNullKeys(client: pg.PoolClient, spec: Spec, columns: string[]): Promise<boolean> {
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   await client.query('SAVEPOINT null_keys');
   try {
     const { rows } = await querySingle<{ e: boolean }>(
       client,
-      `SELECT EXISTS (SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE s.${quoteIdent(spec.source.key)} IS NULL${where}) AS e`,
+      `SELECT EXISTS (SELECT 1 FROM ${quoteTable(spec.source.table)} s WHERE (${columns.map((c) => `s.${quoteIdent(c)} IS NULL`).join(' OR ')})${where}) AS e`,
     );
     await client.query('RELEASE SAVEPOINT null_keys');
     return rows[0].e;

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { quoteIdent, quoteTable } from '../db/sql';
 import type { PlannedPartition } from '../shared/types';
-import type { Spec } from '../specs/schema';
+import { sourceKeyColumns, type Spec } from '../specs/schema';
 import { params, partitionPredicate } from '../compiler/partition-predicate';
 import type { RunShape } from '../compiler/shape';
 import { stripTrailingSemicolons } from '../compiler/statements';
@@ -71,8 +71,11 @@ async function fullScansPerChunk(db: pg.Pool, spec: Spec, shape: RunShape, parti
   const limit = numbered.param(spec.limits.chunkSize, 'integer');
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   const text =
-    `EXPLAIN (FORMAT JSON, VERBOSE) WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE ${predicate}${where} ORDER BY s.${quoteIdent(spec.source.key)} LIMIT ${limit}) ` +
-    `SELECT * FROM (${stripTrailingSemicolons(spec.transform.sql)}\n) t`;
+    `EXPLAIN (FORMAT JSON, VERBOSE) WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE ${predicate}${where} ORDER BY ${sourceKeyColumns(
+      spec.source,
+    )
+      .map((k) => `s.${quoteIdent(k)}`)
+      .join(', ')} LIMIT ${limit}) ` + `SELECT * FROM (${stripTrailingSemicolons(spec.transform.sql)}\n) t`;
   let plan: PlanNode;
   try {
     plan = (await db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(text, numbered.values)).rows[0]['QUERY PLAN'][0].Plan;

@@ -4,8 +4,10 @@
  * statements and a later schema change is detected rather than silently absorbed.
  */
 export interface RunShape {
-  /** format_type() of source.key, used to cast cursors: e.g. `bigint`, `text`, `uuid`. */
+  /** format_type() of source.key (its first column), used to cast cursors: e.g. `bigint`, `text`, `uuid`. */
   keyType: string;
+  /** format_type() of every source.key column, in key order: set for composite keys (absent: the one `keyType`). */
+  keyTypes?: string[];
   /** format_type() of partition.column in the source. */
   partitionColumnType: string;
   /** Columns the transform produces, in order; all exist in the target. */
@@ -21,7 +23,7 @@ export interface RunShape {
    */
   targetKeyCollations?: (string | null)[];
   /**
-   * How chunks walk a partition: by source.key alone, or by (partition column, key) — set for
+   * How chunks walk a partition: by source.key alone, or by (partition column, key…) — set for
    * time partitions and range partitions on another column, whose keys need not follow the
    * partition column: walking the column's own index finds each chunk without re-reading the
    * partition. Absent (key) in runs registered before it existed.

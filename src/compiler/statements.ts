@@ -3,8 +3,9 @@
  * deterministic, so it is unit-tested and the same on every worker.
  *
  * A chunk is the keyset range (cursor, hi] of source.key inside one partition — or of
- * (partition column, key) when the run's shape says so (see RunShape.chunkOrder); such a
- * cursor is a JSON array of the two values as text. The
+ * (partition column, key…) when the run's shape says so (see RunShape.chunkOrder). A key of
+ * several columns is walked as a row comparison; a cursor over more than one column is a JSON
+ * array of the values as text. The
  * transform never sees bounds: it reads the relation `chunk`, which the engine defines
  * as a CTE over exactly those rows. Its output goes to a per-session temp table typed
  * like the target, and the write compares like with like, so a row whose stored value
@@ -14,7 +15,7 @@ import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
 import { boundsText, crossableEnds, params, partitionPredicate } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
-import type { Spec } from '../specs/schema';
+import { sourceKeyColumns, type Spec } from '../specs/schema';
 import type { RunShape } from './shape';
 
 export interface Statement {
@@ -79,7 +80,8 @@ export interface CompiledRun {
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const src = quoteTable(spec.source.table);
-  const key = quoteIdent(spec.source.key);
+  const keyNames = sourceKeyColumns(spec.source);
+  const key = quoteIdent(keyNames[0]);
   const keyType = shape.keyType;
   const target = quoteTable(spec.target.table);
   const out = `pg_temp.${outputTableName(spec, shape)}`;
@@ -110,17 +112,29 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   /** Chunks of this partition walk (partition column, key): a NULL partition has no column order to walk. */
   const walksColumn = (bounds: PartitionBounds) => shape.chunkOrder === 'column-key' && bounds.kind !== 'null';
   const pcol = quoteIdent(spec.partition.column);
+  const keyTypes = shape.keyTypes ?? [shape.keyType];
+  const keyWalk: WalkColumn[] = keyNames.map((name, i) => ({ name, sql: quoteIdent(name), type: keyTypes[i] }));
+  /**
+   * The columns a chunk of this partition is ordered by, and its cursor holds: the key's, after
+   * the partition column's where it walks that (a key column that is the partition column once).
+   */
+  const walkOf = (bounds: PartitionBounds | undefined): WalkColumn[] =>
+    bounds && walksColumn(bounds)
+      ? [{ name: spec.partition.column, sql: pcol, type: shape.partitionColumnType }, ...keyWalk.filter((k) => k.name !== spec.partition.column)]
+      : keyWalk;
+  const orderBy = (walk: WalkColumn[], alias: string, dir = '') => walk.map((w) => `${alias}.${w.sql}${dir}`).join(', ');
 
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', numbered = params()) {
     const { values, param } = numbered;
     const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
-    if (walksColumn(bounds)) {
-      // the plain column bound lets the planner range-scan the column's index; the row comparison is exact
+    const walk = walkOf(bounds);
+    if (walk.length > 1) {
+      // the plain bound on the first column lets the planner range-scan its index; the row comparison is exact
       const edge = (at: string, cmp: '>' | '<=') => {
-        const [c, k] = parseColumnCursor(at);
-        const pc = param(c, shape.partitionColumnType);
-        return `${alias}.${pcol} ${cmp === '>' ? '>=' : '<='} ${pc} AND (${alias}.${pcol}, ${alias}.${key}) ${cmp} (${pc}, ${param(k, keyType)})`;
+        const vals = parseTupleCursor(at, walk.length);
+        const ps = walk.map((w, i) => param(vals[i], w.type));
+        return `${alias}.${walk[0].sql} ${cmp === '>' ? '>=' : '<='} ${ps[0]} AND (${orderBy(walk, alias)}) ${cmp} (${ps.join(', ')})`;
       };
       if (cursor !== null) parts.push(edge(cursor, '>'));
       if (hi !== null) parts.push(edge(hi, '<='));
@@ -185,15 +199,17 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     chunkBounds(bounds, cursor, limit) {
       const p = chunkPredicate(bounds, cursor, null);
       const lim = p.param(limit, 'integer');
-      if (walksColumn(bounds)) {
-        const keys = `SELECT s.${pcol} AS c, s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${pcol}, s.${key} LIMIT ${lim}`;
+      const walk = walkOf(bounds);
+      if (walk.length > 1) {
+        const cs = walk.map((_, i) => `c${i}`);
+        const keys = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${p.sql} ORDER BY ${orderBy(walk, 's')} LIMIT ${lim}`;
         return {
           text:
             `WITH w AS MATERIALIZED (${keys}) ` +
             // the last row is found on the bare columns, then turned into text: formatting inside
             // the sort's input would build a JSON array for every row of the chunk
             `SELECT (SELECT count(*) FROM w)::integer AS n, ` +
-            `(SELECT json_build_array(l.c::text, l.k::text)::text FROM (SELECT w.c, w.k FROM w ORDER BY w.c DESC, w.k DESC LIMIT 1) l) AS hi`,
+            `(SELECT json_build_array(${cs.map((c) => `l.${c}::text`).join(', ')})::text FROM (SELECT ${cs.map((c) => `w.${c}`).join(', ')} FROM w ORDER BY ${cs.map((c) => `w.${c} DESC`).join(', ')} LIMIT 1) l) AS hi`,
           values: p.values,
         };
       }
@@ -222,8 +238,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     readChunk(bounds, cursor, hi, columns) {
       const p = chunkPredicate(bounds, cursor, hi);
       const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
-      const order = walksColumn(bounds) ? `s.${pcol}, s.${key}` : `s.${key}`;
-      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${order}`, values: p.values };
+      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${orderBy(walkOf(bounds), 's')}`, values: p.values };
     },
 
     compareFromSql(bounds, cursor, hi, types) {
@@ -282,11 +297,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     describeRange(bounds, cursor, hi) {
-      const what = bounds && walksColumn(bounds) ? `(${spec.partition.column}, ${spec.source.key})` : spec.source.key;
+      const walk = walkOf(bounds);
+      const what = walk.length === 1 ? walk[0].name : `(${walk.map((w) => w.name).join(', ')})`;
       const to = hi ?? 'end of partition';
       if (cursor !== null) return `${what} in (${cursor}, ${to}]`;
       // the first chunk starts where the partition does: name that bound, not an open interval
-      if (bounds?.kind === 'range' && bounds.column === spec.source.key) return `${what} in [${bounds.lo}, ${to}]`;
+      if (bounds?.kind === 'range' && walk.length === 1 && bounds.column === walk[0].name) return `${what} in [${bounds.lo}, ${to}]`;
       // a list value is row data (this text reaches Temporal): its partition is named by id alone
       if (bounds && (bounds.kind === 'range' || bounds.kind === 'time')) return `${what} from the start of the partition (${boundsText(bounds)}) through ${to}`;
       return `${what} from the partition's first row through ${to}`;
@@ -389,13 +405,20 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   };
 }
 
-/** A (partition column, key) cursor: a JSON array of both values as PostgreSQL text. */
-function parseColumnCursor(cursor: string): [string, string] {
+/** One column of the order a chunk walks: its name, quoted SQL and type (for casting cursor values). */
+interface WalkColumn {
+  name: string;
+  sql: string;
+  type: string;
+}
+
+/** A cursor over several columns ((partition column, key…) or a composite key): a JSON array of the values as PostgreSQL text. */
+function parseTupleCursor(cursor: string, width: number): string[] {
   const parsed: unknown = JSON.parse(cursor);
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed.some((v) => typeof v !== 'string')) {
-    throw new Error(`not a (column, key) cursor: ${cursor}`);
+  if (!Array.isArray(parsed) || parsed.length !== width || parsed.some((v) => typeof v !== 'string')) {
+    throw new Error(`not a cursor of ${width} columns: ${cursor}`);
   }
-  return parsed as [string, string];
+  return parsed as string[];
 }
 
 /** Without triggers or rules on the target, chunks reconcile one row in this many (a power of two). */

@@ -122,7 +122,7 @@ function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, pa
   return [
     `**${spec.name}** run \`${runId}\` — ${spec.reason}`,
     '',
-    `- source \`${spec.source.table}\`${spec.source.where ? ` where \`${spec.source.where}\`` : ''}, key \`${spec.source.key}\``,
+    `- source \`${spec.source.table}\`${spec.source.where ? ` where \`${spec.source.where}\`` : ''}, key \`${[spec.source.key].flat().join(', ')}\``,
     `- ${partitions.length} partitions by ${spec.partition.by} on \`${spec.partition.column}\``,
     `- transform \`${transformLabel(transform)}\``,
     `- target \`${spec.target.table}\` (${spec.target.mode}, key ${spec.target.key.join(', ')})`,

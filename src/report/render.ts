@@ -55,7 +55,7 @@ function scopeLines(r: ReportData): [string, string][] {
   const p = s.partition;
   return [
     ['Reason', s.reason],
-    ['Source', `${s.source.table} (key ${s.source.key})${s.source.where ? ` where ${s.source.where}` : ''}`],
+    ['Source', `${s.source.table} (key ${[s.source.key].flat().join(', ')})${s.source.where ? ` where ${s.source.where}` : ''}`],
     ['Partitions', `${p.by} on ${p.column}${'size' in p ? `, size ${p.size}` : ''}: ${r.summary.partitions.total}`],
     ['Target', `${r.summary.target} (${s.target.mode}, key ${s.target.key.join(', ')})`],
     ['Transform', `${r.summary.transform.name}@${r.summary.transform.version} (${r.summary.transform.kind}, code ${r.summary.transform.hash.slice(0, 16)})`],

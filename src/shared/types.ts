@@ -5,11 +5,11 @@
  * - run: one execution of a spec; id `runId`, workflow id `backfill/<name>/<runId>`.
  * - partition: a bounded slice of the source (a key range, a time interval or a list
  *   value); its id is derived from its bounds, so the same spec and data give the same ids.
- * - chunk: a keyset range of `source.key` inside a partition, (cursor, hi] — of
- *   (partition column, key) for time partitions (RunShape.chunkOrder); its write and the
- *   partition's checkpoint commit in one transaction.
- * - cursor: the last `source.key` value a partition has committed, as text (a JSON array of
- *   the column's and the key's text when chunks walk both); null = none yet.
+ * - chunk: a keyset range of `source.key` (one column or several) inside a partition,
+ *   (cursor, hi] — of (partition column, key…) for time partitions (RunShape.chunkOrder); its
+ *   write and the partition's checkpoint commit in one transaction.
+ * - cursor: the last `source.key` value a partition has committed, as text; a JSON array of
+ *   the values' text when chunks walk more than one column; null = none yet.
  * - ledger: the `backfill` schema in the target database; the audit record and the truth
  *   about cursors and counts.
  */

@@ -87,7 +87,8 @@ export const specSchema = z.strictObject({
   }),
   source: z.strictObject({
     table: tableName,
-    key: identifier,
+    // one column, or the columns of a composite unique key (in the order chunks walk them)
+    key: z.union([identifier, z.array(identifier).min(1, { message: 'must name at least one column' })]),
     where: z.string().min(1).optional(),
   }),
   partition: partitionSchema,
@@ -110,6 +111,11 @@ export const specSchema = z.strictObject({
 });
 
 export type Spec = z.infer<typeof specSchema>;
+
+/** source.key as a list: one column, or a composite key's columns in the order chunks walk them. */
+export function sourceKeyColumns(source: { key: string | string[] }): string[] {
+  return typeof source.key === 'string' ? [source.key] : source.key;
+}
 export type SpecInput = z.input<typeof specSchema>;
 export type PartitionSpec = Spec['partition'];
 export type WriteMode = Spec['target']['mode'];

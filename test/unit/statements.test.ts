@@ -38,7 +38,7 @@ describe('compileRun', () => {
     );
     expect(fill.values).toEqual([day.lo, day.hi, '2024-01-01 03:00:00+00', '10', '2024-01-01 04:30:00.5+00', '7']);
     expect(walking.chunkBounds(day, cursor, 100).text).toMatch(
-      /ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(l\.c::text, l\.k::text\)::text FROM \(SELECT w\.c, w\.k FROM w ORDER BY w\.c DESC, w\.k DESC LIMIT 1\) l\) AS hi$/,
+      /ORDER BY s\."created_at", s\."id" LIMIT \$5::integer\) SELECT .*json_build_array\(l\.c0::text, l\.c1::text\)::text FROM \(SELECT w\.c0, w\.c1 FROM w ORDER BY w\.c0 DESC, w\.c1 DESC LIMIT 1\) l\) AS hi$/,
     );
     expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, end of partition]`);
     // the NULL partition has no column order: it walks the key
@@ -52,7 +52,47 @@ describe('compileRun', () => {
     expect(walking.describeRange(nulls, null, '20')).toBe("id from the partition's first row through 20");
     expect(compiled.describeRange({ kind: 'list', column: 'tenant', value: 'acme-secret' }, null, '20')).toBe("id from the partition's first row through 20");
     expect(compiled.describeRange({ kind: 'range', column: 'id', lo: '500', hi: '1000' }, null, '999')).toBe('id in [500, 999]');
-    expect(() => walking.fillFromSql(day, '10', null)).toThrow('not a (column, key) cursor: 10');
+    expect(() => walking.fillFromSql(day, '10', null)).toThrow('not a cursor of 2 columns: 10');
+  });
+
+  test('a composite key walks as a row comparison: its columns in key order, a JSON cursor, each value cast to its own type', () => {
+    const events: Spec = {
+      ...spec,
+      source: { table: 'public.events', key: ['id', 'occurred_at'] },
+      partition: { by: 'range', column: 'id', size: 1000 },
+    };
+    const composite = compileRun(events, {
+      ...shape,
+      keyTypes: ['bigint', 'timestamp(3) without time zone'],
+      partitionColumnType: 'bigint',
+      chunkOrder: 'key',
+    });
+    const range = { kind: 'range' as const, column: 'id', lo: '1000', hi: '2000' };
+    const cursor = JSON.stringify(['1500', '2024-03-01 10:00:00.123']);
+    const hi = JSON.stringify(['1600', '2024-01-01 00:00:00']);
+    const fill = composite.fillFromSql(range, cursor, hi);
+    expect(fill.text).toContain(
+      's."id" >= $3::bigint AND (s."id", s."occurred_at") > ($3::bigint, $4::timestamp(3) without time zone) AND ' +
+        's."id" <= $5::bigint AND (s."id", s."occurred_at") <= ($5::bigint, $6::timestamp(3) without time zone)',
+    );
+    expect(fill.values).toEqual(['1000', '2000', '1500', '2024-03-01 10:00:00.123', '1600', '2024-01-01 00:00:00']);
+    const first = composite.chunkBounds(range, null, 100).text;
+    expect(first).toContain(
+      'SELECT s."id" AS c0, s."occurred_at" AS c1 FROM "public"."events" s WHERE s."id" >= $1::bigint AND s."id" < $2::bigint ORDER BY s."id", s."occurred_at" LIMIT $3::integer',
+    );
+    expect(first).toContain('json_build_array(l.c0::text, l.c1::text)::text');
+    expect(composite.readChunk(range, cursor, hi, undefined).text).toMatch(/ORDER BY s\."id", s\."occurred_at"$/);
+    expect(composite.describeRange(range, cursor, hi)).toBe(`(id, occurred_at) in (${cursor}, ${hi}]`);
+    expect(composite.describeRange(range, null, hi)).toBe(`(id, occurred_at) from the start of the partition (id >= 1000 and < 2000) through ${hi}`);
+    expect(() => composite.fillFromSql(range, '1500', null)).toThrow('not a cursor of 2 columns: 1500');
+    // walked after a partition column that is not its first: the partition column once, then the rest of the key
+    const byTime = compileRun(
+      { ...events, partition: { by: 'time', column: 'occurred_at', size: '1 day' } },
+      { ...shape, keyTypes: ['bigint', 'timestamp(3) without time zone'], partitionColumnType: 'timestamp(3) without time zone', chunkOrder: 'column-key' },
+    );
+    const two = JSON.stringify(['2024-01-01 03:00:00', '7']);
+    expect(byTime.fillFromSql(day, two, null).text).toContain('(s."occurred_at", s."id") > ($3::timestamp(3) without time zone, $4::bigint)');
+    expect(byTime.describeRange(day, two, null)).toBe(`(occurred_at, id) in (${two}, end of partition]`);
   });
 
   test('the first chunk has no lower key bound (no `$1 IS NULL OR` that would defeat the index)', () => {
