@@ -137,3 +137,57 @@ test('a text key in an ICU collation, written to a target whose key is in "C", i
   expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, first.runId))!)).clean).toBe(true);
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 4000 });
 });
+
+test('a key in a nondeterministic (case-insensitive) collation is refused at plan, source or target, saying why and what to do', async () => {
+  await env.db.pool.query(`
+    CREATE COLLATION public.case_insensitive (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    CREATE TABLE public.handles (handle text COLLATE public.case_insensitive PRIMARY KEY, id bigint UNIQUE NOT NULL, created_at timestamptz NOT NULL);
+    INSERT INTO public.handles SELECT 'Handle' || g, g, timestamptz '2024-01-01' + g * interval '1 hour' FROM generate_series(1, 100) g;
+    CREATE TABLE public.handle_copies (handle text COLLATE public.case_insensitive PRIMARY KEY, id bigint NOT NULL);`);
+  const spec = (key: string, targetKey: string): SpecInput => ({
+    name: 'shapes-ci',
+    reason: 'test: case-insensitive keys',
+    database: env.db.envVar,
+    source: { table: 'public.handles', key },
+    partition: { by: 'time', column: 'created_at', size: '10 days' },
+    transform: { name: 'handles', version: 1, sql: 'SELECT c.handle, c.id FROM chunk c' },
+    target: { table: 'public.handle_copies', key: [targetKey], mode: 'upsert' },
+  });
+  const source = await runCli(['plan', writeSpec(spec('handle', 'handle'))]);
+  expect(source.code).toBe(2);
+  expect(source.stderr).toContain(
+    'source.key handle (public.case_insensitive) on public.handles is in a nondeterministic collation, where different values compare equal',
+  );
+  // keyed on a deterministic column, the target's key is still matched in the insensitive collation
+  const target = await runCli(['plan', writeSpec(spec('id', 'handle'))]);
+  expect(target.code).toBe(2);
+  expect(target.stderr).toContain('target.key handle (public.case_insensitive) on public.handle_copies is in a nondeterministic collation');
+});
+
+test('a key no cursor can walk (floating point, json) is refused at plan with the fix; a domain over bigint walks as bigint', async () => {
+  await env.db.pool.query(`
+    CREATE DOMAIN public.ticket_id AS bigint CHECK (VALUE > 0);
+    CREATE TABLE public.tickets (id public.ticket_id PRIMARY KEY, score double precision UNIQUE NOT NULL, payload json NOT NULL, opened_at timestamptz NOT NULL);
+    INSERT INTO public.tickets SELECT g, g / 7.0, json_build_object('n', g), timestamptz '2024-01-01' + g * interval '1 hour' FROM generate_series(1, 500) g;
+    CREATE TABLE public.ticket_scores (id bigint PRIMARY KEY, score double precision NOT NULL);`);
+  const spec = (key: string | string[]): SpecInput => ({
+    name: 'shapes-tickets',
+    reason: 'test: keys of every type',
+    database: env.db.envVar,
+    source: { table: 'public.tickets', key },
+    partition: { by: 'time', column: 'opened_at', size: '5 days' },
+    transform: { name: 'tickets', version: 1, sql: 'SELECT c.id, c.score FROM chunk c' },
+    target: { table: 'public.ticket_scores', key: ['id'], mode: 'upsert' },
+    limits: { chunkSize: 100, concurrency: 2 },
+  });
+  const float = await runCli(['plan', writeSpec(spec('score'))]);
+  expect(float.code).toBe(2);
+  expect(float.stderr).toContain('source.key score is double precision, which keyset chunks cannot walk (a floating-point key is approximate)');
+  const json = await runCli(['plan', writeSpec(spec(['id', 'payload']))]);
+  expect(json.code).toBe(2);
+  expect(json.stderr).toContain('source.key payload is json, which keyset chunks cannot walk (the type has no total sort order)');
+  const domain = await runCli(['plan', writeSpec(spec('id'))]);
+  expect(domain.stderr).toBe('');
+  expect(domain.code).toBe(0);
+  expect(await waitForResult((await env.start(spec('id'))).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 500 });
+});

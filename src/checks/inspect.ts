@@ -29,6 +29,10 @@ interface TableInfo {
   columns: Map<string, string>;
   /** Each collatable column's collation as SQL (`pg_catalog."C"`). */
   collations: Map<string, string>;
+  /** Columns in a nondeterministic collation (case- or accent-insensitive): equal values may differ in bytes. */
+  nondeterministic: Set<string>;
+  /** Columns a keyset cursor can walk: a default btree order on the (base) type, not a floating-point one. */
+  walkable: Set<string>;
   notNull: Set<string>;
   /** Column sets of unique, non-partial indexes (including the primary key). */
   uniqueKeys: string[][];
@@ -40,9 +44,15 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   const reg = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
   const oid = reg.rows[0]?.oid;
   if (!oid) return undefined;
-  const cols = await client.query<{ name: string; type: string; not_null: boolean; collation: string | null }>(
+  const cols = await client.query<{ name: string; type: string; not_null: boolean; collation: string | null; deterministic: boolean | null; walkable: boolean }>(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
-            (SELECT format('%I.%I', n.nspname, c.collname) FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation
+            (SELECT format('%I.%I', n.nspname, c.collname) FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation,
+            (SELECT c.collisdeterministic FROM pg_collation c WHERE c.oid = a.attcollation) AS deterministic,
+            -- a domain walks as its base type; floats sort totally but their text is no key anyone should walk by
+            (SELECT EXISTS (SELECT 1 FROM pg_opclass o JOIN pg_am m ON m.oid = o.opcmethod
+                             WHERE m.amname = 'btree' AND o.opcdefault AND o.opcintype = b.base)
+                    AND b.base NOT IN ('float4'::regtype, 'float8'::regtype)
+               FROM (SELECT CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END AS base FROM pg_type t WHERE t.oid = a.atttypid) b) AS walkable
        FROM pg_attribute a
       WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [oid],
@@ -68,6 +78,8 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
     partitionKey: parts.rows[0]?.cols ?? [],
     columns: new Map(cols.rows.map((r) => [r.name, r.type])),
     collations: new Map(cols.rows.filter((r) => r.collation !== null).map((r) => [r.name, r.collation!])),
+    nondeterministic: new Set(cols.rows.filter((r) => r.deterministic === false).map((r) => r.name)),
+    walkable: new Set(cols.rows.filter((r) => r.walkable).map((r) => r.name)),
     notNull: new Set(cols.rows.filter((r) => r.not_null).map((r) => r.name)),
     uniqueKeys: idx.rows.map((r) => r.cols),
   };
@@ -97,6 +109,19 @@ async function tableAdvice(client: pg.PoolClient, table: string, otherwise: stri
 
 function sameSet(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+/**
+ * A key in a case- or accent-insensitive collation: 'A' and 'a' are one key to its index but
+ * two values to a cursor's text and to the checks' comparisons, so chunks could skip or repeat
+ * rows and a check could call equal rows different. Refused rather than walked approximately.
+ */
+function nondeterministicKey(columns: string[], table: string, info: TableInfo): string {
+  const which = columns.map((c) => `${c} (${info.collations.get(c)})`).join(', ');
+  return (
+    `${which} on ${table} ${columns.length === 1 ? 'is' : 'are'} in a nondeterministic collation, where different values compare equal; ` +
+    'keyset chunks and row matching need a deterministic one: key on another unique column, or add a unique column in a deterministic collation (e.g. "C") and key on it'
+  );
 }
 
 /** Keyset chunks need the key's columns to identify one row: some unique index covers no column outside them. */
@@ -160,6 +185,16 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     problem('source.key', `names a column twice (${keyColumns.join(', ')}); list each key column once`);
   } else if (keyTypes.some((type) => !type)) {
     for (const k of keyColumns.filter((_, i) => !keyTypes[i])) problem('source.key', missingColumn(k, spec.source.table, source));
+  } else if (keyColumns.some((k) => !source.walkable.has(k))) {
+    for (const k of keyColumns.filter((c) => !source.walkable.has(c))) {
+      problem(
+        'source.key',
+        `${k} is ${source.columns.get(k)}, which keyset chunks cannot walk (${/^(real|double precision)/.test(source.columns.get(k)!) ? 'a floating-point key is approximate' : 'the type has no total sort order'}); ` +
+          'key on a unique column of an integer, numeric, text, uuid, date or timestamp type instead',
+      );
+    }
+  } else if (keyColumns.some((k) => source.nondeterministic.has(k))) {
+    problem('source.key', nondeterministicKey(keyColumns.filter((k) => source.nondeterministic.has(k)), spec.source.table, source));
   } else if (!keyIsUnique(keyColumns, source)) {
     problem('source.key', notUniqueAdvice(keyColumns, spec.source.table, source));
   } else if (nullable.length > 0 && (await hasNullKeys(client, spec, nullable))) {
@@ -187,6 +222,8 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   for (const k of spec.target.key) {
     if (!target.columns.has(k)) problem('target.key', missingColumn(k, spec.target.table, target));
   }
+  const looseTargetKeys = spec.target.key.filter((k) => target.nondeterministic.has(k));
+  if (looseTargetKeys.length > 0) problem('target.key', nondeterministicKey(looseTargetKeys, spec.target.table, target));
   if (spec.target.key.every((k) => target.columns.has(k)) && !target.uniqueKeys.some((u) => sameSet(u, spec.target.key))) {
     problem(
       'target.key',
