@@ -44,7 +44,14 @@ async function tableInfo(client: pg.PoolClient, table: string): Promise<TableInf
   const reg = await client.query<{ oid: string | null }>('SELECT to_regclass($1)::oid AS oid', [quoteTable(table)]);
   const oid = reg.rows[0]?.oid;
   if (!oid) return undefined;
-  const cols = await client.query<{ name: string; type: string; not_null: boolean; collation: string | null; deterministic: boolean | null; walkable: boolean }>(
+  const cols = await client.query<{
+    name: string;
+    type: string;
+    not_null: boolean;
+    collation: string | null;
+    deterministic: boolean | null;
+    walkable: boolean;
+  }>(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
             (SELECT format('%I.%I', n.nspname, c.collname) FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation,
             (SELECT c.collisdeterministic FROM pg_collation c WHERE c.oid = a.attcollation) AS deterministic,
@@ -194,7 +201,14 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
       );
     }
   } else if (keyColumns.some((k) => source.nondeterministic.has(k))) {
-    problem('source.key', nondeterministicKey(keyColumns.filter((k) => source.nondeterministic.has(k)), spec.source.table, source));
+    problem(
+      'source.key',
+      nondeterministicKey(
+        keyColumns.filter((k) => source.nondeterministic.has(k)),
+        spec.source.table,
+        source,
+      ),
+    );
   } else if (!keyIsUnique(keyColumns, source)) {
     problem('source.key', notUniqueAdvice(keyColumns, spec.source.table, source));
   } else if (nullable.length > 0 && (await hasNullKeys(client, spec, nullable))) {
