@@ -48,7 +48,7 @@ test('days computed in another time zone stray outside their UTC partitions: not
   );
   expect(rows.length).toBeGreaterThan(0);
   expect(rows[0].last_error).toMatch(
-    /^partition day:\d{4}-\d\d-\d\d failed at .*: the transform produced \d+ row\(s\) whose day lies outside partition day:\d{4}-\d\d-\d\d; replace mode may only write rows of the partition that computed them: partition at the grain of the target \(for a daily rollup, time partitions of "1 day" and days computed in UTC\); the full error is in the ledger/,
+    /^partition day:\d{4}-\d\d-\d\d failed at .*: the transform produced \d+ row\(s\) whose day lies outside partition day:\d{4}-\d\d-\d\d; replace mode may only write rows of the partition that computed them: partition at the grain of the target \(for a daily rollup, time partitions of "1 day", with partition.timeZone set to the zone the days are computed in; UTC by default\); the full error is in the ledger/,
   );
   expect(rows[0].error_detail).toMatch(/the partition holds day >= .* and < .*; for example day = \d{4}-\d\d-\d\d \(key \d{4}-\d\d-\d\d\)/);
   // no partition overwrote a day it does not own: every day still holds the sentinel or its true UTC count
@@ -64,4 +64,24 @@ test('a daily rollup over day partitions in UTC replaces every day exactly', asy
     SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${TRUE_DAILY}) t) x)::int AS extra,
            (SELECT count(*) FROM (SELECT * FROM (${TRUE_DAILY}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
   expect(rows[0]).toEqual({ extra: 0, missing: 0 });
+});
+
+test('a daily rollup in New York days, over the DST switch, with partition.timeZone: every day replaced exactly, 23-hour day included', async () => {
+  await env.db.pool.query('TRUNCATE app.daily');
+  const NY_DAILY = `SELECT (created_at AT TIME ZONE 'America/New_York')::date AS day, count(*) AS n FROM app.orders WHERE status <> 'void' GROUP BY 1`;
+  const spec = rollup('1 day', "(c.created_at AT TIME ZONE 'America/New_York')::date");
+  const started = await env.start({ ...spec, name: 'daily-rollup-ny', partition: { ...spec.partition, timeZone: 'America/New_York' } });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  const { rows } = await env.db.pool.query(`
+    SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${NY_DAILY}) t) x)::int AS extra,
+           (SELECT count(*) FROM (SELECT * FROM (${NY_DAILY}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
+  expect(rows[0]).toEqual({ extra: 0, missing: 0 });
+  // the fixture spans 2024-03-10, when New York's day had 23 hours: its partition did too
+  const { rows: dst } = await env.db.pool.query<{ hours: number }>(
+    `SELECT extract(epoch FROM (bounds->>'hi')::timestamptz - (bounds->>'lo')::timestamptz) / 3600 AS hours
+       FROM backfill.partitions WHERE run_id = $1 AND partition_id = 'day:2024-03-10'`,
+    [started.runId],
+  );
+  expect(Number(dst[0].hours)).toBe(23);
 });

@@ -215,7 +215,7 @@ async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext
   const pcol = ctx.run.spec.target.partitionColumn!;
   const what =
     `the transform produced ${rows[0].total} row(s) whose ${pcol} lies outside partition ${partitionId}; ` +
-    'replace mode may only write rows of the partition that computed them: partition at the grain of the target (for a daily rollup, time partitions of "1 day" and days computed in UTC)';
+    'replace mode may only write rows of the partition that computed them: partition at the grain of the target (for a daily rollup, time partitions of "1 day", with partition.timeZone set to the zone the days are computed in; UTC by default)';
   // values and keys are row data: the ledger's detail only
   const examples = rows.map((r) => `${pcol} = ${r.value ?? 'NULL'} (key ${r.key})`).join(', ');
   throw new TransformError(`${what}; the partition holds ${boundsText({ ...bounds, column: pcol } as PartitionBounds)}; for example ${examples}`, what);

@@ -77,6 +77,10 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(baseType(partitionColumnType))) {
     problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);
   }
+  const zone = spec.partition.by === 'time' ? spec.partition.timeZone : undefined;
+  if (zone && !(await client.query<{ e: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1) AS e', [zone])).rows[0].e) {
+    problem('partition.timeZone', `is ${zone}, which this PostgreSQL does not know (pg_timezone_names); use a zone name it lists`);
+  }
 
   for (const k of spec.target.key) {
     if (!target.columns.has(k)) problem('target.key', missingColumn(k, spec.target.table, target));

@@ -23,14 +23,19 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
       return { kind: 'range', min: rows[0].min, max: rows[0].max, hasNulls: rows[0].has_nulls };
     }
     case 'time': {
+      // a date or timestamp in a named zone's calendar is that zone's local time (as partition predicates read it)
+      const zone = spec.partition.timeZone;
+      const zoned = zone && !/^timestamp(\(\d+\))? with time zone/.test(columnType);
+      const instant = (v: string) => (zoned ? `(${v}::timestamp AT TIME ZONE $1)` : `${v}::timestamptz`);
       const { rows } = await querySingle<{ min: Date | null; max: Date | null; has_nulls: boolean; infinite: boolean }>(
         db,
         // 'infinity' sorts after every timestamp and '-infinity' before: the extremes tell whether
         // any row holds one, and min() and max() alone read two ends of the column's index, where
         // any other aggregate would scan the whole source (twice per start, on the biggest tables)
-        `SELECT m.lo::timestamptz AS min, m.hi::timestamptz AS max, ${nulls} AS has_nulls,
+        `SELECT ${instant('m.lo')} AS min, ${instant('m.hi')} AS max, ${nulls} AS has_nulls,
                 coalesce(NOT isfinite(m.lo) OR NOT isfinite(m.hi), false) AS infinite
            FROM (SELECT min(s.${col}) AS lo, max(s.${col}) AS hi FROM ${src} s ${where}) m`,
+        zoned ? [zone] : [],
       );
       if (rows[0].infinite) {
         // 'infinity' has no place on a calendar: no time partition could hold it

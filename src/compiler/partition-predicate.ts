@@ -45,7 +45,7 @@ export function partitionPredicate(bounds: PartitionBounds, alias: string, colum
       return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
     }
     case 'time':
-      return `${col} >= ${param(bounds.lo, 'timestamptz')} AND ${col} < ${param(bounds.hi, 'timestamptz')}`;
+      return `${col} >= ${timeBound(bounds, bounds.lo, columnType, param)} AND ${col} < ${timeBound(bounds, bounds.hi, columnType, param)}`;
     case 'list':
       return `${col} = ${param(bounds.value, columnType)}`;
     case 'null':
@@ -53,12 +53,24 @@ export function partitionPredicate(bounds: PartitionBounds, alias: string, colum
   }
 }
 
+/**
+ * A time bound (a UTC instant) as the column compares it. Bounds cut in a named zone's calendar
+ * meet a `date` or `timestamp` column as that zone's local time, so a New York day holds the
+ * rows dated that day; a timestamptz column compares instants (and, without a zone, a date or
+ * timestamp is read as UTC, the sessions' time zone).
+ */
+export function timeBound(bounds: { timeZone?: string }, instant: string, columnType: string, param: Param): string {
+  if (!bounds.timeZone || /^timestamp(\(\d+\))? with time zone/.test(columnType)) return param(instant, 'timestamptz');
+  return `(${param(instant, 'timestamptz')} AT TIME ZONE ${param(bounds.timeZone, 'text')})`;
+}
+
 /** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z and < …`. */
 export function boundsText(bounds: PartitionBounds): string {
   switch (bounds.kind) {
     case 'range':
-    case 'time':
       return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}`;
+    case 'time':
+      return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}${bounds.timeZone ? ` (${bounds.timeZone} calendar)` : ''}`;
     case 'list':
       return `${bounds.column} = ${bounds.value}`;
     case 'null':

@@ -5,6 +5,7 @@
  * a row, and a NULL partition is planned when the column has NULLs so that no row in
  * scope falls outside every partition.
  */
+import { DateTime } from 'luxon';
 import { partitionId } from '../shared/ids';
 import { MAX_PARTITIONS } from '../shared/limits';
 import type { PartitionBounds, PlannedPartition } from '../shared/types';
@@ -48,7 +49,7 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
       if (facts.kind !== 'time') throw new Error('time partition needs time facts');
       if (facts.min === null || facts.max === null) return nulls;
       const interval = parseInterval(partition.size)!;
-      return [...timeBounds(column, interval.count, interval.unit, new Date(facts.min), new Date(facts.max)), ...nulls];
+      return [...timeBounds(column, interval.count, interval.unit, facts.min, facts.max, partition.timeZone), ...nulls];
     }
     case 'list': {
       if (facts.kind !== 'list') throw new Error('list partition needs list facts');
@@ -87,57 +88,26 @@ function rangeBounds(column: string, size: bigint, min: bigint, max: bigint): Pa
   return out;
 }
 
-/** Start of the unit containing `at`, in UTC (weeks start on Monday, as ISO weeks do). */
-export function truncateUtc(at: Date, unit: TimeUnit): Date {
-  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate(), at.getUTCHours(), at.getUTCMinutes()));
-  switch (unit) {
-    case 'minute':
-      return d;
-    case 'hour':
-      d.setUTCMinutes(0);
-      return d;
-    case 'day':
-      d.setUTCHours(0, 0);
-      return d;
-    case 'week': {
-      d.setUTCHours(0, 0);
-      const sinceMonday = (d.getUTCDay() + 6) % 7;
-      d.setUTCDate(d.getUTCDate() - sinceMonday);
-      return d;
-    }
-    case 'month':
-      return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
-  }
+/** Start of the unit containing `at` in `zone`'s calendar (weeks start on Monday, as ISO weeks do). */
+export function startOfUnit(at: DateTime, unit: TimeUnit): DateTime {
+  return at.startOf(unit);
 }
 
-export function addUnits(at: Date, count: number, unit: TimeUnit): Date {
-  const d = new Date(at.getTime());
-  switch (unit) {
-    case 'minute':
-      d.setUTCMinutes(d.getUTCMinutes() + count);
-      return d;
-    case 'hour':
-      d.setUTCHours(d.getUTCHours() + count);
-      return d;
-    case 'day':
-      d.setUTCDate(d.getUTCDate() + count);
-      return d;
-    case 'week':
-      d.setUTCDate(d.getUTCDate() + 7 * count);
-      return d;
-    case 'month':
-      d.setUTCMonth(d.getUTCMonth() + count);
-      return d;
-  }
+/** `count` units after `at`: minutes and hours are elapsed time; days, weeks and months follow the zone's calendar (a DST day has 23 or 25 hours). */
+export function addUnits(at: DateTime, count: number, unit: TimeUnit): DateTime {
+  return at.plus({ [`${unit}s`]: count });
 }
 
-function timeBounds(column: string, count: number, unit: TimeUnit, min: Date, max: Date): PartitionBounds[] {
+function timeBounds(column: string, count: number, unit: TimeUnit, min: string, max: string, zone: string | undefined): PartitionBounds[] {
   const out: PartitionBounds[] = [];
-  for (let lo = truncateUtc(min, unit); lo.getTime() <= max.getTime(); lo = addUnits(lo, count, unit)) {
+  const at = (iso: string) => DateTime.fromISO(iso, { zone: zone ?? 'UTC' });
+  const last = at(max);
+  const utc = (d: DateTime) => d.toJSDate().toISOString();
+  for (let lo = startOfUnit(at(min), unit); lo <= last; lo = addUnits(lo, count, unit)) {
     if (out.length >= MAX_PARTITIONS) {
       throw new PlanError('partition.size', `would make more than ${MAX_PARTITIONS} partitions over ${column}; use a larger interval`);
     }
-    out.push({ kind: 'time', column, lo: lo.toISOString(), hi: addUnits(lo, count, unit).toISOString() });
+    out.push({ kind: 'time', column, lo: utc(lo), hi: utc(addUnits(lo, count, unit)), ...(zone ? { timeZone: zone } : {}) });
   }
   return out;
 }

@@ -13,7 +13,7 @@
  */
 import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
-import { boundsText, crossableEnds, params, partitionPredicate } from './partition-predicate';
+import { boundsText, crossableEnds, params, partitionPredicate, timeBound } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import { sourceKeyColumns, type Spec } from '../specs/schema';
 import type { RunShape } from './shape';
@@ -349,10 +349,14 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       } else {
         const first = bounded[0] as Extract<PartitionBounds, { lo: string }>;
         const last = bounded[bounded.length - 1] as Extract<PartitionBounds, { hi: string }>;
-        const type = first.kind === 'time' ? 'timestamptz' : shape.partitionColumnType;
-        const ends = crossableEnds(type, first.lo, last.hi);
-        if (ends.lo) outside.push(`${col} < ${param(first.lo, type)}`);
-        if (ends.hi) outside.push(`${col} >= ${param(last.hi, type)}`);
+        if (first.kind === 'time') {
+          outside.push(`${col} < ${timeBound(first, first.lo, shape.partitionColumnType, param)}`);
+          outside.push(`${col} >= ${timeBound(first, last.hi, shape.partitionColumnType, param)}`);
+        } else {
+          const ends = crossableEnds(shape.partitionColumnType, first.lo, last.hi);
+          if (ends.lo) outside.push(`${col} < ${param(first.lo, shape.partitionColumnType)}`);
+          if (ends.hi) outside.push(`${col} >= ${param(last.hi, shape.partitionColumnType)}`);
+        }
       }
       if (outside.length === 0) return { text: 'SELECT 0::bigint AS n', values: [] };
       const filter = spec.source.where ? ` AND (${spec.source.where}\n)` : '';

@@ -37,7 +37,7 @@ export function partitionId(bounds: PartitionBounds, timeUnit?: string, ordinal 
     case 'range':
       return `${bounds.column}:${padInteger(bounds.lo)}-${padInteger(bounds.hi)}`;
     case 'time':
-      return `${timeLabel(timeUnit)}:${timeValue(bounds.lo, timeUnit)}`;
+      return `${timeLabel(timeUnit)}:${timeValue(bounds.timeZone ? localIso(bounds.lo, bounds.timeZone) : bounds.lo, timeUnit)}`;
     case 'list':
       return `${bounds.column}#${String(ordinal + 1).padStart(LIST_PAD, '0')}`;
     case 'null':
@@ -62,6 +62,21 @@ function timeValue(iso: string, unit: string | undefined): string {
     default:
       return iso.slice(0, 16);
   }
+}
+
+/** An instant as the wall-clock time of `zone`, `YYYY-MM-DDTHH:MM`: a partition is named by its zone's own day. */
+function localIso(iso: string, zone: string): string {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  }).formatToParts(new Date(iso));
+  const part = (type: string) => parts.find((p) => p.type === type)!.value;
+  return `${part('year')}-${part('month')}-${part('day')}T${part('hour')}:${part('minute')}`;
 }
 
 /** A small, stable, workflow-safe hash (FNV-1a, 32 bit) for ids; not for security. */

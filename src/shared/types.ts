@@ -20,8 +20,11 @@ import type { GuardsSpec } from './guards';
 export type PartitionBounds =
   /** Integers in [lo, hi), as decimal strings so bigint columns stay exact. */
   | { kind: 'range'; column: string; lo: string; hi: string }
-  /** Timestamps in [lo, hi), ISO-8601 in UTC. */
-  | { kind: 'time'; column: string; lo: string; hi: string }
+  /**
+   * Timestamps in [lo, hi), ISO-8601 in UTC. `timeZone` (IANA; absent = UTC) is the calendar
+   * the bounds were cut in; a `date` or `timestamp` column's values are that zone's local time.
+   */
+  | { kind: 'time'; column: string; lo: string; hi: string; timeZone?: string }
   /** One value of the column, as text. */
   | { kind: 'list'; column: string; value: string }
   /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */

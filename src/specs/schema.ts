@@ -16,6 +16,15 @@ const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$
 export const identifier = z.string().regex(IDENT, { message: 'must be a plain column name (letters, digits, _), not SQL' });
 export const tableName = z.string().regex(QUALIFIED, { message: 'must be a plain table name like public.orders (letters, digits, _), not SQL' });
 
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(name);
+  } catch {
+    return false;
+  }
+}
+
 export const TIME_UNITS = ['minute', 'hour', 'day', 'week', 'month'] as const;
 export type TimeUnit = (typeof TIME_UNITS)[number];
 const INTERVAL = /^\s*(\d+)\s+(minute|hour|day|week|month)s?\s*$/;
@@ -42,6 +51,8 @@ const timePartition = z.strictObject({
   size: z.string({ message: 'must be an interval such as "1 day" for \'time\'' }).refine((s) => parseInterval(s) !== null, {
     message: 'must be an interval such as "1 day", "6 hours" or "1 month" for \'time\'',
   }),
+  /** The calendar partitions follow (IANA name); a date or timestamp column holds that zone's local time. Default UTC. */
+  timeZone: z.string().refine(isTimeZone, { message: 'must be an IANA time zone name such as "America/New_York" or "Europe/Berlin"' }).optional(),
 });
 
 const listPartition = z.strictObject({

@@ -1,4 +1,5 @@
-import { addUnits, planPartitions, PlanError, truncateUtc } from '../../src/compiler/partitions';
+import { DateTime } from 'luxon';
+import { addUnits, planPartitions, PlanError, startOfUnit } from '../../src/compiler/partitions';
 
 describe('planPartitions', () => {
   test('range partitions are aligned to multiples of size, half-open, and ids carry their bounds', () => {
@@ -89,8 +90,35 @@ describe('planPartitions', () => {
     );
   });
 
-  test('truncateUtc and addUnits work in UTC', () => {
-    expect(truncateUtc(new Date('2024-03-07T15:45:12Z'), 'week').toISOString()).toBe('2024-03-04T00:00:00.000Z');
-    expect(addUnits(new Date('2024-01-31T00:00:00Z'), 1, 'day').toISOString()).toBe('2024-02-01T00:00:00.000Z');
+  test('startOfUnit and addUnits work in UTC', () => {
+    const utc = (iso: string) => DateTime.fromISO(iso, { zone: 'UTC' });
+    expect(startOfUnit(utc('2024-03-07T15:45:12Z'), 'week').toJSDate().toISOString()).toBe('2024-03-04T00:00:00.000Z');
+    expect(addUnits(utc('2024-01-31T00:00:00Z'), 1, 'day').toJSDate().toISOString()).toBe('2024-02-01T00:00:00.000Z');
+    expect(addUnits(utc('2024-01-31T00:00:00Z'), 1, 'month').toJSDate().toISOString()).toBe('2024-02-29T00:00:00.000Z');
+  });
+
+  test('time partitions in a named zone follow its calendar: New York days across both DST switches are 23 and 25 hours', () => {
+    const spring = planPartitions(
+      { by: 'time', column: 'at', size: '1 day', timeZone: 'America/New_York' },
+      { kind: 'time', min: '2024-03-09T12:00:00.000Z', max: '2024-03-11T12:00:00.000Z', hasNulls: false },
+    );
+    expect(spring.map((p) => [p.id, p.bounds])).toEqual([
+      ['day:2024-03-09', { kind: 'time', column: 'at', lo: '2024-03-09T05:00:00.000Z', hi: '2024-03-10T05:00:00.000Z', timeZone: 'America/New_York' }],
+      ['day:2024-03-10', { kind: 'time', column: 'at', lo: '2024-03-10T05:00:00.000Z', hi: '2024-03-11T04:00:00.000Z', timeZone: 'America/New_York' }],
+      ['day:2024-03-11', { kind: 'time', column: 'at', lo: '2024-03-11T04:00:00.000Z', hi: '2024-03-12T04:00:00.000Z', timeZone: 'America/New_York' }],
+    ]);
+    const fall = planPartitions(
+      { by: 'time', column: 'at', size: '1 day', timeZone: 'America/New_York' },
+      { kind: 'time', min: '2024-11-03T12:00:00.000Z', max: '2024-11-03T12:00:00.000Z', hasNulls: false },
+    );
+    const b = fall[0].bounds as { lo: string; hi: string };
+    expect((Date.parse(b.hi) - Date.parse(b.lo)) / 3_600_000).toBe(25);
+    // ids name the zone's own day: a Tokyo day starts the evening before in UTC
+    const tokyo = planPartitions(
+      { by: 'time', column: 'at', size: '1 month', timeZone: 'Asia/Tokyo' },
+      { kind: 'time', min: '2024-02-29T16:00:00.000Z', max: '2024-02-29T16:00:00.000Z', hasNulls: false },
+    );
+    expect(tokyo.map((p) => p.id)).toEqual(['month:2024-03']);
+    expect(tokyo[0].bounds).toMatchObject({ lo: '2024-02-29T15:00:00.000Z', hi: '2024-03-31T15:00:00.000Z' });
   });
 });

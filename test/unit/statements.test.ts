@@ -95,6 +95,18 @@ describe('compileRun', () => {
     expect(byTime.describeRange(day, two, null)).toBe(`(occurred_at, id) in (${two}, end of partition]`);
   });
 
+  test("bounds cut in a named zone meet a date column as that zone's local time, a timestamptz column as instants", () => {
+    const nyDay = { ...day, lo: '2024-03-10T05:00:00.000Z', hi: '2024-03-11T04:00:00.000Z', timeZone: 'America/New_York' };
+    const onDate = compileRun(spec, { ...shape, partitionColumnType: 'date' });
+    const fill = onDate.fillFromSql(nyDay, null, null);
+    expect(fill.text).toContain('s."created_at" >= ($1::timestamptz AT TIME ZONE $2::text) AND s."created_at" < ($3::timestamptz AT TIME ZONE $4::text)');
+    expect(fill.values.slice(0, 4)).toEqual([nyDay.lo, 'America/New_York', nyDay.hi, 'America/New_York']);
+    expect(compiled.fillFromSql(nyDay, null, null).text).toContain('s."created_at" >= $1::timestamptz AND s."created_at" < $2::timestamptz');
+    expect(onDate.outsidePlan([nyDay]).text).toContain(
+      's."created_at" < ($1::timestamptz AT TIME ZONE $2::text) OR s."created_at" >= ($3::timestamptz AT TIME ZONE $4::text)',
+    );
+  });
+
   test('the first chunk has no lower key bound (no `$1 IS NULL OR` that would defeat the index)', () => {
     const bounds = compiled.chunkBounds(day, null, 100);
     expect(bounds.text).not.toContain('"id" >');
