@@ -69,10 +69,15 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   const partitionColumnType = source.columns.get(spec.partition.column);
   if (!partitionColumnType) {
     problem('partition.column', missingColumn(spec.partition.column, spec.source.table, source));
-  } else if (spec.partition.by === 'range' && !INTEGER_TYPES.includes(baseType(partitionColumnType))) {
+  } else if (spec.partition.by === 'range' && spec.partition.size !== undefined && !INTEGER_TYPES.includes(baseType(partitionColumnType))) {
     problem(
       'partition.column',
-      `${spec.partition.column} is ${partitionColumnType}; by: range needs an integer column (use by: time for timestamps, by: list otherwise)`,
+      `${spec.partition.column} is ${partitionColumnType}; by: range with size needs an integer column (use count: N for ranges of about equal rows on any orderable column, by: time for timestamps)`,
+    );
+  } else if (spec.partition.by === 'range' && !source.walkable.has(spec.partition.column)) {
+    problem(
+      'partition.column',
+      `${spec.partition.column} is ${partitionColumnType}, which has no total sort order to cut ranges on; partition by another column`,
     );
   } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(baseType(partitionColumnType))) {
     problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);

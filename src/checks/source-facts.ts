@@ -16,6 +16,7 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
   const nulls = `EXISTS (SELECT 1 FROM ${src} s ${where ? `${where} AND` : 'WHERE'} s.${col} IS NULL)`;
   switch (spec.partition.by) {
     case 'range': {
+      if (spec.partition.count !== undefined) return quantileFacts(db, spec, nulls);
       const { rows } = await querySingle<{ min: string | null; max: string | null; has_nulls: boolean }>(
         db,
         `SELECT min(s.${col})::text AS min, max(s.${col})::text AS max, ${nulls} AS has_nulls FROM ${src} s ${where}`,
@@ -104,4 +105,30 @@ async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string
     spelledAs.set(text, given[i]);
   }
   return canonical;
+}
+
+/** Above this many rows the quantiles come from a repeatable sample of about this many. */
+const SAMPLE_ROWS = 200_000;
+
+/**
+ * The partition column's quantiles at 1/count … (count-1)/count, for ranges of about equal
+ * rows. A big table is read through a repeatable page sample (TABLESAMPLE SYSTEM … REPEATABLE),
+ * so planning it again over the same data cuts the same ranges and reads a few hundred
+ * thousand rows, not the table.
+ */
+async function quantileFacts(db: pg.PoolClient, spec: Spec, nulls: string): Promise<SourceFacts> {
+  const count = spec.partition.by === 'range' ? spec.partition.count! : 1;
+  const src = quoteTable(spec.source.table);
+  const col = quoteIdent(spec.partition.column);
+  const { rows: est } = await db.query<{ n: number }>('SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = to_regclass($1)', [src]);
+  const tableRows = Number(est[0]?.n ?? 0);
+  const sample = tableRows > SAMPLE_ROWS ? ` TABLESAMPLE SYSTEM (${Math.min(100, (100 * SAMPLE_ROWS) / tableRows).toFixed(6)}) REPEATABLE (0)` : '';
+  const filter = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
+  const fractions = Array.from({ length: count - 1 }, (_, i) => (i + 1) / count);
+  const { rows } = await querySingle<{ cuts: string[] | null; has_nulls: boolean }>(
+    db,
+    `SELECT (SELECT (percentile_disc($1::float8[]) WITHIN GROUP (ORDER BY s.${col}))::text[] FROM ${src} s${sample} WHERE s.${col} IS NOT NULL${filter}) AS cuts, ${nulls} AS has_nulls`,
+    [fractions],
+  );
+  return { kind: 'quantiles', cuts: count > 1 ? (rows[0].cuts ?? []) : [], hasNulls: rows[0].has_nulls };
 }

@@ -48,6 +48,13 @@ export function partitionPredicate(bounds: PartitionBounds, alias: string, colum
       return `${col} >= ${timeBound(bounds, bounds.lo, columnType, param)} AND ${col} < ${timeBound(bounds, bounds.hi, columnType, param)}`;
     case 'list':
       return `${col} = ${param(bounds.value, columnType)}`;
+    case 'span': {
+      const parts = [
+        ...(bounds.lo !== null ? [`${col} >= ${param(bounds.lo, columnType)}`] : []),
+        ...(bounds.hi !== null ? [`${col} < ${param(bounds.hi, columnType)}`] : []),
+      ];
+      return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
+    }
     case 'null':
       return `${col} IS NULL`;
   }
@@ -73,6 +80,9 @@ export function boundsText(bounds: PartitionBounds): string {
       return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}${bounds.timeZone ? ` (${bounds.timeZone} calendar)` : ''}`;
     case 'list':
       return `${bounds.column} = ${bounds.value}`;
+    case 'span':
+      // row data: the ledger holds the values (backfill status)
+      return `${bounds.column} in a range of about equal rows (values in the ledger)`;
     case 'null':
       return `${bounds.column} IS NULL`;
   }

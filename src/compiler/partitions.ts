@@ -14,6 +14,8 @@ import { parseInterval, type PartitionSpec, type TimeUnit } from '../specs/schem
 /** What the planner needs to know about the source, gathered by one query per spec. */
 export type SourceFacts =
   | { kind: 'range'; min: string | null; max: string | null; hasNulls: boolean }
+  /** `count` partitions: the column's quantiles at 1/count, 2/count, … (as its text, ascending), from the source or a sample of it. */
+  | { kind: 'quantiles'; cuts: string[]; hasNulls: boolean }
   | { kind: 'time'; min: string | null; max: string | null; hasNulls: boolean }
   | { kind: 'list'; values: string[]; hasNulls: boolean };
 
@@ -41,9 +43,13 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
   const nulls: PartitionBounds[] = facts.hasNulls ? [{ kind: 'null', column }] : [];
   switch (partition.by) {
     case 'range': {
+      if (partition.count !== undefined) {
+        if (facts.kind !== 'quantiles') throw new Error('range partitions by count need quantile facts');
+        return [...spanBounds(column, facts.cuts), ...nulls];
+      }
       if (facts.kind !== 'range') throw new Error('range partition needs range facts');
       if (facts.min === null || facts.max === null) return nulls;
-      return [...rangeBounds(column, BigInt(partition.size), BigInt(facts.min), BigInt(facts.max)), ...nulls];
+      return [...rangeBounds(column, BigInt(partition.size!), BigInt(facts.min), BigInt(facts.max)), ...nulls];
     }
     case 'time': {
       if (facts.kind !== 'time') throw new Error('time partition needs time facts');
@@ -67,6 +73,17 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
       return given ? listed : [...listed, ...nulls];
     }
   }
+}
+
+/**
+ * Ranges between consecutive cuts, open at both ends so a row beyond the sampled extremes (or
+ * written after the plan) still has a partition. A value that fills several quantiles is one
+ * cut: that partition is bigger, never empty twice.
+ */
+function spanBounds(column: string, cuts: string[]): PartitionBounds[] {
+  const distinct = cuts.filter((c, i) => i === 0 || c !== cuts[i - 1]);
+  const edges = [null, ...distinct, null];
+  return edges.slice(0, -1).map((lo, i) => ({ kind: 'span' as const, column, lo, hi: edges[i + 1] }));
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

@@ -339,6 +339,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const outside: string[] = hasNull ? [] : [`${col} IS NULL`];
       if (bounded.length === 0) {
         outside.push(`${col} IS NOT NULL`);
+      } else if (bounded[0].kind === 'span') {
+        // open at both ends: every value has a partition
       } else if (bounded[0].kind === 'list') {
         outside.push(
           `${col}::text <> ALL (${param(

@@ -34,6 +34,14 @@ export function completenessProblems(planned: number, partitions: LedgerPartitio
     if (bounds.kind === 'list') {
       if (seenValues.has(bounds.value)) problems.push(`partition ${id} repeats a value another partition covers`);
       seenValues.add(bounds.value);
+    } else if (bounds.kind === 'span') {
+      const previous = bounded[i - 1]?.bounds;
+      const first = i === 0;
+      const last = i === bounded.length - 1;
+      if ((first && bounds.lo !== null) || (last && bounds.hi !== null))
+        problems.push(`partition ${id} leaves the ${first ? 'lowest' : 'highest'} values without a partition`);
+      if (previous && (previous.kind !== 'span' || previous.hi !== bounds.lo))
+        problems.push(`partition ${id} does not start where the one before it ends: a gap or an overlap`);
     } else if (bounds.kind === 'range' || bounds.kind === 'time') {
       const previous = bounded[i - 1]?.bounds;
       if (previous && (previous.kind === 'range' || previous.kind === 'time') && !sameBound(previous.hi, bounds.lo, bounds.kind)) {

@@ -25,6 +25,12 @@ export type PartitionBounds =
    * the bounds were cut in; a `date` or `timestamp` column's values are that zone's local time.
    */
   | { kind: 'time'; column: string; lo: string; hi: string; timeZone?: string }
+  /**
+   * Values of any orderable type in [lo, hi), as the column's text, null for an open end:
+   * ranges of about equal rows cut from the column's quantiles (`by: range` with `count`).
+   * Row data, like list values: kept in the ledger, never in ids or messages.
+   */
+  | { kind: 'span'; column: string; lo: string | null; hi: string | null }
   /** One value of the column, as text. */
   | { kind: 'list'; column: string; value: string }
   /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */

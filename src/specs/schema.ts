@@ -36,14 +36,29 @@ export function parseInterval(text: string): { count: number; unit: TimeUnit } |
   return count > 0 ? { count, unit: m[2] as TimeUnit } : null;
 }
 
-const rangePartition = z.strictObject({
-  by: z.literal('range'),
-  column: identifier,
-  size: z
-    .number({ message: "must be a positive integer for 'range' (a width in key units); use by: time for intervals" })
-    .int({ message: "must be a positive integer for 'range'" })
-    .positive({ message: "must be a positive integer for 'range'" }),
-});
+const rangePartition = z
+  .strictObject({
+    by: z.literal('range'),
+    column: identifier,
+    /** A width in key units on an integer column: partitions aligned to multiples of it. */
+    size: z
+      .number({ message: "must be a positive integer for 'range' (a width in key units); use by: time for intervals" })
+      .int({ message: "must be a positive integer for 'range'" })
+      .positive({ message: "must be a positive integer for 'range'" })
+      .optional(),
+    /** Or this many partitions of about equal rows, on a column of any orderable type (uuid, text, a skewed integer). */
+    count: z
+      .number({ message: "must be a whole number of partitions for 'range'" })
+      .int({ message: "must be a whole number of partitions for 'range'" })
+      .min(1, { message: 'must be at least 1' })
+      .max(MAX_PARTITIONS, { message: `must be at most ${MAX_PARTITIONS}` })
+      .optional(),
+  })
+  .refine((p) => (p.size === undefined) !== (p.count === undefined), {
+    message:
+      'by: range takes size (a width in key units, integer columns) or count (partitions of about equal rows, any orderable column), not both and not neither',
+    path: ['size'],
+  });
 
 const timePartition = z.strictObject({
   by: z.literal('time'),

@@ -40,4 +40,19 @@ describe('the completeness proof', () => {
   ] as [string, number, LedgerPartition[], string[]][])('fails for %s', (_label, planned, partitions, problems) => {
     expect(completenessProblems(planned, partitions)).toEqual(problems);
   });
+
+  test('ranges by count tile every value: open ends, each starting where the one before ends', () => {
+    const span = (ordinal: number, lo: string | null, hi: string | null): LedgerPartition => ({
+      partition_id: `id~${ordinal}`,
+      ordinal,
+      bounds: { kind: 'span', column: 'id', lo, hi },
+      status: 'succeeded',
+      completions: 1,
+    });
+    expect(completenessProblems(3, [span(0, null, 'b'), span(1, 'b', 'k'), span(2, 'k', null)])).toEqual([]);
+    expect(completenessProblems(2, [span(0, 'a', 'b'), span(1, 'c', null)])).toEqual([
+      'partition id~0 leaves the lowest values without a partition',
+      'partition id~1 does not start where the one before it ends: a gap or an overlap',
+    ]);
+  });
 });

@@ -121,4 +121,17 @@ describe('planPartitions', () => {
     expect(tokyo.map((p) => p.id)).toEqual(['month:2024-03']);
     expect(tokyo[0].bounds).toMatchObject({ lo: '2024-02-29T15:00:00.000Z', hi: '2024-03-31T15:00:00.000Z' });
   });
+
+  test('range by count: ranges between the quantile cuts, open at both ends, named by place; a repeated cut is one', () => {
+    const planned = planPartitions({ by: 'range', column: 'id', count: 4 }, { kind: 'quantiles', cuts: ['3f', '7a', '7a'], hasNulls: true });
+    expect(planned.map((p) => [p.id, p.bounds])).toEqual([
+      ['id~000001', { kind: 'span', column: 'id', lo: null, hi: '3f' }],
+      ['id~000002', { kind: 'span', column: 'id', lo: '3f', hi: '7a' }],
+      ['id~000003', { kind: 'span', column: 'id', lo: '7a', hi: null }],
+      ['id:null', { kind: 'null', column: 'id' }],
+    ]);
+    expect(planPartitions({ by: 'range', column: 'id', count: 1 }, { kind: 'quantiles', cuts: [], hasNulls: false }).map((p) => p.bounds)).toEqual([
+      { kind: 'span', column: 'id', lo: null, hi: null },
+    ]);
+  });
 });
