@@ -8,6 +8,10 @@
  * key that works.
  */
 import { verifyRun, waitForResult } from '../src/operations';
+import { compileRun } from '../src/compiler/statements';
+import { inputChanges } from '../src/checks/input-fingerprints';
+import { runInputs } from '../src/checks/run-inputs';
+import type { PartitionBounds } from '../src/shared/types';
 import { getRun } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
@@ -102,3 +106,54 @@ test.each([
     expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
   },
 );
+
+test("partition.by native: one backfill partition per leaf, each chunk pruned to its leaf; exact, verified, re-run without a write; a leaf attached later changes the run's inputs", async () => {
+  await env.db.pool.query('TRUNCATE public.event_totals');
+  const spec = eventsSpec({ partition: { by: 'native', column: 'occurred_at' } });
+  const plan = await runCli(['plan', writeSpec(spec), '-o', 'json']);
+  expect(plan.stderr).toBe('');
+  expect(plan.code).toBe(0);
+  expect((JSON.parse(plan.stdout) as { partitions: { id: string }[] }).partitions.map((p) => p.id)).toEqual([
+    'leaf:public.events_2024_01',
+    'leaf:public.events_2024_02',
+    'leaf:public.events_2024_03',
+    'leaf:public.events_default',
+  ]);
+
+  const first = await env.start(spec);
+  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
+  expect(await differences()).toBe(0);
+  const run = (await getRun(env.db.pool, first.runId))!;
+  expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
+
+  // the chunk statement a worker runs for February reads February's leaf and no other
+  const compiled = compileRun(run.spec, run.shape);
+  const { rows: feb } = await env.db.pool.query<{ bounds: PartitionBounds }>(
+    "SELECT bounds FROM backfill.partitions WHERE run_id = $1 AND partition_id = 'leaf:public.events_2024_02'",
+    [first.runId],
+  );
+  const q = compiled.chunkBounds(feb[0].bounds, null, 100);
+  const explained = (await env.db.pool.query(`EXPLAIN ${q.text}`, q.values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+  expect(explained).toContain('events_2024_02');
+  expect(explained).not.toMatch(/events_2024_01|events_2024_03|events_default/);
+
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
+
+  const before = await runInputs(env.db.pool, run.spec, run.shape);
+  await env.db.pool.query("CREATE TABLE public.events_2024_05 PARTITION OF public.events FOR VALUES FROM ('2024-05-01') TO ('2024-06-01')");
+  const after = await runInputs(env.db.pool, run.spec, run.shape);
+  expect(inputChanges(before, after, 'at registration')).toEqual([expect.stringContaining('public.events (leaf partitions)')]);
+});
+
+test('partition.by native is refused where it cannot work, with the reason', async () => {
+  const column = await runCli(['plan', writeSpec(eventsSpec({ partition: { by: 'native', column: 'id' } }))]);
+  expect(column.code).toBe(2);
+  expect(column.stderr).toContain("partition.column must be public.events's partition key: occurred_at");
+  await env.db.pool.query('CREATE TABLE public.plain_events (LIKE public.events INCLUDING ALL)');
+  const plain = await runCli([
+    'plan',
+    writeSpec(eventsSpec({ source: { table: 'public.plain_events', key: ['id', 'occurred_at'] }, partition: { by: 'native', column: 'occurred_at' } })),
+  ]);
+  expect(plain.code).toBe(2);
+  expect(plain.stderr).toContain('partition.by is native, but public.plain_events is not a partitioned table');
+});

@@ -82,6 +82,18 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   } else if (spec.partition.by === 'time' && !TIME_TYPES.includes(baseType(partitionColumnType))) {
     problem('partition.column', `${spec.partition.column} is ${partitionColumnType}; by: time needs a timestamp or date column`);
   }
+  if (spec.partition.by === 'native') {
+    if (source.partitionKey.length === 0) {
+      problem('partition.by', `is native, but ${spec.source.table} is not a partitioned table; partition by range, time or list`);
+    } else if (source.partitionKey.length > 1 || source.partitionKey[0] !== spec.partition.column) {
+      problem(
+        'partition.column',
+        `must be ${spec.source.table}'s partition key${source.partitionKey.length > 1 ? ', which has several columns' : ''}: ${source.partitionKey.join(', ')}`,
+      );
+    }
+    if (spec.target.mode === 'replace')
+      problem('partition.by', 'is native, which replace mode does not take: replace needs bounds on the target; partition by range or time');
+  }
   const zone = spec.partition.by === 'time' ? spec.partition.timeZone : undefined;
   if (zone && !(await client.query<{ e: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1) AS e', [zone])).rows[0].e) {
     problem('partition.timeZone', `is ${zone}, which this PostgreSQL does not know (pg_timezone_names); use a zone name it lists`);
@@ -192,6 +204,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     targetKeyType: target.columns.get(spec.target.key[0]),
     targetKeyCollations: spec.target.key.map((k) => target.collations.get(k) ?? null),
     // a range partition on the key's first column is walked in key order: its index serves both
+    // a leaf holds only its own rows: walking the key reads nothing twice
     chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== keyColumns[0]) ? 'column-key' : 'key',
     targetPartitionColumnType,
   };

@@ -6,14 +6,38 @@
  */
 import type pg from 'pg';
 import type { Spec } from '../specs/schema';
+import { quoteTable } from '../db/sql';
+import { sha256 } from '../util/hash';
 import { fingerprintInputs, type InputFingerprint } from './input-fingerprints';
 import { inReadOnlyCheck } from '../db/session';
 import type { RunShape } from '../compiler/shape';
 
-export async function runInputs(pool: pg.Pool, spec: Pick<Spec, 'source' | 'target'>, shape: Pick<RunShape, 'transformReads'>): Promise<InputFingerprint[]> {
+export async function runInputs(
+  pool: pg.Pool,
+  spec: Pick<Spec, 'source' | 'target'> & { partition?: Pick<Spec['partition'], 'by'> },
+  shape: Pick<RunShape, 'transformReads'>,
+): Promise<InputFingerprint[]> {
   const reads = shape.transformReads;
-  if (!reads || (reads.tables.length === 0 && reads.functions.length === 0)) return [];
-  return inReadOnlyCheck(pool, (client) => fingerprintInputs(client, reads, [spec.source.table, spec.target.table]));
+  const native = spec.partition?.by === 'native';
+  if (!native && (!reads || (reads.tables.length === 0 && reads.functions.length === 0))) return [];
+  return inReadOnlyCheck(pool, async (client) => {
+    const inputs = reads ? await fingerprintInputs(client, reads, [spec.source.table, spec.target.table]) : [];
+    // one backfill partition per leaf: a leaf attached, detached or dropped mid-run changes the plan's ground
+    return native ? [...inputs, await leafLayout(client, spec.source.table)] : inputs;
+  });
+}
+
+/** The source's leaf partitions and their bounds, as one fingerprint. */
+async function leafLayout(client: pg.PoolClient, table: string): Promise<InputFingerprint> {
+  const { rows } = await client.query<{ layout: string | null }>(
+    `WITH RECURSIVE tree AS (
+       SELECT inhrelid AS oid FROM pg_inherits WHERE inhparent = to_regclass($1)
+       UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
+     SELECT string_agg(format('%I.%I %s', n.nspname, c.relname, pg_get_expr(c.relpartbound, c.oid)), E'\n' ORDER BY n.nspname, c.relname) AS layout
+       FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace`,
+    [quoteTable(table)],
+  );
+  return { name: `${table} (leaf partitions)`, kind: 'partitioned table', definition: sha256(rows[0].layout ?? '') };
 }
 
 export async function serverVersion(db: pg.Pool | pg.PoolClient): Promise<string> {

@@ -55,6 +55,10 @@ export function partitionPredicate(bounds: PartitionBounds, alias: string, colum
       ];
       return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
     }
+    case 'leaf':
+      // the catalog's own text, bare so the planner prunes to the leaf (a partition constraint is
+      // never NULL); it names the column unqualified, and every statement reads the source alone here
+      return `(${bounds.constraint})`;
     case 'null':
       return `${col} IS NULL`;
   }
@@ -80,6 +84,8 @@ export function boundsText(bounds: PartitionBounds): string {
       return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}${bounds.timeZone ? ` (${bounds.timeZone} calendar)` : ''}`;
     case 'list':
       return `${bounds.column} = ${bounds.value}`;
+    case 'leaf':
+      return `the rows of leaf partition ${bounds.leaf}`;
     case 'span':
       // row data: the ledger holds the values (backfill status)
       return `${bounds.column} in a range of about equal rows (values in the ledger)`;

@@ -17,7 +17,9 @@ export type SourceFacts =
   /** `count` partitions: the column's quantiles at 1/count, 2/count, … (as its text, ascending), from the source or a sample of it. */
   | { kind: 'quantiles'; cuts: string[]; hasNulls: boolean }
   | { kind: 'time'; min: string | null; max: string | null; hasNulls: boolean }
-  | { kind: 'list'; values: string[]; hasNulls: boolean };
+  | { kind: 'list'; values: string[]; hasNulls: boolean }
+  /** The source's leaf partitions, in name order, with their partition constraints. */
+  | { kind: 'leaves'; leaves: { name: string; constraint: string }[] };
 
 /** Beyond this the parent's ledger paging still works, but the plan is almost surely a typo in size. */
 export { MAX_PARTITIONS };
@@ -40,7 +42,14 @@ export function planPartitions(partition: PartitionSpec, facts: SourceFacts): Pl
 
 function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBounds[] {
   const column = partition.column;
-  const nulls: PartitionBounds[] = facts.hasNulls ? [{ kind: 'null', column }] : [];
+  if (partition.by === 'native') {
+    if (facts.kind !== 'leaves') throw new Error('native partitions need the leaves');
+    if (facts.leaves.length === 0)
+      throw new PlanError('partition.by', 'is native, but the source has no leaf partitions to plan; attach partitions, or partition by range or time');
+    // leaves cover every row the table can hold, NULLs included (in a list or default leaf)
+    return facts.leaves.map((l) => ({ kind: 'leaf', column, leaf: l.name, constraint: l.constraint }));
+  }
+  const nulls: PartitionBounds[] = 'hasNulls' in facts && facts.hasNulls ? [{ kind: 'null', column }] : [];
   switch (partition.by) {
     case 'range': {
       if (partition.count !== undefined) {

@@ -339,6 +339,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const outside: string[] = hasNull ? [] : [`${col} IS NULL`];
       if (bounded.length === 0) {
         outside.push(`${col} IS NOT NULL`);
+      } else if (bounded[0].kind === 'leaf') {
+        const within = bounded.map((b) => (b.kind === 'leaf' ? `(${b.constraint})` : 'false')).join(' OR ');
+        return { text: `SELECT count(*) AS n FROM ${src} s WHERE NOT (${within})${where}`, values: [] };
       } else if (bounded[0].kind === 'span') {
         // open at both ends: every value has a partition
       } else if (bounded[0].kind === 'list') {

@@ -34,6 +34,9 @@ export function completenessProblems(planned: number, partitions: LedgerPartitio
     if (bounds.kind === 'list') {
       if (seenValues.has(bounds.value)) problems.push(`partition ${id} repeats a value another partition covers`);
       seenValues.add(bounds.value);
+    } else if (bounds.kind === 'leaf') {
+      if (seenValues.has(`leaf ${bounds.leaf}`)) problems.push(`partition ${id} repeats leaf ${bounds.leaf}`);
+      seenValues.add(`leaf ${bounds.leaf}`);
     } else if (bounds.kind === 'span') {
       const previous = bounded[i - 1]?.bounds;
       const first = i === 0;

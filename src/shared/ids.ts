@@ -40,6 +40,9 @@ export function partitionId(bounds: PartitionBounds, timeUnit?: string, ordinal 
       return `${timeLabel(timeUnit)}:${timeValue(bounds.timeZone ? localIso(bounds.lo, bounds.timeZone) : bounds.lo, timeUnit)}`;
     case 'list':
       return `${bounds.column}#${String(ordinal + 1).padStart(LIST_PAD, '0')}`;
+    case 'leaf':
+      // a leaf's name is schema, not data
+      return `leaf:${bounds.leaf}`;
     case 'span':
       // its bounds are row data too: named by place, `id~000003`
       return `${bounds.column}~${String(ordinal + 1).padStart(LIST_PAD, '0')}`;

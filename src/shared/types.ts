@@ -33,6 +33,12 @@ export type PartitionBounds =
   | { kind: 'span'; column: string; lo: string | null; hi: string | null }
   /** One value of the column, as text. */
   | { kind: 'list'; column: string; value: string }
+  /**
+   * One leaf partition of a partitioned source: `leaf` its qualified name, `constraint` its
+   * partition constraint as PostgreSQL deparses it (pg_get_partition_constraintdef, naming the
+   * partition key's column unqualified), which lets the planner prune to that leaf.
+   */
+  | { kind: 'leaf'; column: string; leaf: string; constraint: string }
   /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */
   | { kind: 'null'; column: string };
 

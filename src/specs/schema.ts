@@ -81,8 +81,14 @@ const listPartition = z.strictObject({
     .optional(),
 });
 
-export const partitionSchema = z.discriminatedUnion('by', [rangePartition, timePartition, listPartition], {
-  message: 'partition.by must be one of range, time, list',
+/** One backfill partition per leaf partition of a declaratively partitioned source; `column` is its partition key. */
+const nativePartition = z.strictObject({
+  by: z.literal('native'),
+  column: identifier,
+});
+
+export const partitionSchema = z.discriminatedUnion('by', [rangePartition, timePartition, listPartition, nativePartition], {
+  message: 'partition.by must be one of range, time, list, native',
 });
 
 export const transformSchema = z
