@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { specJsonSchema } from '../../src/specs/json-schema';
-import { parseSpecText } from '../../src/specs/load';
+import { loadSpecFile, parseSpecText } from '../../src/specs/load';
 import { SpecError } from '../../src/specs/errors';
 import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/shared/statuses';
 import { partitionWorkflowId, runWorkflowId } from '../../src/shared/ids';
@@ -83,4 +83,11 @@ test('workflow ids follow backfill/<name>/<runId>[/<partitionId>]', () => {
 test('examples/spec.schema.json is the JSON Schema generated from the zod spec schema (regenerate: backfill schema)', () => {
   const committed = JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'examples', 'spec.schema.json'), 'utf8'));
   expect(committed).toEqual(specJsonSchema());
+});
+
+test('every example spec parses as a spec: the shapes the README points at are valid as written', () => {
+  const dir = path.join(__dirname, '..', '..', 'examples');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
+  expect(files.length).toBeGreaterThanOrEqual(4);
+  for (const file of files) expect(() => loadSpecFile(path.join(dir, file))).not.toThrow();
 });
