@@ -164,11 +164,13 @@ test('a key in a nondeterministic (case-insensitive) collation is refused at pla
   expect(target.stderr).toContain('target.key handle (public.case_insensitive) on public.handle_copies is in a nondeterministic collation');
 });
 
-test('a key no cursor can walk (floating point, json) is refused at plan with the fix; a domain over bigint walks as bigint', async () => {
+test('a key no cursor can walk (floating point, json) is refused at plan with the fix; domains walk and partition as their base types, numeric(20,0) partitions by range', async () => {
   await env.db.pool.query(`
     CREATE DOMAIN public.ticket_id AS bigint CHECK (VALUE > 0);
-    CREATE TABLE public.tickets (id public.ticket_id PRIMARY KEY, score double precision UNIQUE NOT NULL, payload json NOT NULL, opened_at timestamptz NOT NULL);
-    INSERT INTO public.tickets SELECT g, g / 7.0, json_build_object('n', g), timestamptz '2024-01-01' + g * interval '1 hour' FROM generate_series(1, 500) g;
+    CREATE DOMAIN public.opened_time AS timestamptz CHECK (VALUE > '2020-01-01');
+    CREATE TABLE public.tickets (id public.ticket_id PRIMARY KEY, score double precision UNIQUE NOT NULL, payload json NOT NULL, opened_at public.opened_time NOT NULL,
+                                 ref numeric(20,0) NOT NULL);
+    INSERT INTO public.tickets SELECT g, g / 7.0, json_build_object('n', g), timestamptz '2024-01-01' + g * interval '1 hour', 90000000000000000000 + g FROM generate_series(1, 500) g;
     CREATE TABLE public.ticket_scores (id bigint PRIMARY KEY, score double precision NOT NULL);`);
   const spec = (key: string | string[]): SpecInput => ({
     name: 'shapes-tickets',
@@ -190,4 +192,7 @@ test('a key no cursor can walk (floating point, json) is refused at plan with th
   expect(domain.stderr).toBe('');
   expect(domain.code).toBe(0);
   expect(await waitForResult((await env.start(spec('id'))).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 500 });
+  // range partitions on numeric(20,0), wider than bigint: bounds 0-aligned, cast to the base type, no domain CHECK on a bound
+  const byRef = { ...spec('id'), name: 'shapes-tickets-ref', partition: { by: 'range' as const, column: 'ref', size: 100 } };
+  expect(await waitForResult((await env.start(byRef)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 500 });
 });

@@ -18,6 +18,11 @@ import { sourceKeyProblems } from './source-key';
 import { missingColumn, nondeterministicKey, tableAdvice, tableInfo } from './table-info';
 
 const INTEGER_TYPES = ['smallint', 'integer', 'bigint'];
+
+/** Integer types of every width, and numeric without a fraction (`numeric(20,0)`): whole-number ranges. */
+function isIntegral(type: string): boolean {
+  return INTEGER_TYPES.includes(type) || /^numeric\(\d+,\s*0\)$/.test(type);
+}
 const TIME_TYPES = ['timestamp with time zone', 'timestamp without time zone', 'date'];
 
 /** A type without its modifier: `timestamp(3) without time zone` -> `timestamp without time zone`; the column's own type (precision kept) is what statements cast to. */
@@ -63,13 +68,13 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (!source || !target) return { ok: false, problems };
 
   const keyColumns = sourceKeyColumns(spec.source);
-  const keyTypes = keyColumns.map((k) => source.columns.get(k));
+  const keyTypes = keyColumns.map((k) => source.baseTypes.get(k));
   for (const message of await sourceKeyProblems(client, spec, source)) problem('source.key', message);
 
-  const partitionColumnType = source.columns.get(spec.partition.column);
+  const partitionColumnType = source.baseTypes.get(spec.partition.column);
   if (!partitionColumnType) {
     problem('partition.column', missingColumn(spec.partition.column, spec.source.table, source));
-  } else if (spec.partition.by === 'range' && spec.partition.size !== undefined && !INTEGER_TYPES.includes(baseType(partitionColumnType))) {
+  } else if (spec.partition.by === 'range' && spec.partition.size !== undefined && !isIntegral(partitionColumnType)) {
     problem(
       'partition.column',
       `${spec.partition.column} is ${partitionColumnType}; by: range with size needs an integer column (use count: N for ranges of about equal rows on any orderable column, by: time for timestamps)`,

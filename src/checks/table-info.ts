@@ -8,6 +8,8 @@ import { caseFoldedMatch, quoteTable } from '../db/sql';
 
 export interface TableInfo {
   columns: Map<string, string>;
+  /** Each column's type with domains resolved to the type under them (what bounds and cursors are cast to: a domain's CHECK is no business of a bound). */
+  baseTypes: Map<string, string>;
   /** Each collatable column's collation as SQL (`pg_catalog."C"`). */
   collations: Map<string, string>;
   /** Columns in a nondeterministic collation (case- or accent-insensitive): equal values may differ in bytes. */
@@ -32,8 +34,11 @@ export async function tableInfo(client: pg.PoolClient, table: string): Promise<T
     collation: string | null;
     deterministic: boolean | null;
     walkable: boolean;
+    base_type: string;
   }>(
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null,
+            (SELECT CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod) ELSE format_type(a.atttypid, a.atttypmod) END
+               FROM pg_type t WHERE t.oid = a.atttypid) AS base_type,
             (SELECT format('%I.%I', n.nspname, c.collname) FROM pg_collation c JOIN pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation,
             (SELECT c.collisdeterministic FROM pg_collation c WHERE c.oid = a.attcollation) AS deterministic,
             -- a domain walks as its base type; floats sort totally but their text is no key anyone should walk by
@@ -65,6 +70,7 @@ export async function tableInfo(client: pg.PoolClient, table: string): Promise<T
   return {
     partitionKey: parts.rows[0]?.cols ?? [],
     columns: new Map(cols.rows.map((r) => [r.name, r.type])),
+    baseTypes: new Map(cols.rows.map((r) => [r.name, r.base_type])),
     collations: new Map(cols.rows.filter((r) => r.collation !== null).map((r) => [r.name, r.collation!])),
     nondeterministic: new Set(cols.rows.filter((r) => r.deterministic === false).map((r) => r.name)),
     walkable: new Set(cols.rows.filter((r) => r.walkable).map((r) => r.name)),
