@@ -12,7 +12,7 @@
  * The long run is its own shape: 1,000 small partitions at a low rows/s cap inside allowed
  * hours that close mid-run, continuing as new every ~100 partitions, a worker killed every 6 s.
  *
- * Run: npm run chaos   (CHAOS_LONG_KILL_SECONDS, default 6; CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
+ * Run: npm run chaos   (CHAOS_LONG_KILL_SECONDS, default 6; CHAOS_LONG_PARTITIONS, default 1000; CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
  * faults, default 20; CHAOS_CASES, comma-separated, default all; CHAOS_OUTPUT=json)
  * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
  */
@@ -84,6 +84,8 @@ export interface ChaosOptions {
 const WORKERS = 3;
 /** How often the long run loses a worker (CHAOS_LONG_KILL_SECONDS, default 6). */
 const LONG_RUN_KILL_MS = Number(process.env.CHAOS_LONG_KILL_SECONDS || 6) * 1000;
+/** How many partitions the long run has (CHAOS_LONG_PARTITIONS, default 1,000): several continue-as-new generations at ~100 each. */
+const LONG_RUN_PARTITIONS = Number(process.env.CHAOS_LONG_PARTITIONS || 1000);
 const OUTAGE_NOTE = 'the follower rode out a database outage';
 const TASK_QUEUE = 'chaos';
 const DB_VAR = 'CHAOS_DATABASE_URL';
@@ -280,7 +282,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
       reason: `chaos: ${fault}`,
       database: DB_VAR,
       source: { table: 'chaos.orders', key: 'id', where: "status <> 'void'" },
-      partition: { by: 'range', column: 'id', size: Math.ceil(rows / (longRun ? 1000 : 40)) },
+      partition: { by: 'range', column: 'id', size: Math.ceil(rows / (longRun ? LONG_RUN_PARTITIONS : 40)) },
       transform: {
         name: 'usd',
         version: 1,
@@ -435,8 +437,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
         `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs ${LONG_RUN_KILL_MS / 1000} s apart; ` +
           `no chunk committed for ${Number(gap[0].s ?? 0).toFixed(0)} s around the closed hours`,
       );
-      injected =
-        '1,000 partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end';
+      injected = `${LONG_RUN_PARTITIONS.toLocaleString('en-US')} partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end`;
       break;
     }
     case 'disk-full': {
