@@ -28,6 +28,7 @@ import * as verify from './commands/verify';
 import * as watch from './commands/watch';
 import * as worker from './commands/worker';
 import { reportError, type OutputOptions } from './output';
+import { engineVersion } from '../util/engine-version';
 
 /** In the order `--help` lists them: a run's life first, then the tools around it. */
 const COMMANDS = [
@@ -58,6 +59,7 @@ const COMMANDS = [
 export function buildProgram(): Command {
   const program = new Command('backfill')
     .description('Plan and run historical data backfills on Temporal and PostgreSQL')
+    .version(engineVersion(), '-V, --version', 'print the version (also recorded with every run it registers)')
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) })
     .exitOverride();
