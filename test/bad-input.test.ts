@@ -209,7 +209,7 @@ const cases: Case[] = [
     'range partitions over a text column',
     ['plan', SPEC],
     spec({ partition: { by: 'range', column: 'currency', size: 10 } }),
-    /partition\.column currency is text; by: range needs an integer column/,
+    /partition\.column currency is text; by: range with size needs an integer column \(use count: N for ranges of about equal rows/,
   ],
   [
     'an empty scope',

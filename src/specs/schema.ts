@@ -120,7 +120,9 @@ export const specSchema = z.strictObject({
   source: z.strictObject({
     table: tableName,
     // one column, or the columns of a composite unique key (in the order chunks walk them)
-    key: z.union([identifier, z.array(identifier).min(1, { message: 'must name at least one column' })]),
+    key: z.union([identifier, z.array(identifier).min(1, { message: 'must name at least one column' })], {
+      message: 'must be a column name, or a list of column names for a composite key ([id, occurred_at])',
+    }),
     where: z.string().min(1).optional(),
   }),
   partition: partitionSchema,

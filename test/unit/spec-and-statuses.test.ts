@@ -25,6 +25,26 @@ describe('spec parsing', () => {
     expect(a.transform).toMatchObject({ name: 't', version: 1, kind: 'sql' });
   });
 
+  test('source.key is one column or a list; range takes size or count; timeZone is an IANA name: each mistake says so', () => {
+    expect(parseSpecText(valid.replace('key: id }', 'key: [id, created_at] }'), 'k.yaml').spec.source.key).toEqual(['id', 'created_at']);
+    const problem = (text: string) => {
+      try {
+        parseSpecText(text, 'x.yaml');
+        return 'accepted';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(problem(valid.replace('key: id }', 'key: { a: 1 } }'))).toContain('source.key must be a column name, or a list of column names for a composite key');
+    expect(problem(valid.replace('key: id }', 'key: [] }'))).toContain('source.key must name at least one column');
+    expect(problem(valid.replace('size: 1000', 'count: 8'))).toBe('accepted');
+    expect(problem(valid.replace('size: 1000', 'size: 1000, count: 8'))).toContain('by: range takes size (a width in key units, integer columns) or count');
+    expect(problem(valid.replace(', size: 1000', ''))).toContain('by: range takes size');
+    const time = valid.replace('{ by: range, column: id, size: 1000 }', '{ by: time, column: created_at, size: 1 day, timeZone: Mars/Olympus }');
+    expect(problem(time)).toContain('partition.timeZone must be an IANA time zone name such as "America/New_York"');
+    expect(problem(time.replace('Mars/Olympus', 'America/New_York'))).toBe('accepted');
+  });
+
   test('a changed transform changes the spec hash and code hash', () => {
     const a = parseSpecText(valid, 'a.yaml');
     const b = parseSpecText(valid.replace('SELECT c.id', 'SELECT DISTINCT c.id'), 'a.yaml');
