@@ -3,9 +3,8 @@
  * deterministic, so it is unit-tested and the same on every worker.
  *
  * A chunk is the keyset range (cursor, hi] of source.key inside one partition — or of
- * (partition column, key…) when the run's shape says so (see RunShape.chunkOrder). A key of
- * several columns is walked as a row comparison; a cursor over more than one column is a JSON
- * array of the values as text. The
+ * (partition column, key…) when the run's shape says so; how chunks walk, and what a cursor
+ * holds, is keyset.ts. The
  * transform never sees bounds: it reads the relation `chunk`, which the engine defines
  * as a CTE over exactly those rows. Its output goes to a per-session temp table typed
  * like the target, and the write compares like with like, so a row whose stored value
@@ -15,7 +14,8 @@ import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
 import { boundsText, crossableEnds, params, partitionPredicate, timeBound } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { Spec } from '../specs/schema';
+import { hasMinMax, keysetWalk } from './keyset';
 import type { RunShape } from './shape';
 
 export interface Statement {
@@ -80,9 +80,6 @@ export interface CompiledRun {
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const src = quoteTable(spec.source.table);
-  const keyNames = sourceKeyColumns(spec.source);
-  const key = quoteIdent(keyNames[0]);
-  const keyType = shape.keyType;
   const target = quoteTable(spec.target.table);
   const out = `pg_temp.${outputTableName(spec, shape)}`;
   const cols = shape.outputColumns.map(quoteIdent);
@@ -109,40 +106,13 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
 
-  /** Chunks of this partition walk (partition column, key): a NULL partition has no column order to walk. */
-  const walksColumn = (bounds: PartitionBounds) => shape.chunkOrder === 'column-key' && bounds.kind !== 'null';
+  const walk = keysetWalk(spec, shape);
   const pcol = quoteIdent(spec.partition.column);
-  const keyTypes = shape.keyTypes ?? [shape.keyType];
-  const keyWalk: WalkColumn[] = keyNames.map((name, i) => ({ name, sql: quoteIdent(name), type: keyTypes[i] }));
-  /**
-   * The columns a chunk of this partition is ordered by, and its cursor holds: the key's, after
-   * the partition column's where it walks that (a key column that is the partition column once).
-   */
-  const walkOf = (bounds: PartitionBounds | undefined): WalkColumn[] =>
-    bounds && walksColumn(bounds)
-      ? [{ name: spec.partition.column, sql: pcol, type: shape.partitionColumnType }, ...keyWalk.filter((k) => k.name !== spec.partition.column)]
-      : keyWalk;
-  const orderBy = (walk: WalkColumn[], alias: string, dir = '') => walk.map((w) => `${alias}.${w.sql}${dir}`).join(', ');
 
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', numbered = params()) {
     const { values, param } = numbered;
-    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param)];
-    const walk = walkOf(bounds);
-    if (walk.length > 1) {
-      // the plain bound on the first column lets the planner range-scan its index; the row comparison is exact
-      const edge = (at: string, cmp: '>' | '<=') => {
-        const vals = parseTupleCursor(at, walk.length);
-        const ps = walk.map((w, i) => param(vals[i], w.type));
-        return `${alias}.${walk[0].sql} ${cmp === '>' ? '>=' : '<='} ${ps[0]} AND (${orderBy(walk, alias)}) ${cmp} (${ps.join(', ')})`;
-      };
-      if (cursor !== null) parts.push(edge(cursor, '>'));
-      if (hi !== null) parts.push(edge(hi, '<='));
-      return { sql: parts.join(' AND ') + where, values, param };
-    }
-    // two shapes instead of `$1 IS NULL OR key > $1`, which would defeat the index range scan
-    if (cursor !== null) parts.push(`${alias}.${key} > ${param(cursor, keyType)}`);
-    if (hi !== null) parts.push(`${alias}.${key} <= ${param(hi, keyType)}`);
+    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param), ...walk.range(bounds, cursor, hi, alias, param)];
     return { sql: parts.join(' AND ') + where, values, param };
   }
 
@@ -199,29 +169,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     chunkBounds(bounds, cursor, limit) {
       const p = chunkPredicate(bounds, cursor, null);
       const lim = p.param(limit, 'integer');
-      const walk = walkOf(bounds);
-      if (walk.length > 1) {
-        const cs = walk.map((_, i) => `c${i}`);
-        const keys = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${p.sql} ORDER BY ${orderBy(walk, 's')} LIMIT ${lim}`;
-        return {
-          text:
-            `WITH w AS MATERIALIZED (${keys}) ` +
-            // the last row is found on the bare columns, then turned into text: formatting inside
-            // the sort's input would build a JSON array for every row of the chunk
-            `SELECT (SELECT count(*) FROM w)::integer AS n, ` +
-            `(SELECT json_build_array(${cs.map((c) => `l.${c}::text`).join(', ')})::text FROM (SELECT ${cs.map((c) => `w.${c}`).join(', ')} FROM w ORDER BY ${cs.map((c) => `w.${c} DESC`).join(', ')} LIMIT 1) l) AS hi`,
-          values: p.values,
-        };
-      }
-      const keys = `SELECT s.${key} AS k FROM ${src} s WHERE ${p.sql} ORDER BY s.${key} LIMIT ${lim}`;
-      return {
-        text: hasMinMax(keyType)
-          ? // max() of the key's own type, not of its text: '99' sorts after '100' as text
-            `SELECT count(*)::integer AS n, max(w.k)::text AS hi FROM (${keys}) w`
-          : `WITH w AS MATERIALIZED (${keys}) ` +
-            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT l.k::text FROM (SELECT w.k FROM w ORDER BY w.k DESC LIMIT 1) l) AS hi`,
-        values: p.values,
-      };
+      return { text: walk.nextChunk(bounds, src, p.sql, lim), values: p.values };
     },
 
     fillFromSql(bounds, cursor, hi) {
@@ -238,7 +186,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     readChunk(bounds, cursor, hi, columns) {
       const p = chunkPredicate(bounds, cursor, hi);
       const list = columns && columns.length > 0 ? columns.map((c) => `s.${quoteIdent(c)}`).join(', ') : 's.*';
-      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${orderBy(walkOf(bounds), 's')}`, values: p.values };
+      return { text: `SELECT ${list} FROM ${src} s WHERE ${p.sql} ORDER BY ${walk.orderBy(bounds, 's')}`, values: p.values };
     },
 
     compareFromSql(bounds, cursor, hi, types) {
@@ -297,12 +245,11 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     describeRange(bounds, cursor, hi) {
-      const walk = walkOf(bounds);
-      const what = walk.length === 1 ? walk[0].name : `(${walk.map((w) => w.name).join(', ')})`;
+      const what = walk.columnsText(bounds);
       const to = hi ?? 'end of partition';
       if (cursor !== null) return `${what} in (${cursor}, ${to}]`;
       // the first chunk starts where the partition does: name that bound, not an open interval
-      if (bounds?.kind === 'range' && walk.length === 1 && bounds.column === walk[0].name) return `${what} in [${bounds.lo}, ${to}]`;
+      if (bounds?.kind === 'range' && walk.walksPartitionColumnAlone(bounds)) return `${what} in [${bounds.lo}, ${to}]`;
       // a list value is row data (this text reaches Temporal): its partition is named by id alone
       if (bounds && (bounds.kind === 'range' || bounds.kind === 'time')) return `${what} from the start of the partition (${boundsText(bounds)}) through ${to}`;
       return `${what} from the partition's first row through ${to}`;
@@ -414,33 +361,10 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   };
 }
 
-/** One column of the order a chunk walks: its name, quoted SQL and type (for casting cursor values). */
-interface WalkColumn {
-  name: string;
-  sql: string;
-  type: string;
-}
-
-/** A cursor over several columns ((partition column, key…) or a composite key): a JSON array of the values as PostgreSQL text. */
-function parseTupleCursor(cursor: string, width: number): string[] {
-  const parsed: unknown = JSON.parse(cursor);
-  if (!Array.isArray(parsed) || parsed.length !== width || parsed.some((v) => typeof v !== 'string')) {
-    throw new Error(`not a cursor of ${width} columns: ${cursor}`);
-  }
-  return parsed as string[];
-}
-
 /** Without triggers or rules on the target, chunks reconcile one row in this many (a power of two). */
 export const RECONCILE_SAMPLE = 16;
 
-const MIN_MAX_TYPES = /^(smallint|integer|bigint|numeric|text|character varying|date|timestamp)/;
-
 const COLLATABLE = /^(text|character varying)/;
-
-/** Types whose min() and max() exist and agree with ORDER BY (uuid has neither, so it takes the slower CTE path). */
-function hasMinMax(type: string): boolean {
-  return MIN_MAX_TYPES.test(type);
-}
 
 /** One temp table per target shape per session; the name is stable so sessions reuse it. */
 export function outputTableName(spec: Spec, shape: RunShape): string {

@@ -1,0 +1,120 @@
+/**
+ * How chunks walk a partition: the columns they are ordered by (the key's, after the partition
+ * column's where the run's shape says so — see RunShape.chunkOrder), the cursor's form (the one
+ * column's text, or a JSON array of the values' text), the key range (cursor, hi] as SQL, and
+ * the statement that finds where the next chunk ends. Pure, like the rest of the compiler.
+ */
+import { quoteIdent } from '../db/sql';
+import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { PartitionBounds } from '../shared/types';
+import type { Param } from './partition-predicate';
+import type { RunShape } from './shape';
+
+/** One column of the order a chunk walks: its name, quoted SQL and type (for casting cursor values). */
+interface WalkColumn {
+  name: string;
+  sql: string;
+  type: string;
+}
+
+export interface KeysetWalk {
+  /** The key range (cursor, hi] of alias's rows: predicates to AND with the partition's. */
+  range(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias: string, param: Param): string[];
+  /** The walk's ORDER BY list for alias. */
+  orderBy(bounds: PartitionBounds, alias: string): string;
+  /** Count and last cursor (`n`, `hi`) of the next `lim` rows of `src s` matching `predicate`. */
+  nextChunk(bounds: PartitionBounds, src: string, predicate: string, lim: string): string;
+  /** What a chunk's range is over, as an operator reads it: `id`, `(created_at, id)`. */
+  columnsText(bounds: PartitionBounds | undefined): string;
+  /** The range walks one column, which is the partition's own: its first chunk starts at the partition's bound. */
+  walksPartitionColumnAlone(bounds: PartitionBounds | undefined): boolean;
+}
+
+export function keysetWalk(spec: Spec, shape: RunShape): KeysetWalk {
+  const keyTypes = shape.keyTypes ?? [shape.keyType];
+  const keyWalk: WalkColumn[] = sourceKeyColumns(spec.source).map((name, i) => ({ name, sql: quoteIdent(name), type: keyTypes[i] }));
+  const partitionColumn: WalkColumn = { name: spec.partition.column, sql: quoteIdent(spec.partition.column), type: shape.partitionColumnType };
+  /**
+   * The columns a chunk of this partition is ordered by, and its cursor holds: the key's, after
+   * the partition column's where it walks that (a key column that is the partition column once).
+   * A NULL partition has no column order to walk.
+   */
+  const walkOf = (bounds: PartitionBounds | undefined): WalkColumn[] =>
+    bounds && shape.chunkOrder === 'column-key' && bounds.kind !== 'null'
+      ? [partitionColumn, ...keyWalk.filter((k) => k.name !== partitionColumn.name)]
+      : keyWalk;
+  const list = (walk: WalkColumn[], alias: string, dir = '') => walk.map((w) => `${alias}.${w.sql}${dir}`).join(', ');
+
+  return {
+    range(bounds, cursor, hi, alias, param) {
+      const walk = walkOf(bounds);
+      const parts: string[] = [];
+      if (walk.length > 1) {
+        // the plain bound on the first column lets the planner range-scan its index; the row comparison is exact
+        const edge = (at: string, cmp: '>' | '<=') => {
+          const vals = parseTupleCursor(at, walk.length);
+          const ps = walk.map((w, i) => param(vals[i], w.type));
+          return `${alias}.${walk[0].sql} ${cmp === '>' ? '>=' : '<='} ${ps[0]} AND (${list(walk, alias)}) ${cmp} (${ps.join(', ')})`;
+        };
+        if (cursor !== null) parts.push(edge(cursor, '>'));
+        if (hi !== null) parts.push(edge(hi, '<='));
+        return parts;
+      }
+      // two shapes instead of `$1 IS NULL OR key > $1`, which would defeat the index range scan
+      const [k] = walk;
+      if (cursor !== null) parts.push(`${alias}.${k.sql} > ${param(cursor, k.type)}`);
+      if (hi !== null) parts.push(`${alias}.${k.sql} <= ${param(hi, k.type)}`);
+      return parts;
+    },
+
+    orderBy: (bounds, alias) => list(walkOf(bounds), alias),
+
+    nextChunk(bounds, src, predicate, lim) {
+      const walk = walkOf(bounds);
+      if (walk.length > 1) {
+        const cs = walk.map((_, i) => `c${i}`);
+        const keys = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${predicate} ORDER BY ${list(walk, 's')} LIMIT ${lim}`;
+        return (
+          `WITH w AS MATERIALIZED (${keys}) ` +
+          // the last row is found on the bare columns, then turned into text: formatting inside
+          // the sort's input would build a JSON array for every row of the chunk
+          `SELECT (SELECT count(*) FROM w)::integer AS n, ` +
+          `(SELECT json_build_array(${cs.map((c) => `l.${c}::text`).join(', ')})::text FROM (SELECT ${cs.map((c) => `w.${c}`).join(', ')} FROM w ORDER BY ${cs.map((c) => `w.${c} DESC`).join(', ')} LIMIT 1) l) AS hi`
+        );
+      }
+      const [k] = walk;
+      const keys = `SELECT s.${k.sql} AS k FROM ${src} s WHERE ${predicate} ORDER BY s.${k.sql} LIMIT ${lim}`;
+      return hasMinMax(k.type)
+        ? // max() of the key's own type, not of its text: '99' sorts after '100' as text
+          `SELECT count(*)::integer AS n, max(w.k)::text AS hi FROM (${keys}) w`
+        : `WITH w AS MATERIALIZED (${keys}) ` +
+            `SELECT (SELECT count(*) FROM w)::integer AS n, (SELECT l.k::text FROM (SELECT w.k FROM w ORDER BY w.k DESC LIMIT 1) l) AS hi`;
+    },
+
+    columnsText(bounds) {
+      const walk = walkOf(bounds);
+      return walk.length === 1 ? walk[0].name : `(${walk.map((w) => w.name).join(', ')})`;
+    },
+
+    walksPartitionColumnAlone(bounds) {
+      const walk = walkOf(bounds);
+      return bounds?.kind === 'range' && walk.length === 1 && bounds.column === walk[0].name;
+    },
+  };
+}
+
+/** A cursor over several columns ((partition column, key…) or a composite key): a JSON array of the values as PostgreSQL text. */
+function parseTupleCursor(cursor: string, width: number): string[] {
+  const parsed: unknown = JSON.parse(cursor);
+  if (!Array.isArray(parsed) || parsed.length !== width || parsed.some((v) => typeof v !== 'string')) {
+    throw new Error(`not a cursor of ${width} columns: ${cursor}`);
+  }
+  return parsed as string[];
+}
+
+const MIN_MAX_TYPES = /^(smallint|integer|bigint|numeric|text|character varying|date|timestamp)/;
+
+/** Types whose min() and max() exist and agree with ORDER BY (uuid has neither, so it takes the slower CTE path). */
+export function hasMinMax(type: string): boolean {
+  return MIN_MAX_TYPES.test(type);
+}
