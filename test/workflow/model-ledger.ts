@@ -56,6 +56,8 @@ export class ModelLedger {
   inFlightNow = 0;
   maxInFlight = 0;
   verdicts: Verdicts = {};
+  /** How many times the final check lands on a worker connected to another database first. */
+  misroutedChecks = 0;
   /** How reconciliation learns whether a partition's workflow closed (the real one asks Temporal). */
   workflowClosed: (partitionId: string) => Promise<boolean> = async () => false;
   private readonly options: Required<ModelOptions>;
@@ -136,6 +138,11 @@ export class ModelLedger {
       },
       checkFinal: async () => {
         this.calls.push('checkFinal');
+        if (this.misroutedChecks > 0) {
+          // a worker whose variable reaches another database took it (its attempts spent, as the real ones can be)
+          this.misroutedChecks--;
+          throw ApplicationFailure.nonRetryable('run is not in the ledger of the database this worker reaches', FailureType.WrongDatabase);
+        }
         const v = this.verdicts.final ?? PASSED;
         if (v instanceof Error) throw ApplicationFailure.nonRetryable(v.message);
         return v;

@@ -208,3 +208,13 @@ test('a final check that cannot complete fails the run, saying why', async () =>
     expect(model.calls).not.toContain('cleanupRun');
   });
 });
+
+test('a final check whose attempts all landed on workers of another database is asked again, not judged failed', async () => {
+  await withRun({ partitions: 3, processMs: 10 }, {}, {}, async ({ model, result }) => {
+    model.misroutedChecks = 2;
+    const r = await result();
+    expect(r.status).toBe('succeeded');
+    expect(model.calls.filter((c) => c === 'checkFinal')).toHaveLength(3);
+    expect(model.calls).toContain('finalizeRun');
+  });
+});

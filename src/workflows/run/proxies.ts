@@ -3,9 +3,9 @@
  * checks that read whole partitions, kept alive by heartbeat and given up after ten attempts —
  * a check that keeps failing is a failed gate that says why, not a run that waits forever.
  */
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { NON_RETRYABLE_FAILURES } from '../../shared/failures';
+import { FailureType, NON_RETRYABLE_FAILURES } from '../../shared/failures';
 import type { GateVerdictLike } from '../run-state';
 
 export function ledgerActivities() {
@@ -23,12 +23,25 @@ export function checkActivities() {
   });
 }
 
-/** A check that could not complete is a failed gate, with the reason. */
+/**
+ * A check that could not complete is a failed gate, with the reason. One whose attempts all
+ * landed on workers connected to another database never ran at all: it is asked again (the
+ * attempts' backoff paces it), as every other activity of the run retries until a worker
+ * connected to the run's database takes it. Executions recorded before 'recheck-misrouted'
+ * judged it failed.
+ */
 export async function judged(what: string, check: () => Promise<GateVerdictLike>): Promise<GateVerdictLike> {
-  try {
-    return await check();
-  } catch (err) {
-    const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
-    return { passed: false, failures: [`${what} could not complete: ${cause}`], failureCount: 1, partitionsChecked: 0, incomplete: true };
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (misrouted(err) && patched('recheck-misrouted')) continue;
+      const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+      return { passed: false, failures: [`${what} could not complete: ${cause}`], failureCount: 1, partitionsChecked: 0, incomplete: true };
+    }
   }
+}
+
+function misrouted(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FailureType.WrongDatabase;
 }
