@@ -6,10 +6,10 @@
  */
 import type pg from 'pg';
 import type { Spec } from '../specs/schema';
-import { quoteTable } from '../db/sql';
 import { sha256 } from '../util/hash';
 import { fingerprintInputs, type InputFingerprint } from './input-fingerprints';
 import { inReadOnlyCheck } from '../db/session';
+import { partitionTree } from './table-info';
 import type { RunShape } from '../compiler/shape';
 
 export async function runInputs(
@@ -27,17 +27,10 @@ export async function runInputs(
   });
 }
 
-/** The source's leaf partitions and their bounds, as one fingerprint. */
+/** The source's partitions and their bounds, at every level, as one fingerprint. */
 async function leafLayout(client: pg.PoolClient, table: string): Promise<InputFingerprint> {
-  const { rows } = await client.query<{ layout: string | null }>(
-    `WITH RECURSIVE tree AS (
-       SELECT inhrelid AS oid FROM pg_inherits WHERE inhparent = to_regclass($1)
-       UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
-     SELECT string_agg(format('%I.%I %s', n.nspname, c.relname, pg_get_expr(c.relpartbound, c.oid)), E'\n' ORDER BY n.nspname, c.relname) AS layout
-       FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace`,
-    [quoteTable(table)],
-  );
-  return { name: `${table} (leaf partitions)`, kind: 'partitioned table', definition: sha256(rows[0].layout ?? '') };
+  const layout = (await partitionTree(client, table)).map((p) => `${p.name} ${p.bound}`).join('\n');
+  return { name: `${table} (leaf partitions)`, kind: 'partitioned table', definition: sha256(layout) };
 }
 
 export async function serverVersion(db: pg.Pool | pg.PoolClient): Promise<string> {

@@ -8,6 +8,7 @@ import { PlanError, type SourceFacts } from '../compiler/partitions';
 import type { Spec } from '../specs/schema';
 import { quoteIdent, quoteTable } from '../db/sql';
 import { querySingle } from '../db/session';
+import { partitionTree } from './table-info';
 
 export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType: string): Promise<SourceFacts> {
   const src = quoteTable(spec.source.table);
@@ -48,19 +49,10 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
       return { kind: 'time', min: rows[0].min?.toISOString() ?? null, max: rows[0].max?.toISOString() ?? null, hasNulls: rows[0].has_nulls };
     }
     case 'native': {
-      // every leaf under the source, any depth, with the constraint that routes rows to it
-      const { rows } = await querySingle<{ name: string; constraint: string | null }>(
-        db,
-        `WITH RECURSIVE tree AS (
-           SELECT inhrelid AS oid FROM pg_inherits WHERE inhparent = to_regclass($1)
-           UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
-         SELECT format('%I.%I', n.nspname, c.relname) AS name, pg_get_partition_constraintdef(c.oid) AS constraint
-           FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE c.relkind IN ('r', 'f') ORDER BY n.nspname, c.relname`,
-        [src],
-      );
+      // every leaf under the source, any depth, with the constraint that routes rows to it;
       // a lone default partition has no constraint: it holds every row
-      return { kind: 'leaves', leaves: rows.map((r) => ({ name: r.name, constraint: r.constraint ?? 'true' })) };
+      const leaves = (await partitionTree(db, spec.source.table)).filter((p) => p.leaf);
+      return { kind: 'leaves', leaves: leaves.map((l) => ({ name: l.name, constraint: l.constraint ?? 'true' })) };
     }
     case 'list': {
       if (spec.partition.values) return { kind: 'list', values: await canonicalValues(db, spec, columnType), hasNulls: false };

@@ -113,3 +113,30 @@ export function nondeterministicKey(columns: string[], table: string, info: Tabl
     'keyset chunks and row matching need a deterministic one: key on another unique column, or add a unique column in a deterministic collation (e.g. "C") and key on it'
   );
 }
+
+/** One partition under a partitioned table, at any depth, as the catalog has it. */
+export interface TablePartition {
+  /** Qualified, quoted where needed: `public.events_2024_01`. */
+  name: string;
+  /** Holds rows itself (a leaf), rather than partitions of its own. */
+  leaf: boolean;
+  /** Its FOR VALUES clause (`DEFAULT` for a default partition). */
+  bound: string;
+  /** Its whole partition constraint, ancestors' included; null for a lone default partition, which holds every row. */
+  constraint: string | null;
+}
+
+/** Every partition under `table`, in name order: what native plans are cut from and what a run fingerprints. */
+export async function partitionTree(db: pg.Pool | pg.PoolClient, table: string): Promise<TablePartition[]> {
+  const { rows } = await db.query<TablePartition>(
+    `WITH RECURSIVE tree AS (
+       SELECT inhrelid AS oid FROM pg_inherits WHERE inhparent = to_regclass($1)
+       UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
+     SELECT format('%I.%I', n.nspname, c.relname) AS name, c.relkind IN ('r', 'f') AS leaf,
+            pg_get_expr(c.relpartbound, c.oid) AS bound, pg_get_partition_constraintdef(c.oid) AS constraint
+       FROM tree JOIN pg_class c ON c.oid = tree.oid JOIN pg_namespace n ON n.oid = c.relnamespace
+      ORDER BY n.nspname, c.relname`,
+    [quoteTable(table)],
+  );
+  return rows;
+}
