@@ -70,7 +70,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
    * then fails with the reason (the workflow's `judged`). The message names the check and the
    * error's kind, never a row value (it travels through Temporal).
    */
-  async function refusedAtOnce<T>(what: string, check: () => Promise<T>): Promise<T> {
+  async function checkRefusedAtOnce<T>(what: string, check: () => Promise<T>): Promise<T> {
     try {
       return await check();
     } catch (err) {
@@ -88,12 +88,12 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
     },
 
     checkStage: (input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> =>
-      refusedAtOnce(`the check of ramp stage ${input.stage}`, () => checkStage(input)),
+      checkRefusedAtOnce(`the check of ramp stage ${input.stage}`, () => checkStage(input)),
     captureDistributions: (input: { database: string; runId: string }): Promise<number> =>
-      refusedAtOnce('the distribution baseline', () => captureDistributions(input)),
+      checkRefusedAtOnce('the distribution baseline', () => captureDistributions(input)),
     checkCanary: (input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> =>
-      refusedAtOnce('the canary check', () => checkCanary(input)),
-    checkFinal: (input: { database: string; runId: string }): Promise<GateVerdict> => refusedAtOnce('the final check', () => checkFinal(input)),
+      checkRefusedAtOnce('the canary check', () => checkCanary(input)),
+    checkFinal: (input: { database: string; runId: string }): Promise<GateVerdict> => checkRefusedAtOnce('the final check', () => checkFinal(input)),
   };
 
   /**

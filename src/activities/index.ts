@@ -7,18 +7,19 @@ import { afterActivities } from './after';
 import { gateActivities } from './gates';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
+import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
 
 export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);
-  return {
+  return refusedAtOnce({
     registerRun: registerRunActivity(deps),
     processPartition: processPartitionActivity(deps, contexts),
     ...runControlActivities(deps),
     ...gateActivities(deps, contexts),
     ...afterActivities(deps),
-  };
+  });
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -11,12 +11,14 @@ export async function applyControl(action: ControlAction, ref: string, opts: Act
   await withLedgerAndTemporal(opts.database, async ({ client, pool, findRun }) => {
     const run = await findRun(ref);
     const who = { actor: opts.actor ?? defaultActor(), reason: opts.reason };
-    const { applied } = await controlRun({ client, pool }, run, action, who, undefined, { acceptInputChange: opts.acceptInputChange });
+    const { applied, ended } = await controlRun({ client, pool }, run, action, who, undefined, { acceptInputChange: opts.acceptInputChange });
     const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
-    emit(opts, { runId: run.run_id, action, applied }, () =>
-      applied
-        ? `Run ${runLabel(run.name, run.run_id)} ${past}.`
-        : `Signal sent to ${run.workflow_id}, but the ledger does not show it yet; is a worker running? Check: backfill status ${run.run_id}`,
+    emit(opts, { runId: run.run_id, action, applied, ...(ended ? { workflowEnded: ended } : {}) }, () =>
+      ended
+        ? `Run ${runLabel(run.name, run.run_id)} closed: its workflow had ended ${ended.status} (${ended.why}). The ledger now shows it failed; partitions still running stop at their next chunk.`
+        : applied
+          ? `Run ${runLabel(run.name, run.run_id)} ${past}.`
+          : `Signal sent to ${run.workflow_id}, but the ledger does not show it yet; is a worker running? Check: backfill status ${run.run_id}`,
     );
   });
 }

@@ -21,6 +21,7 @@ import type { Spec } from '../specs/schema';
 import type { RunShape } from '../compiler/shape';
 import type { InputFingerprint } from '../checks/input-fingerprints';
 import type { SavedPlan } from '../checks/saved-plan';
+import { cancelPending } from './partitions';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -325,4 +326,20 @@ export async function startRetry(client: pg.PoolClient, runId: string, attempt: 
     [runId, attempt, allowedFrom(PARTITION_TRANSITIONS, 'pending')],
   );
   return { attempt, controlVersion: Number(run.control_version), partitionsRequeued: requeued.rowCount ?? 0 };
+}
+
+/**
+ * Closes the ledger's record of a run whose workflow ended without finishing it (a step the
+ * database refused, a workflow terminated by hand): partitions still running are told to stop
+ * at their next chunk (their workflows outlive the run's), those never started are cancelled,
+ * and the run is failed with `lastError`. One transaction; a repeat changes nothing.
+ */
+export async function closeAbandonedRun(client: pg.PoolClient, runId: string, lastError: string): Promise<RunStatus> {
+  await client.query(
+    `UPDATE backfill.runs SET cancel_requested = true, control_version = control_version + 1, updated_at = now()
+      WHERE run_id = $1 AND NOT cancel_requested`,
+    [runId],
+  );
+  await cancelPending(client, runId);
+  return transitionRun(client, runId, 'failed', lastError);
 }

@@ -6,7 +6,7 @@
  */
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type pg from 'pg';
-import { acceptInputs, readRunControl, type RunRow } from '../ledger/runs';
+import { acceptInputs, closeAbandonedRun, readRunControl, type RunRow } from '../ledger/runs';
 import { runLabel } from '../shared/labels';
 import { limitsChangeProblem } from '../shared/limits';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
@@ -38,7 +38,7 @@ export async function controlRun(
   who: OperatorAction,
   timeoutMs = 30_000,
   options: { acceptInputChange?: boolean } = {},
-): Promise<{ applied: boolean }> {
+): Promise<{ applied: boolean; ended?: { status: string; why: string } }> {
   const ref = runLabel(run.name, run.run_id);
   if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to ${action}`);
   if (action === 'resume' && !run.paused) throw new UsageError(`run ${ref} is not paused (${run.status}); nothing to resume`);
@@ -55,6 +55,16 @@ export async function controlRun(
     await settleInputChange(pool, run, who, options.acceptInputChange === true);
   } else if (options.acceptInputChange) {
     throw new UsageError('--accept-input-change goes with resume');
+  }
+  const ended = await endedWorkflow(client, run);
+  if (ended) {
+    if (action !== 'cancel')
+      throw new UsageError(
+        `run ${ref}'s workflow ended ${ended.status} without finishing the run (${ended.why}); the ledger still shows it ${run.status}: ` +
+          `close it with: backfill cancel ${run.run_id} --reason "…", then start it again`,
+      );
+    await closeEnded(pool, run, ended, who);
+    return { applied: true, ended };
   }
   const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
   await client.workflow.getHandle(run.workflow_id).signal(signal, who);
@@ -101,6 +111,41 @@ async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction
  * checked here and again by the workflow's validator; a rejected change leaves nothing in
  * history. Resolves with the limits in force once running partitions can see them.
  */
+/**
+ * The run's workflow, if it has ended while the ledger shows the run active: a step the
+ * database refused for good fails the workflow before it can record the outcome, and a
+ * workflow may be terminated by hand. No signal reaches it any more.
+ */
+async function endedWorkflow(client: Client, run: RunRow): Promise<{ status: string; why: string } | undefined> {
+  const handle = client.workflow.getHandle(run.workflow_id);
+  const described = await handle.describe().catch(() => undefined);
+  if (!described || described.status.name === 'RUNNING') return undefined;
+  const why =
+    described.status.name === 'FAILED'
+      ? await handle.result().then(
+          () => 'no failure recorded',
+          (err: Error) => {
+            // the workflow's failure is an activity's, whose cause says why
+            const activity = err.cause as Error | undefined;
+            return (activity?.cause as Error | undefined)?.message ?? activity?.message ?? err.message;
+          },
+        )
+      : `${described.status.name.toLowerCase()} outside backfill`;
+  return { status: described.status.name, why };
+}
+
+/** `cancel` of a run whose workflow has ended: the ledger is closed in its stead, saying why and who. */
+async function closeEnded(pool: pg.Pool, run: RunRow, ended: { status: string; why: string }, who: OperatorAction): Promise<void> {
+  await withTransaction(pool, async (client) => {
+    await closeAbandonedRun(
+      client,
+      run.run_id,
+      `the run's workflow ended ${ended.status} before finishing the run: ${ended.why}; closed by ${who.actor} with backfill cancel`,
+    );
+    await recordEvent(client, { runId: run.run_id, key: 'closed-after-workflow-ended', kind: 'closed', actor: who.actor, reason: who.reason, detail: ended });
+  });
+}
+
 export async function setRunLimits({ client }: Pick<Operated, 'client'>, run: RunRow, change: LimitsChange): Promise<Limits> {
   const ref = runLabel(run.name, run.run_id);
   const problem = limitsChangeProblem(change);

@@ -16,6 +16,12 @@ export const FailureType = {
    * connected to the right one takes the work; never written here.
    */
   WrongDatabase: 'BackfillWrongDatabase',
+  /**
+   * The database refused an activity's statement in a way no retry changes (a missing column,
+   * a type it cannot compare, a constraint): not retried, carried by the failure's own
+   * nonRetryable flag (activities/refused-at-once.ts).
+   */
+  DatabaseRefused: 'BackfillDatabaseRefused',
   /** The partition was failed by the ledger (recorded there); used by the partition workflow. */
   PartitionFailed: 'BackfillPartitionFailed',
 } as const;
