@@ -112,7 +112,12 @@ const cases: Case[] = [
     spec({ database: 'BF_BAD_INPUT_UNSET' }),
     /database names BF_BAD_INPUT_UNSET, which is not set; export it/,
   ],
-  ['SQL in a table name', ['start', SPEC], spec({ source: { table: 'app.orders; DROP TABLE app.fx', key: 'id' } }), /source\.table must be a plain table name/],
+  [
+    'SQL in a table name',
+    ['start', SPEC],
+    spec({ source: { table: 'app.orders; DROP TABLE app.fx', key: 'id' } }),
+    /source\.table must be a table name like public\.orders/,
+  ],
   [
     'both a SQL and a module transform',
     ['plan', SPEC],

@@ -47,7 +47,7 @@ const cases: [string, () => unknown, string][] = [
   [
     'an identifier carrying SQL',
     () => spec({ source: { table: 'app.orders; DROP TABLE app.orders', key: 'id' } }),
-    'invalid spec F:5:10: source.table must be a plain table name like public.orders (letters, digits, _), not SQL (got "app.orders; DROP TABLE app.orders")',
+    'invalid spec F:5:10: source.table must be a table name like public.orders (each part: no dots, double quotes or control characters, no spaces at either end, at most 63 characters) (got "app.orders; DROP TABLE app.orders")',
   ],
   [
     'a URL instead of a variable name',

@@ -1,9 +1,10 @@
 /**
  * The table-shape matrix: key types (bigint, uuid, text in "C" and in ICU, composite
- * (bigint, timestamptz) and (text, bigint)) × partitionings (range by count, time, list,
- * native) × plain and partitioned sources and targets, with quoted mixed-case names. Each
- * shape is planned, run, compared with one statement row for row, verified, and run again
- * without a write. Small tables: the shapes are the point.
+ * (bigint, timestamptz), (text, bigint) and (bigint, integer)) × partitionings (range by count
+ * and by size, time, list, native) × plain and partitioned sources and targets, with quoted
+ * mixed-case names and names with a space, a quote and a reserved word. Each shape is planned, run,
+ * compared with one statement row for row, verified, and run again without a write. Small
+ * tables: the shapes are the point.
  */
 import { verifyRun, waitForResult } from '../src/operations';
 import { getRun } from '../src/ledger/runs';
@@ -64,6 +65,16 @@ const SHAPES: Shape[] = [
     partitioned: { by: 'LIST ("Tenant")', leaves: ["FOR VALUES IN ('t0', 't1')", "FOR VALUES IN ('t2')", 'DEFAULT'] },
   },
   {
+    // a space, a reserved word and a single quote in the names: the table, the key columns, the partition column
+    name: 'Order Lines',
+    key: [
+      ['order', 'bigint'],
+      ["line 'no'", 'integer'],
+    ],
+    values: ['g / 3', 'g % 3'],
+    partition: { by: 'range', column: 'order', size: 100 },
+  },
+  {
     name: 'CompositeTenantTime',
     key: [
       ['Tenant', 'text'],
@@ -112,7 +123,7 @@ beforeAll(async () => {
 function specOf(s: Shape): SpecInput {
   const keys = s.key.map(([c]) => c);
   return {
-    name: `matrix-${s.name.toLowerCase()}`,
+    name: `matrix-${s.name.toLowerCase().replace(/\W+/g, '-')}`,
     reason: 'test: the table-shape matrix',
     database: env.db.envVar,
     source: { table: `public.${s.name}`, key: keys.length === 1 ? keys[0] : keys },

@@ -1,20 +1,18 @@
 /**
  * The spec contract (README "The spec"): a zod schema, the single source of truth for
  * what a spec may say. Field names here are stable; new fields may be added.
- * Identifiers are checked to be plain SQL identifiers so that nothing but the `where`
- * filter and the transform's SELECT can carry SQL, and those two are checked against
- * the database before a run starts.
+ * Names are taken as the catalog has them and always quoted (specs/names.ts), so that
+ * nothing but the `where` filter and the transform's SELECT can carry SQL, and those two
+ * are checked against the database before a run starts.
  */
 import { z } from 'zod';
 import { DEFAULT_LIMITS, MAX_PARTITIONS } from '../shared/limits';
 import { limitsSchema } from '../shared/limits-schema';
 import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-const QUALIFIED = /^([A-Za-z_][A-Za-z0-9_]{0,62}\.)?[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+import { identifier, tableName } from './names';
 
-export const identifier = z.string().regex(IDENT, { message: 'must be a plain column name (letters, digits, _), not SQL' });
-export const tableName = z.string().regex(QUALIFIED, { message: 'must be a plain table name like public.orders (letters, digits, _), not SQL' });
+export { identifier, tableName };
 
 function isTimeZone(name: string): boolean {
   try {

@@ -4,6 +4,7 @@
  * changed columns). Separate from schema.ts so the run's core contract stays readable.
  */
 import { z } from 'zod';
+import { identifier } from './names';
 
 const gateName = z
   .string()
@@ -41,7 +42,7 @@ const share = (what: string) => z.number({ message: `must be a number: ${what}` 
  */
 export const distributionSchema = z
   .strictObject({
-    column: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain column name of the target' }),
+    column: identifier,
     /** Largest change of the share of NULLs, absolute (0.01 = one percentage point). */
     nullRate: share('the largest change of the NULL share, e.g. 0.01').optional(),
     /** Largest relative change of the mean (numeric columns): 0.05 = 5 %. */
