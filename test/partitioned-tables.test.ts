@@ -156,4 +156,20 @@ test('partition.by native is refused where it cannot work, with the reason', asy
   ]);
   expect(plain.code).toBe(2);
   expect(plain.stderr).toContain('partition.by is native, but public.plain_events is not a partitioned table');
+
+  // a partition key of two columns: refused with a way forward, and the way forward plans
+  await env.db.pool.query(`
+    CREATE TABLE public.sharded_events (LIKE public.events INCLUDING DEFAULTS, PRIMARY KEY (tenant, occurred_at, id)) PARTITION BY RANGE (tenant, occurred_at);
+    CREATE TABLE public.sharded_events_all PARTITION OF public.sharded_events DEFAULT;
+    INSERT INTO public.sharded_events SELECT * FROM public.events WHERE id < 100;`);
+  const sharded = (partition: SpecInput['partition']) =>
+    writeSpec(eventsSpec({ source: { table: 'public.sharded_events', key: ['tenant', 'occurred_at', 'id'] }, partition }));
+  const twoColumns = await runCli(['plan', sharded({ by: 'native', column: 'tenant' })]);
+  expect(twoColumns.code).toBe(2);
+  expect(twoColumns.stderr).toContain(
+    'partition.by is native, which takes a table partitioned on one column; public.sharded_events is partitioned on (tenant, occurred_at): partition by time or range (count: N) on tenant instead',
+  );
+  const fixed = await runCli(['plan', sharded({ by: 'range', column: 'tenant', count: 3 })]);
+  expect(fixed.stderr).toBe('');
+  expect(fixed.code).toBe(0);
 });

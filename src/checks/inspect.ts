@@ -90,11 +90,14 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (spec.partition.by === 'native') {
     if (source.partitionKey.length === 0) {
       problem('partition.by', `is native, but ${spec.source.table} is not a partitioned table; partition by range, time or list`);
-    } else if (source.partitionKey.length > 1 || source.partitionKey[0] !== spec.partition.column) {
+    } else if (source.partitionKey.length > 1) {
       problem(
-        'partition.column',
-        `must be ${spec.source.table}'s partition key${source.partitionKey.length > 1 ? ', which has several columns' : ''}: ${source.partitionKey.join(', ')}`,
+        'partition.by',
+        `is native, which takes a table partitioned on one column; ${spec.source.table} is partitioned on (${source.partitionKey.join(', ')}): ` +
+          `partition by time or range (count: N) on ${source.partitionKey[0]} instead`,
       );
+    } else if (source.partitionKey[0] !== spec.partition.column) {
+      problem('partition.column', `must be ${spec.source.table}'s partition key: ${source.partitionKey[0]}`);
     }
     if (spec.target.mode === 'replace')
       problem('partition.by', 'is native, which replace mode does not take: replace needs bounds on the target; partition by range or time');
