@@ -1,9 +1,10 @@
 /**
  * Spec SQL is someone else's text. Each way it could try to escape its field — end the
  * check's transaction, break out of the where filter's parentheses, modify data from a
- * SELECT, lock rows, smuggle a second statement into a guard — is refused by `plan` and
- * `start` with the field and what is allowed (exit 2), and the database is left exactly as
- * it was: no new table, no changed row, no ledger.
+ * SELECT, lock rows, smuggle a second statement into a guard, carry SQL in a table or column
+ * name (quoted, it names nothing) — is refused by `plan` and `start` with the field and what
+ * is allowed (exit 2), and the database is left exactly as it was: no new table, no changed
+ * row, no ledger.
  */
 import { exitCodeFor } from '../src/cli/output';
 import { checkSpec, startRun } from '../src/operations';
@@ -90,6 +91,26 @@ const cases: [string, () => unknown, string][] = [
     () => transform('SELECT c.id, c.tenant, c.created_at, (c.amount_cents OPERATOR(app.%+%) 1)::numeric(14,2) AS amount_usd FROM chunk c'),
     'invalid spec F: transform.sql calls volatile operator app.%+% (app.jitter(bigint,integer)): it returns something new on every call, so a retried or re-run chunk would write different values; ' +
       'compute the value from the row instead (e.g. md5(c.id::text) for a stable pseudo-random value), or declare transform.allowVolatile: true (recorded in the run)',
+  ],
+  [
+    'a table name with one dot that carries SQL (quoted, it names nothing)',
+    () => spec({ source: { table: 'app.orders; DROP TABLE app', key: 'id', where: WHERE } }),
+    'invalid spec F: source.table names app.orders; DROP TABLE app, which does not exist; check the name and its schema',
+  ],
+  [
+    'a key column name that closes a literal and a parenthesis',
+    () => spec({ source: { table: 'app.orders', key: "id') OR ('1' = '1", where: WHERE } }),
+    "invalid spec F: source.key names column id') OR ('1' = '1, which app.orders does not have; columns: id, created_at, tenant, currency, amount_cents, status",
+  ],
+  [
+    'a target column name that ends the statement',
+    () => spec({ target: { table: 'app.orders_usd', key: ['id); DROP TABLE app.fx; --'], mode: 'upsert' } }),
+    'invalid spec F:23:7: target.key.0 must be a column name as the catalog has it (no dots, double quotes or control characters, no spaces at either end, at most 63 characters) (got "id); DROP TABLE app.fx; --")',
+  ],
+  [
+    'a table name with a double quote',
+    () => spec({ target: { table: 'app."orders_usd', key: ['id'], mode: 'upsert' } }),
+    'invalid spec F:21:10: target.table must be a table name like public.orders (each part: no dots, double quotes or control characters, no spaces at either end, at most 63 characters) (got "app.\\"orders_usd")',
   ],
   [
     'a where filter calling a volatile function',

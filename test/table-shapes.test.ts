@@ -196,3 +196,92 @@ test('a key no cursor can walk (floating point, json) is refused at plan with th
   const byRef = { ...spec('id'), name: 'shapes-tickets-ref', partition: { by: 'range' as const, column: 'ref', size: 100 } };
   expect(await waitForResult((await env.start(byRef)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 500 });
 });
+
+test('names with spaces, quotes and reserved words in the schema, the tables and every column: every kind of statement runs on them', async () => {
+  await env.db.pool.query(`
+    CREATE SCHEMA "Sales Ledger";
+    CREATE TABLE "Sales Ledger"."Line Items" ("line id" bigint PRIMARY KEY, "sold at" timestamptz NOT NULL, "user" text NOT NULL, "amount 'cents'" bigint NOT NULL);
+    INSERT INTO "Sales Ledger"."Line Items"
+      SELECT g, timestamptz '2024-01-01' + g * interval '97 minutes', 'u' || (g % 5), g * 11 FROM generate_series(1, 2000) g;
+    CREATE INDEX ON "Sales Ledger"."Line Items" ("sold at", "line id");
+    ANALYZE "Sales Ledger"."Line Items";
+    CREATE TABLE "Sales Ledger"."Line Totals" ("line id" bigint PRIMARY KEY, "sold at" timestamptz NOT NULL, "amount usd" numeric(14,2));
+    CREATE TABLE "Sales Ledger"."Daily Totals" ("sold on" date PRIMARY KEY, "total usd" numeric(14,2) NOT NULL);
+  `);
+  const scope = { table: 'Sales Ledger.Line Items', key: 'line id', where: `"user" <> 'u4'` };
+  const base = { reason: 'test: names with spaces', database: env.db.envVar, source: scope, limits: { chunkSize: 300, concurrency: 2 } };
+  const usd = (version: number): SpecInput => ({
+    ...base,
+    name: 'spaced-totals',
+    partition: { by: 'time', column: 'sold at', size: '7 days' },
+    transform: { name: 'spaced-usd', version, sql: `SELECT c."line id", c."sold at", round(c."amount 'cents'" / 100.0, 2) AS "amount usd" FROM chunk c` },
+    target: { table: 'Sales Ledger.Line Totals', key: ['line id'], mode: 'upsert' },
+    validate: {
+      finalCheck: 'all',
+      invariants: [
+        {
+          name: 'no-negative-amounts',
+          sql: `SELECT s."line id" FROM source_rows s JOIN "Sales Ledger"."Line Totals" t USING ("line id") WHERE t."amount usd" < 0`,
+        },
+      ],
+      distributions: [{ column: 'amount usd', mean: 10 }],
+    },
+    after: [{ action: 'analyze' }],
+  });
+  const expected = `SELECT "line id", "sold at", round("amount 'cents'" / 100.0, 2) AS "amount usd" FROM "Sales Ledger"."Line Items" WHERE "user" <> 'u4'`;
+  const differences = async (target: string, expectedSql: string) =>
+    Number(
+      (
+        await env.db.pool.query(`
+      SELECT (SELECT count(*) FROM (${expectedSql} EXCEPT SELECT * FROM ${target}) a) + (SELECT count(*) FROM (SELECT * FROM ${target} EXCEPT ${expectedSql}) b) AS n`)
+      ).rows[0].n,
+    );
+  const db = ['--database', env.db.envVar];
+
+  // plan with its preview of the writes (the transform run read-only over a sample)
+  const plan = await runCli(['plan', writeSpec(usd(1)), '--measure-writes', '-o', 'json']);
+  expect(plan.stderr).toBe('');
+  expect(plan.code).toBe(0);
+  // upsert: the chunk write, the per-chunk reconciliation, the final check, invariants, distributions, after-actions
+  const first = await env.start(usd(1));
+  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: 1600, downstream: 'succeeded' });
+  expect(await differences('"Sales Ledger"."Line Totals"', expected)).toBe(0);
+  expect((await runCli(['verify', first.runId, ...db])).code).toBe(0);
+  const report = await runCli(['report', first.runId, '--format', 'markdown', ...db]);
+  expect(report.stderr).toBe('');
+  expect(report.stdout).toContain('| Target | "Sales Ledger"."Line Totals" (upsert, key line id) |');
+  expect(report.stdout).toContain('| final | compare | all | passed | 1600 | 0 |');
+  // a new transform version makes every partition stale; --only-stale re-runs them without a write
+  const stale = await runCli(['stale', writeSpec(usd(2)), '-o', 'json']);
+  expect(stale.stderr).toBe('');
+  expect((JSON.parse(stale.stdout) as { stale: unknown[] }).stale.length).toBeGreaterThan(1);
+  const rerun = await env.start(usd(2), { onlyStale: true });
+  expect(await waitForResult(rerun.handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0 });
+
+  // update mode into the same table, on the column whose name has a quote
+  await env.db.pool.query(`UPDATE "Sales Ledger"."Line Totals" SET "amount usd" = NULL WHERE "line id" % 7 = 0`);
+  const update: SpecInput = { ...usd(3), name: 'spaced-update', target: { table: 'Sales Ledger.Line Totals', key: ['line id'], mode: 'update' } };
+  delete update.after;
+  expect(await waitForResult((await env.start(update)).handle)).toMatchObject({ status: 'succeeded' });
+  expect(await differences('"Sales Ledger"."Line Totals"', expected)).toBe(0);
+
+  // replace mode: a daily rollup into a date column, a week of days per partition
+  const rollup: SpecInput = {
+    ...base,
+    name: 'spaced-rollup',
+    partition: { by: 'time', column: 'sold at', size: '7 days' },
+    transform: {
+      name: 'spaced-daily',
+      version: 1,
+      sql: `SELECT (c."sold at" AT TIME ZONE 'UTC')::date AS "sold on", sum(c."amount 'cents'") / 100.0 AS "total usd" FROM chunk c GROUP BY 1`,
+    },
+    target: { table: 'Sales Ledger.Daily Totals', key: ['sold on'], mode: 'replace', partitionColumn: 'sold on' },
+  };
+  expect(await waitForResult((await env.start(rollup)).handle)).toMatchObject({ status: 'succeeded' });
+  expect(
+    await differences(
+      '"Sales Ledger"."Daily Totals"',
+      `SELECT ("sold at" AT TIME ZONE 'UTC')::date AS "sold on", (sum("amount 'cents'") / 100.0)::numeric(14,2) AS "total usd" FROM "Sales Ledger"."Line Items" WHERE "user" <> 'u4' GROUP BY 1`,
+    ),
+  ).toBe(0);
+});
