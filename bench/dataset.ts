@@ -47,3 +47,28 @@ export async function createDataset(pool: pg.Pool): Promise<void> {
   await pool.query(`COMMENT ON TABLE bench.orders IS '${DATASET}:${ROWS}'`);
   await pool.query('VACUUM ANALYZE bench.orders');
 }
+
+/**
+ * The same rows as bench.orders in a table partitioned by month on created_at, as the largest
+ * historical tables are kept: primary key (id, created_at), since PostgreSQL makes a partitioned
+ * table's unique keys include its partition key. created_at spans 90 days from 2024-01-01, so
+ * three monthly leaves hold every row; a DEFAULT leaf stays empty, as one usually does.
+ */
+export async function createMonthlyDataset(pool: pg.Pool): Promise<void> {
+  const version = `${DATASET}:${ROWS}`;
+  const exists = (await pool.query<{ t: string | null }>("SELECT to_regclass('bench.orders_monthly')::text AS t")).rows[0].t;
+  const comment = exists ? (await pool.query<{ c: string | null }>("SELECT obj_description('bench.orders_monthly'::regclass) AS c")).rows[0].c : null;
+  if (comment === version) return;
+  say(`creating bench.orders_monthly (the same ${ROWS} rows, one leaf a month)…`);
+  await pool.query(`
+    DROP TABLE IF EXISTS bench.orders_monthly;
+    CREATE TABLE bench.orders_monthly (LIKE bench.orders INCLUDING DEFAULTS, PRIMARY KEY (id, created_at)) PARTITION BY RANGE (created_at);
+    CREATE TABLE bench.orders_2024_01 PARTITION OF bench.orders_monthly FOR VALUES FROM ('2024-01-01 00:00+00') TO ('2024-02-01 00:00+00');
+    CREATE TABLE bench.orders_2024_02 PARTITION OF bench.orders_monthly FOR VALUES FROM ('2024-02-01 00:00+00') TO ('2024-03-01 00:00+00');
+    CREATE TABLE bench.orders_2024_03 PARTITION OF bench.orders_monthly FOR VALUES FROM ('2024-03-01 00:00+00') TO ('2024-04-01 00:00+00');
+    CREATE TABLE bench.orders_default PARTITION OF bench.orders_monthly DEFAULT;
+    INSERT INTO bench.orders_monthly SELECT * FROM bench.orders;
+  `);
+  await pool.query(`COMMENT ON TABLE bench.orders_monthly IS '${version}'`);
+  await pool.query('VACUUM ANALYZE bench.orders_monthly');
+}

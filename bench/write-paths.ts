@@ -8,6 +8,11 @@
  *   (e) the bare chunk loop: (b)'s compiled chunk statements in as many sessions as (b) has
  *       partitions in flight, with no Temporal and no ledger (bench/bare-chunk-loop.ts):
  *       (b) / (e) is what orchestration and checkpoints cost
+ *   (f) one MERGE over the same rows kept in a monthly-partitioned table (bench.orders_monthly)
+ *   (g) this project over that table with partition.by: native (one partition per leaf, each
+ *       chunk pruned to its leaf): (g) / (f) beside (b) / (a2) is what a partitioned source costs
+ *   (h) the bare chunk loop over (g)'s leaves, with (g)'s recorded plan and shape: (g) / (h) is
+ *       (g)'s orchestration, (h) / (f) what chunking costs on this table
  * Prints the median rows/s of BENCH_ROUNDS rounds (default 3), WAL bytes per row and the ratio
  * to the faster single statement. BENCH_WORKERS=N runs the backfills on N worker processes.
  * Run: npm run bench   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
@@ -15,9 +20,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { COLS, GUARD, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
+import { COLS, createMonthlyDataset, GUARD, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
 import { say, startBenchEnvironment } from './harness';
 import { bareChunkLoop } from './bare-chunk-loop';
+import { listRuns } from '../src/ledger/runs';
+import { plannedBounds } from '../src/ledger/partition-reads';
 import type { Spec } from '../src/specs/schema';
 import type { PartitionBounds } from '../src/shared/types';
 
@@ -70,6 +77,18 @@ async function main(): Promise<void> {
     hi: String((i + 1) * size),
   }));
   const tsSpec = spec('bench-ts', { module: path.join(__dirname, 'transforms', 'orders-usd.ts') });
+  await createMonthlyDataset(pool);
+  const monthly = (sql: string) => sql.replace('bench.orders c', 'bench.orders_monthly c');
+  const nativeSpec = {
+    ...sqlSpec,
+    // a partitioned table's unique key includes its partition key; the target's stays id
+    source: { table: 'bench.orders_monthly', key: ['id', 'created_at'] },
+    partition: { by: 'native', column: 'created_at' },
+    transform: { name: 'bench-native', version: 1, sql: TRANSFORM },
+  };
+  const merge = (source: string) => `MERGE INTO bench.orders_usd t USING (${source}) o ON t.id = o.id
+         WHEN MATCHED AND ${GUARD} THEN UPDATE SET tenant = o.tenant, created_at = o.created_at, channel = o.channel, amount_usd = o.amount_usd
+         WHEN NOT MATCHED THEN INSERT (${COLS}) VALUES (o.id, o.tenant, o.created_at, o.channel, o.amount_usd)`;
 
   // every method once per round, in the same order: a disk stall or a noisy neighbour hits one
   // round of one method, and the median of the rounds sees through it
@@ -92,18 +111,7 @@ async function main(): Promise<void> {
       ),
     );
     await truncate();
-    results.push(
-      await measure(
-        pool,
-        '(a2) one MERGE statement',
-        async () =>
-          (
-            await pool.query(`MERGE INTO bench.orders_usd t USING (${WHOLE}) o ON t.id = o.id
-         WHEN MATCHED AND ${GUARD} THEN UPDATE SET tenant = o.tenant, created_at = o.created_at, channel = o.channel, amount_usd = o.amount_usd
-         WHEN NOT MATCHED THEN INSERT (${COLS}) VALUES (o.id, o.tenant, o.created_at, o.channel, o.amount_usd)`)
-          ).rowCount ?? 0,
-      ),
-    );
+    results.push(await measure(pool, '(a2) one MERGE statement', async () => (await pool.query(merge(WHOLE))).rowCount ?? 0));
     await truncate();
     results.push(await measure(pool, '(b) backfill, SQL transform, concurrency 2', async () => (await env.backfill(`bench-sql-${round}`, sqlSpec)).rowsRead));
     const txid = (await pool.query<{ x: string }>('SELECT txid_current()::text AS x')).rows[0].x;
@@ -118,6 +126,27 @@ async function main(): Promise<void> {
     results.push(
       await measure(pool, "(e) bare chunk loop: (b)'s chunk statements in 2 sessions, no Temporal, no ledger", () =>
         bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2),
+      ),
+    );
+    await truncate();
+    results.push(
+      await measure(pool, '(f) one MERGE statement over the monthly-partitioned table', async () => (await pool.query(merge(monthly(WHOLE)))).rowCount ?? 0),
+    );
+    await truncate();
+    results.push(
+      await measure(
+        pool,
+        '(g) backfill of the monthly-partitioned table, partition.by: native, concurrency 2',
+        async () => (await env.backfill(`bench-native-${round}`, nativeSpec)).rowsRead,
+      ),
+    );
+    // the leaves and the shape exactly as (g) planned and recorded them
+    const [nativeRun] = await listRuns(pool, { name: `bench-native-${round}`, limit: 1 });
+    const leaves = await plannedBounds(pool, nativeRun.run_id);
+    await truncate();
+    results.push(
+      await measure(pool, "(h) bare chunk loop: (g)'s chunk statements in 2 sessions, no Temporal, no ledger", () =>
+        bareChunkLoop(env.url, nativeRun.spec, nativeRun.shape, leaves, 2),
       ),
     );
     rounds.push(results);
@@ -138,7 +167,10 @@ async function main(): Promise<void> {
     }),
     '',
     `(b) / faster single statement: ${(medianRate(2) / fastest).toFixed(2)} (goal ≥ 1.0); (c) / (b): ${(medianRate(3) / medianRate(2)).toFixed(2)} (goal > 1); ` +
-      `(d) / (a1) INSERT … ON CONFLICT: ${(medianRate(4) / medianRate(0)).toFixed(2)} (goal ≥ 0.75); (b) / (e) the bare chunk loop: ${(medianRate(2) / medianRate(5)).toFixed(2)} (goal ≥ 0.95)`,
+      `(d) / (a1) INSERT … ON CONFLICT: ${(medianRate(4) / medianRate(0)).toFixed(2)} (goal ≥ 0.75); (b) / (e) the bare chunk loop: ${(medianRate(2) / medianRate(5)).toFixed(2)} (goal ≥ 0.95); ` +
+      `partitioned (g) / (f): ${(medianRate(7) / medianRate(6)).toFixed(2)} beside unpartitioned (b) / (a2): ${(medianRate(2) / medianRate(1)).toFixed(2)} ` +
+      `(goal: within 10 %, ${((medianRate(7) / medianRate(6) / (medianRate(2) / medianRate(1))) * 100).toFixed(0)} % here); ` +
+      `(g) / (h) its bare chunk loop: ${(medianRate(7) / medianRate(8)).toFixed(2)}`,
   ];
   const workers = process.env.BENCH_WORKERS
     ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities`
