@@ -1,6 +1,6 @@
 /**
  * The benchmarks' dataset: bench.orders (BENCH_ROWS rows, default 2,000,000, with ~330-byte
- * jsonb payloads as in PERF-NOTES.md), FX rates, and the empty target bench.orders_usd.
+ * jsonb payloads), FX rates, and the empty target bench.orders_usd.
  * Built once per size and reused (the table comment records its version and size).
  */
 import type pg from 'pg';
@@ -36,7 +36,7 @@ export async function createDataset(pool: pg.Pool): Promise<void> {
            CASE WHEN n % 97 = 0 THEN NULL ELSE (ARRAY['USD','EUR','GBP','JPY','CHF'])[1 + n % 5] END,
            CASE WHEN n % 41 = 0 THEN NULL ELSE 100 + (n * 48271) % 900000 END,
            (ARRAY['web','app','pos'])[1 + n % 3],
-           -- about 330 bytes of jsonb per row, as in PERF-NOTES.md's dataset of the same size
+           -- about 330 bytes of jsonb per row
            jsonb_build_object('sku', 'SKU-' || (n % 10000), 'qty', 1 + n % 7, 'channel', (ARRAY['web','app','pos'])[1 + n % 3],
              'customer', jsonb_build_object('id', n % 100000, 'country', (ARRAY['DE','FR','US','JP'])[1 + n % 4], 'segment', 'smb'),
              'lines', jsonb_build_array(jsonb_build_object('sku', 'A' || n % 97, 'qty', 1), jsonb_build_object('sku', 'B' || n % 89, 'qty', 2)),

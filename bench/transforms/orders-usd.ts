@@ -20,7 +20,7 @@ export default defineTransform<Order>({
   columns: ['id', 'tenant', 'created_at', 'channel', 'amount_usd'],
   reads: ['id', 'tenant', 'created_at', 'currency', 'amount_cents', 'channel'],
   // channel is read from its column here, not from the payload: the payload holds the same value,
-  // and reading only what is needed is the main lever of this mode (PERF-NOTES.md, point 5)
+  // and reading only what is needed is the main lever of this mode
   version: 1,
   transform(rows) {
     return rows.map((r) => {
