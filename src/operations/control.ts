@@ -107,11 +107,6 @@ async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction
 }
 
 /**
- * Changes a running run's limits through the workflow's setLimits update. The change is
- * checked here and again by the workflow's validator; a rejected change leaves nothing in
- * history. Resolves with the limits in force once running partitions can see them.
- */
-/**
  * The run's workflow, if it has ended while the ledger shows the run active: a step the
  * database refused for good fails the workflow before it can record the outcome, and a
  * workflow may be terminated by hand. No signal reaches it any more.
@@ -146,6 +141,11 @@ async function closeEnded(pool: pg.Pool, run: RunRow, ended: { status: string; w
   });
 }
 
+/**
+ * Changes a running run's limits through the workflow's setLimits update. The change is
+ * checked here and again by the workflow's validator; a rejected change leaves nothing in
+ * history. Resolves with the limits in force once running partitions can see them.
+ */
 export async function setRunLimits({ client }: Pick<Operated, 'client'>, run: RunRow, change: LimitsChange): Promise<Limits> {
   const ref = runLabel(run.name, run.run_id);
   const problem = limitsChangeProblem(change);
