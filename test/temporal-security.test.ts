@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { startRun } from '../src/operations';
+import { startRun, waitForResult } from '../src/operations';
 import { partitionWorkflowId } from '../src/shared/ids';
 import { temporalConfig } from '../src/temporal/config';
 import { connectClient } from '../src/temporal/connect';
@@ -43,10 +43,7 @@ describe('payload encryption (BACKFILL_PAYLOAD_KEY)', () => {
         limits: { chunkSize: 500, concurrency: 4 },
       });
       const started = await startRun({ client: sealed.client, taskQueue }, { specFile: writeSpec(spec), actor: 'test' });
-      const result = (await sealed.client.workflow.getHandle(started.workflowId).result()) as {
-        status: string;
-        partitions: { failed: number; succeeded: number };
-      };
+      const result = await waitForResult(sealed.client.workflow.getHandle(started.workflowId));
       // the CHECK fails some partitions: their errors go through Temporal too
       expect(result.status).toBe('failed');
       expect(result.partitions.failed).toBeGreaterThan(0);
@@ -58,7 +55,7 @@ describe('payload encryption (BACKFILL_PAYLOAD_KEY)', () => {
       expect(stored).toContain('binary/encrypted');
       for (const secret of [REASON, 'app.orders_usd', 'usd_rate', 'orders_usd_small', 'violates']) expect(stored).not.toContain(secret);
       // without the key the result cannot even be read
-      await expect(plain.client.workflow.getHandle(started.workflowId).result()).rejects.toThrow();
+      await expect(waitForResult(plain.client.workflow.getHandle(started.workflowId))).rejects.toThrow();
       // with it, everything is there
       expect(await historiesText(sealed.client, [started.workflowId])).toContain('binary/encrypted');
       const described = await sealed.client.workflow.getHandle(started.workflowId).describe();

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { newRunId } from '../src/operations';
+import { newRunId, waitForResult } from '../src/operations';
 import { startRunWorkflow } from '../src/operations/run-workflow';
 import { loadSpecFile } from '../src/specs/load';
 import type { RunWorkflowInput } from '../src/workflows/backfill-run';
@@ -155,7 +155,7 @@ test('guard SQL sent with a setLimits update straight through Temporal is parsed
   await handle.executeUpdate(setLimitsUpdate, {
     args: [{ actor: 'mallory', guards: { custom: [{ name: 'innocent', sql: 'SELECT 1; DROP TABLE app.fx', hard: 5 }] } }],
   });
-  const result = (await handle.result()) as { status: string };
+  const result = await waitForResult(handle);
   expect(result.status).toBe('failed');
   const { rows: failed } = await env.db.pool.query('SELECT last_error FROM backfill.partitions WHERE run_id = $1', [loaded.runId]);
   expect(failed[0].last_error).toContain(

@@ -3,7 +3,8 @@
  * that sets its id, search attributes, memo and Web UI texts, and one place that waits for
  * its result.
  */
-import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { FailureType } from '../shared/failures';
 import { runWorkflowId } from '../shared/ids';
 import type { RunStatus } from '../shared/statuses';
 import type { RunResult, RunWorkflowInput } from '../workflows/backfill-run';
@@ -40,8 +41,26 @@ export function startRunWorkflow(
   });
 }
 
+/**
+ * The run's result, succeeded or not: a failed run fails its execution (so Temporal shows it
+ * Failed) and carries the result in the failure's details.
+ */
 export async function waitForResult(handle: WorkflowHandle): Promise<RunResult> {
-  return (await handle.result()) as RunResult;
+  try {
+    return (await handle.result()) as RunResult;
+  } catch (err) {
+    const result = failedRunResult(err);
+    if (result) return result;
+    throw err;
+  }
+}
+
+/** The RunResult a failed run's execution carries, if `err` is that failure. */
+export function failedRunResult(err: unknown): RunResult | undefined {
+  if (!(err instanceof WorkflowFailedError)) return undefined;
+  const cause = err.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.RunFailed) return undefined;
+  return cause.details?.[0] as RunResult | undefined;
 }
 
 function oneLine(text: string): string {

@@ -22,6 +22,8 @@ export const FailureType = {
    * nonRetryable flag (activities/refused-at-once.ts).
    */
   DatabaseRefused: 'BackfillDatabaseRefused',
+  /** The run ended failed; its RunResult is the failure's first detail (the execution shows Failed). */
+  RunFailed: 'BackfillRunFailed',
   /** The partition was failed by the ledger (recorded there); used by the partition workflow. */
   PartitionFailed: 'BackfillPartitionFailed',
 } as const;

@@ -8,6 +8,7 @@ import { Client, Connection, WorkflowFailedError, type WorkflowHandleWithFirstEx
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
 import type { RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
+import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
 import { partitionWorkflowId } from '../../src/shared/ids';
 import { uniqueName } from '../helpers/unique';
@@ -61,7 +62,7 @@ async function withRun(
   };
   await worker.runUntil(async () => {
     const handle = await client.workflow.start('backfillRunWorkflow', { taskQueue, workflowId: `model/${runId}`, args: [input] });
-    await body({ model, handle, result: () => handle.result() as Promise<RunResult> });
+    await body({ model, handle, result: () => waitForResult(handle) });
   });
   return model;
 }
@@ -181,7 +182,7 @@ test('a Temporal cancellation is an orderly cancel: partitions stop at a boundar
   });
 });
 
-test('a partition workflow terminated by hand is found by reconciliation and recorded failed', async () => {
+test('a partition workflow terminated by hand is found by reconciliation and recorded failed; the run then shows Failed', async () => {
   const stuck = partitionId(1);
   await withRun(
     { partitions: 3, processMs: 10, stuck: [stuck] },
@@ -195,6 +196,25 @@ test('a partition workflow terminated by hand is found by reconciliation and rec
       const r = await result();
       expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
       expect(model.calls).toContain(`reconciled:${stuck}`);
+      // a failed run fails its execution: Failed in the Web UI and in a list query, the result in the failure
+      expect((await handle.describe()).status.name).toBe('FAILED');
+      const failure = await handle.result().then(
+        () => undefined,
+        (err: unknown) => err as WorkflowFailedError,
+      );
+      expect(failure?.cause?.message).toMatch(/^backfill model\/\S+ failed: 1 of 3 partitions failed; see backfill status \S+, then backfill retry-failed/);
+      // visibility catches up with the close a moment later
+      const failedIds = async () => {
+        const ids: string[] = [];
+        for await (const w of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}' AND ExecutionStatus = 'Failed'` })) ids.push(w.workflowId);
+        return ids;
+      };
+      let listed = await failedIds();
+      for (let i = 0; i < 50 && listed.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        listed = await failedIds();
+      }
+      expect(listed).toEqual([handle.workflowId]);
     },
   );
 });

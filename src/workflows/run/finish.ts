@@ -1,8 +1,13 @@
 /**
  * The end of a run: the whole-run check (when nothing failed or was cancelled), the ledger's
  * final status, the after-actions of a run that succeeded, and the cleanup of its temporary state.
+ * A run that ended failed fails its workflow execution, its result carried in the failure's
+ * details, so the Web UI and `temporal workflow list` show it Failed (operations/run-workflow.ts
+ * waitForResult reads the result back); executions recorded before 'run-failure-fails-execution'
+ * completed with it.
  */
-import { CancelledFailure } from '@temporalio/workflow';
+import { ApplicationFailure, CancelledFailure, patched } from '@temporalio/workflow';
+import { FailureType } from '../../shared/failures';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
 import type { RunResult } from './types';
@@ -42,5 +47,20 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
   };
   if (x.s.cancelledByTemporal)
     throw new CancelledFailure(`backfill ${spec.name}/${runId} cancelled; ${result.rowsWritten} rows were written before it stopped`);
+  if (result.status === 'failed' && patched('run-failure-fails-execution')) {
+    throw ApplicationFailure.create({ message: failureSummary(x, result), type: FailureType.RunFailed, nonRetryable: true, details: [result] });
+  }
   return result;
+}
+
+/** One line for the Web UI's failure: what failed and where to look; the reasons are in the ledger. */
+function failureSummary(x: RunExecution, result: RunResult): string {
+  const { failed, total } = result.partitions;
+  const why =
+    failed > 0
+      ? `${failed} of ${total} partitions failed`
+      : x.s.finalCheck && !x.s.finalCheck.passed
+        ? (x.s.finalCheck.failures[0] ?? 'the final check failed')
+        : 'the run could not be shown complete';
+  return `backfill ${x.spec.name}/${x.runId} failed: ${why}; see backfill status ${x.runId}, then backfill retry-failed ${x.runId} once the cause is fixed`;
 }
