@@ -63,6 +63,10 @@ test('a run whose bookkeeping the ledger refuses fails its workflow at once, nam
   // the ledger still shows the run running, which holds its name and target: no signal reaches
   // the ended workflow, so pause says what to do, and cancel closes the record in its stead
   const db = ['--database', env.db.envVar];
+  const status = await runCli(['status', runId, ...db]);
+  expect(status.stdout).toContain(`RUNNING`);
+  expect(status.stdout).toContain('workflow:  ended FAILED without finishing the run (finalizeRun was refused by the database');
+  expect(status.stdout).toContain(`close the ledger's record with: backfill cancel ${runId}`);
   const pause = await runCli(['pause', runId, ...db]);
   expect(pause.code).toBe(2);
   expect(pause.stderr).toContain('workflow ended FAILED without finishing the run (finalizeRun was refused by the database');
@@ -77,6 +81,10 @@ test('a run whose bookkeeping the ledger refuses fails its workflow at once, nam
   expect(run!.last_error).toContain('closed by test with backfill cancel');
   const events = await listEvents(env.db.pool, runId);
   expect(events.find((e) => e.kind === 'closed')).toMatchObject({ actor: 'test', reason: 'the ledger was broken by hand' });
+  // closed, the run is not active: status does not ask Temporal again
+  const closed = JSON.parse((await runCli(['status', runId, ...db, '-o', 'json'])).stdout) as { status: string; workflowEnded?: unknown };
+  expect(closed).toMatchObject({ status: 'failed' });
+  expect(closed.workflowEnded).toBeUndefined();
   const again = await runCli(['cancel', runId, '--reason', 'twice', ...db]);
   expect(again.code).toBe(2);
   expect(again.stderr).toContain('already finished (failed)');

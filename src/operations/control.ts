@@ -111,7 +111,7 @@ async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction
  * database refused for good fails the workflow before it can record the outcome, and a
  * workflow may be terminated by hand. No signal reaches it any more.
  */
-async function endedWorkflow(client: Client, run: RunRow): Promise<{ status: string; why: string } | undefined> {
+export async function endedWorkflow(client: Client, run: Pick<RunRow, 'workflow_id'>): Promise<{ status: string; why: string } | undefined> {
   const handle = client.workflow.getHandle(run.workflow_id);
   const described = await handle.describe().catch(() => undefined);
   if (!described || described.status.name === 'RUNNING') return undefined;

@@ -19,6 +19,12 @@ import { msUntilOpen } from '../shared/window';
 
 export interface StatusReport {
   limits: Limits;
+  /**
+   * Set when the ledger shows the run active but its workflow has ended (a step the database
+   * refused, a workflow terminated by hand): what Temporal says, and why. Absent when Temporal
+   * was not asked or not reachable: status is the ledger's view first.
+   */
+  workflowEnded?: { status: string; why: string };
   /** Set while the run is outside its allowed hours: when they open. */
   windowOpensAt: string | null;
   runId: string;

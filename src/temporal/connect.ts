@@ -5,6 +5,7 @@
  * both ends always agree on how payloads are encoded.
  */
 import { Client, Connection, type DataConverter } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { AesGcmPayloadCodec } from './payload-codec';
 import { temporalConfig, type TemporalConfig } from './config';
@@ -30,8 +31,9 @@ export function dataConverterFor(config: Partial<Pick<TemporalConfig, 'payloadKe
   return { payloadCodecs: [new AesGcmPayloadCodec(config.payloadKeys)], failureConverterPath: require.resolve('./failure-converter') };
 }
 
-export async function connectClient(config: ConnectConfig = temporalConfig()): Promise<ConnectedClient> {
-  const connection = await Connection.connect({ address: config.address, ...config.connection }).catch((err: Error) => {
+/** `connectTimeout` (default 10 s) bounds the wait for a server that is not there, e.g. `2s` for a command that can do without it. */
+export async function connectClient(config: ConnectConfig = temporalConfig(), options: { connectTimeout?: Duration } = {}): Promise<ConnectedClient> {
+  const connection = await Connection.connect({ address: config.address, ...config.connection, ...options }).catch((err: Error) => {
     throw unreachable(config, err);
   });
   const dataConverter = dataConverterFor(config);

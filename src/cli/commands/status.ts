@@ -1,6 +1,11 @@
 /** `backfill status`: the ledger's view of one run (or, with --all, of recent runs). */
 import { Command } from 'commander';
+import { endedWorkflow } from '../../operations/control';
 import { listRunSummaries, statusReport } from '../../operations/status';
+import type { RunRow } from '../../ledger/runs';
+import { ACTIVE_RUN_STATUSES } from '../../shared/statuses';
+import { connectClient } from '../../temporal/connect';
+import { temporalConfig } from '../../temporal/config';
 import { databaseOption, outputOption } from '../options';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { renderRunList } from '../render/run-list';
@@ -11,8 +16,25 @@ async function status(ref: string | undefined, opts: OutputOptions & { database:
   if (!ref && !opts.all) throw new UsageError('name a run (backfill status <run>) or list runs with: backfill list');
   await withLedger(opts.database, async ({ pool, findRun }) => {
     if (opts.all || !ref) return emit(opts, await listRunSummaries(pool), renderRunList);
-    emit(opts, await statusReport(pool, await findRun(ref)), renderStatus);
+    const run = await findRun(ref);
+    const report = await statusReport(pool, run);
+    const ended = ACTIVE_RUN_STATUSES.includes(run.status) ? await askTemporalIfEnded(run) : undefined;
+    emit(opts, ended ? { ...report, workflowEnded: ended } : report, renderStatus);
   });
+}
+
+/**
+ * An active run whose workflow has ended is stuck for good, and the ledger cannot know it: ask
+ * Temporal, briefly. Unreachable, it is left out: status is the ledger's view.
+ */
+async function askTemporalIfEnded(run: RunRow): Promise<{ status: string; why: string } | undefined> {
+  const connected = await connectClient(temporalConfig(), { connectTimeout: '2s' }).catch(() => undefined);
+  if (!connected) return undefined;
+  try {
+    return await endedWorkflow(connected.client, run);
+  } finally {
+    await connected.close();
+  }
 }
 
 export function command(): Command {

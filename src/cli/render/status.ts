@@ -28,6 +28,12 @@ export function renderStatus(r: StatusReport): string {
     );
   }
   if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
+  if (r.workflowEnded) {
+    lines.push(
+      `  workflow:  ended ${r.workflowEnded.status} without finishing the run (${r.workflowEnded.why}); ` +
+        `nothing moves it any more: close the ledger's record with: backfill cancel ${r.runId} --reason "…"`,
+    );
+  }
   if (r.lastError) lines.push(`  error:     ${r.lastError}`);
   if (r.rowsOutsidePlan) {
     lines.push(
