@@ -15,6 +15,7 @@ import { pollUntil } from '../util/poll-until';
 import { approveUpdate, cancelSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from '../workflows/messages';
 import { UsageError } from './errors';
 import { withTransaction } from '../db/pool';
+import { workflowFailureCause } from './run-workflow';
 import { recordEvent } from '../ledger/events';
 import { inputChanges } from '../checks/input-fingerprints';
 import { runInputs } from '../checks/run-inputs';
@@ -119,11 +120,7 @@ export async function endedWorkflow(client: Client, run: Pick<RunRow, 'workflow_
     described.status.name === 'FAILED'
       ? await handle.result().then(
           () => 'no failure recorded',
-          (err: Error) => {
-            // the workflow's failure is an activity's, whose cause says why
-            const activity = err.cause as Error | undefined;
-            return (activity?.cause as Error | undefined)?.message ?? activity?.message ?? err.message;
-          },
+          (err: Error) => workflowFailureCause(err)?.message ?? err.message,
         )
       : `${described.status.name.toLowerCase()} outside backfill`;
   return { status: described.status.name, why };

@@ -55,8 +55,17 @@ export async function waitForResult(handle: WorkflowHandle): Promise<RunResult> 
   }
 }
 
+/**
+ * Why a run's execution failed: the failure of the activity that failed it (an
+ * ApplicationFailure with its type and message), or the workflow's own failure.
+ */
+export function workflowFailureCause(err: unknown): (Error & { type?: string }) | undefined {
+  if (!(err instanceof WorkflowFailedError)) return undefined;
+  return (err.cause?.cause ?? err.cause) as (Error & { type?: string }) | undefined;
+}
+
 /** The RunResult a failed run's execution carries, if `err` is that failure. */
-export function failedRunResult(err: unknown): RunResult | undefined {
+function failedRunResult(err: unknown): RunResult | undefined {
   if (!(err instanceof WorkflowFailedError)) return undefined;
   const cause = err.cause;
   if (!(cause instanceof ApplicationFailure) || cause.type !== FailureType.RunFailed) return undefined;

@@ -5,7 +5,7 @@
  * and the benchmarks alike.
  */
 import path from 'node:path';
-import { WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, ledgerExists, resolveRelation } from '../ledger/runs';
@@ -21,7 +21,7 @@ import { defaultActor } from './actor';
 import { newRunId } from './run-id';
 import { checkSpec } from './check-spec';
 import { UsageError } from './errors';
-import { startRunWorkflow } from './run-workflow';
+import { startRunWorkflow, workflowFailureCause } from './run-workflow';
 import { readSavedPlan, refuseUnlessApproved } from './saved-plans';
 import { stalePartitions } from '../ledger/stale';
 
@@ -158,7 +158,7 @@ async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId:
   try {
     await handle.result();
   } catch (err) {
-    const cause = (err instanceof WorkflowFailedError ? (err.cause?.cause ?? err.cause) : undefined) as { type?: string; message: string } | undefined;
+    const cause = workflowFailureCause(err);
     if (cause && (cause.type === FailureType.RunAlreadyActive || cause.type === FailureType.SpecInvalid)) throw new UsageError(cause.message);
     throw err;
   }
