@@ -5,8 +5,11 @@
  * database it was planned against (cluster system identifier and database OID), and a worker
  * connected elsewhere refuses its work, so every write lands where the run was planned.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
+import { createActivities } from '../src/activities';
 import { PoolRegistry } from '../src/db/pool-registry';
+import { FailureType } from '../src/shared/failures';
 import { startRun, waitForResult } from '../src/operations';
 import { launchWorker, type RunningWorker } from '../src/worker';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
@@ -70,6 +73,39 @@ test('every run registers and writes only in the database it was planned against
   const { rows: recorded } = await env.db.pool.query('SELECT DISTINCT database_identity FROM backfill.runs');
   expect(recorded).toHaveLength(1);
   expect(recorded[0].database_identity).toMatch(/^\d+:\d+$/);
+});
+
+test('every activity of a registered run, its bookkeeping included, leaves a worker pointed elsewhere to retry, and writes nothing there', async () => {
+  // the first test registered runs in env's database; a worker reaching `other` (no ledger) or
+  // env's database under a run id it does not hold must hand the task back, never fail the run
+  const { rows } = await env.db.pool.query('SELECT run_id FROM backfill.runs ORDER BY created_at LIMIT 1');
+  const runId: string = rows[0].run_id;
+  for (const [url, id] of [
+    [other.url, runId],
+    [env.db.url, 'no-such-run'],
+  ]) {
+    const pools = new PoolRegistry({ max: 2, env: { [SHARED]: url }, databases: [SHARED] });
+    try {
+      const activities = createActivities({ pools, logger: pino({ level: 'silent' }), trust: { transformDirs: [], webhookUrls: [] } });
+      const runScoped = Object.entries(activities).filter(([name]) => name !== 'registerRun');
+      expect(runScoped.length).toBeGreaterThan(10);
+      for (const [name, activity] of runScoped) {
+        const refused = await (activity as (input: object) => Promise<unknown>)({ database: SHARED, runId: id, partitionId: 'p', stage: 1 }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect({ name, type: (refused as ApplicationFailure)?.type, nonRetryable: (refused as ApplicationFailure)?.nonRetryable }).toEqual({
+          name,
+          type: FailureType.WrongDatabase,
+          nonRetryable: false,
+        });
+        expect(refused).toBeInstanceOf(ApplicationFailure);
+      }
+    } finally {
+      await pools.close();
+    }
+  }
+  expect(await ledgerIn(other)).toBe(false);
 });
 
 test('with only workers connected elsewhere, start says which database the worker reaches instead of running there', async () => {

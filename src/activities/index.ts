@@ -4,6 +4,7 @@
  */
 import type { ActivityDeps } from './deps';
 import { afterActivities } from './after';
+import { onTheRunsDatabase } from './database-check';
 import { gateActivities } from './gates';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
@@ -14,11 +15,14 @@ import { runControlActivities } from './run-control';
 export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);
   return refusedAtOnce({
+    // registration checks the database it is about to write the run into (register-run.ts)
     registerRun: registerRunActivity(deps),
-    processPartition: processPartitionActivity(deps, contexts),
-    ...runControlActivities(deps),
-    ...gateActivities(deps, contexts),
-    ...afterActivities(deps),
+    ...onTheRunsDatabase(deps.pools, {
+      processPartition: processPartitionActivity(deps, contexts),
+      ...runControlActivities(deps),
+      ...gateActivities(deps, contexts),
+      ...afterActivities(deps),
+    }),
   });
 }
 

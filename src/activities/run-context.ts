@@ -6,12 +6,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../compiler/statements';
-import { getRun, type RunRow } from '../ledger/runs';
+import type { RunRow } from '../ledger/runs';
 import { artifactOriginRefusal } from '../security/module-origin';
 import type { WorkerTrust } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
 import { FailureType } from '../shared/failures';
-import { refuseOtherDatabase, wrongDatabase } from './database-check';
+import { runOnThisDatabase } from './database-check';
 import type { TransformModule } from '../transforms/define';
 import { evaluateArtifact } from '../transforms/artifact';
 
@@ -38,17 +38,7 @@ export class RunContextCache {
 }
 
 async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
-  const run = await getRun(pool, runId).catch((err: { code?: string }) => {
-    if (err.code === '42P01') return undefined; // no ledger at all in the database this worker reaches
-    throw err;
-  });
-  if (!run) {
-    throw wrongDatabase(
-      `run ${runId} is not in the ledger of the database this worker reaches; was it registered against another one? Check the database variables of this worker`,
-    );
-  }
-  // a ledger restored or copied elsewhere holds the run too: the database's identity decides
-  await refuseOtherDatabase(pool, run.database_identity, runId, run.database_var);
+  const run = await runOnThisDatabase(pool, runId);
   const compiled = compileRun(run.spec, run.shape);
   if (run.transform_kind === 'sql') return { run, compiled };
 
