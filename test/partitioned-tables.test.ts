@@ -143,6 +143,53 @@ test("partition.by native: one backfill partition per leaf, each chunk pruned to
   await env.db.pool.query("CREATE TABLE public.events_2024_05 PARTITION OF public.events FOR VALUES FROM ('2024-05-01') TO ('2024-06-01')");
   const after = await runInputs(env.db.pool, run.spec, run.shape);
   expect(inputChanges(before, after, 'at registration')).toEqual([expect.stringContaining('public.events (leaf partitions)')]);
+  await env.db.pool.query('DROP TABLE public.events_2024_05');
+});
+
+test('partition.by native with rows: a big leaf is cut into key ranges of about equal rows, each chunk still pruned to its leaf; exact, verified, re-run without a write', async () => {
+  await env.db.pool.query('TRUNCATE public.event_totals');
+  // January (about 4,460 rows) and February (4,180) are cut in three; March (1,360) and the default leaf stay whole
+  const spec = eventsSpec({ name: 'partitioned-events-cut', partition: { by: 'native', column: 'occurred_at', rows: 1500 } });
+  const plan = await runCli(['plan', writeSpec(spec), '-o', 'json']);
+  expect(plan.stderr).toBe('');
+  expect((JSON.parse(plan.stdout) as { partitions: { id: string }[] }).partitions.map((p) => p.id)).toEqual([
+    'leaf:public.events_2024_01~001',
+    'leaf:public.events_2024_01~002',
+    'leaf:public.events_2024_01~003',
+    'leaf:public.events_2024_02~001',
+    'leaf:public.events_2024_02~002',
+    'leaf:public.events_2024_02~003',
+    'leaf:public.events_2024_03',
+    'leaf:public.events_default',
+  ]);
+
+  const first = await env.start(spec);
+  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
+  expect(await differences()).toBe(0);
+  const run = (await getRun(env.db.pool, first.runId))!;
+  expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
+
+  // the pieces of a leaf hold about equal rows (within 25 % of their mean) and no more than rows by much
+  const { rows: pieces } = await env.db.pool.query<{ partition_id: string; rows_written: string; bounds: PartitionBounds }>(
+    "SELECT partition_id, rows_written, bounds FROM backfill.partitions WHERE run_id = $1 AND partition_id LIKE '%~%' ORDER BY ordinal",
+    [first.runId],
+  );
+  for (const month of ['01', '02']) {
+    const counts = pieces.filter((p) => p.partition_id.includes(`2024_${month}~`)).map((p) => Number(p.rows_written));
+    const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+    expect({ month, spread: counts.map((n) => Math.abs(n - mean) / mean <= 0.25) }).toEqual({ month, spread: [true, true, true] });
+  }
+
+  // a middle piece of February reads February's leaf alone, within its key range
+  const compiled = compileRun(run.spec, run.shape);
+  const middle = pieces.find((p) => p.partition_id === 'leaf:public.events_2024_02~002')!;
+  expect(middle.bounds).toMatchObject({ kind: 'leaf', split: { column: 'id', lo: expect.any(String), hi: expect.any(String), piece: 2 } });
+  const q = compiled.chunkBounds(middle.bounds, null, 100);
+  const explained = (await env.db.pool.query(`EXPLAIN ${q.text}`, q.values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+  expect(explained).toContain('events_2024_02');
+  expect(explained).not.toMatch(/events_2024_01|events_2024_03|events_default/);
+
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
 });
 
 test('partition.by native is refused where it cannot work, with the reason', async () => {

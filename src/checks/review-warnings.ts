@@ -67,7 +67,7 @@ async function targetSideEffects(db: pg.Pool, spec: Spec): Promise<string[]> {
 async function fullScansPerChunk(db: pg.Pool, spec: Spec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
   if (!spec.transform.sql || partitions.length === 0) return [];
   const numbered = params();
-  const predicate = partitionPredicate(partitions[0].bounds, 's', shape.partitionColumnType, numbered.param);
+  const predicate = partitionPredicate(partitions[0].bounds, 's', shape.partitionColumnType, numbered.param, shape.keyType);
   const limit = numbered.param(spec.limits.chunkSize, 'integer');
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   const text =

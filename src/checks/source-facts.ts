@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { MAX_PARTITIONS } from '../shared/limits';
 import { PlanError, type SourceFacts } from '../compiler/partitions';
-import type { Spec } from '../specs/schema';
+import { sourceKeyColumns, type Spec } from '../specs/schema';
 import { quoteIdent, quoteTable } from '../db/sql';
 import { querySingle } from '../db/session';
 import { partitionTree } from './table-info';
@@ -52,7 +52,12 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
       // every leaf under the source, any depth, with the constraint that routes rows to it;
       // a lone default partition has no constraint: it holds every row
       const leaves = (await partitionTree(db, spec.source.table)).filter((p) => p.leaf);
-      return { kind: 'leaves', leaves: leaves.map((l) => ({ name: l.name, constraint: l.constraint ?? 'true' })) };
+      const rows = spec.partition.rows;
+      if (rows === undefined) return { kind: 'leaves', leaves: leaves.map((l) => ({ name: l.name, constraint: l.constraint ?? 'true' })) };
+      const splitColumn = sourceKeyColumns(spec.source)[0];
+      const cut = [];
+      for (const l of leaves) cut.push({ name: l.name, constraint: l.constraint ?? 'true', cuts: await leafCuts(db, spec, l.name, splitColumn, rows) });
+      return { kind: 'leaves', leaves: cut, splitColumn };
     }
     case 'list': {
       if (spec.partition.values) return { kind: 'list', values: await canonicalValues(db, spec, columnType), hasNulls: false };
@@ -138,4 +143,35 @@ async function quantileFacts(db: pg.PoolClient, spec: Spec, nulls: string): Prom
     [fractions],
   );
   return { kind: 'quantiles', cuts: count > 1 ? (rows[0].cuts ?? []) : [], hasNulls: rows[0].has_nulls };
+}
+
+/**
+ * Where to cut one leaf into pieces of about `rows` rows in scope: quantiles of the key's first
+ * column, read from the leaf alone (through the same repeatable sample as range counts when it
+ * is big). A leaf the statistics put at `rows` or fewer is not read; nor is a foreign leaf,
+ * which cannot be sampled and stays whole.
+ */
+async function leafCuts(db: pg.PoolClient, spec: Spec, leaf: string, column: string, rows: number): Promise<string[]> {
+  const { rows: stats } = await db.query<{ n: number; kind: string }>(
+    'SELECT reltuples::float8 AS n, relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)',
+    [leaf],
+  );
+  const estimated = Number(stats[0]?.n ?? 0);
+  // reltuples is -1 until the leaf is first analyzed: then it is counted
+  if (stats[0]?.kind !== 'r' || (estimated >= 0 && estimated <= rows)) return [];
+  const col = quoteIdent(column);
+  const fraction = estimated > SAMPLE_ROWS ? Math.min(1, SAMPLE_ROWS / estimated) : 1;
+  const sample = fraction < 1 ? ` TABLESAMPLE SYSTEM (${(100 * fraction).toFixed(6)}) REPEATABLE (0)` : '';
+  const filter = spec.source.where ? `WHERE (${spec.source.where}\n)` : '';
+  const from = `FROM ${leaf} s${sample} ${filter}`;
+  const { rows: counted } = await querySingle<{ n: string }>(db, `SELECT count(*) AS n ${from}`);
+  const pieces = Math.ceil(Number(counted[0].n) / fraction / rows);
+  if (pieces <= 1) return [];
+  const fractions = Array.from({ length: pieces - 1 }, (_, i) => (i + 1) / pieces);
+  const { rows: quantiles } = await querySingle<{ cuts: string[] | null }>(
+    db,
+    `SELECT (percentile_disc($1::float8[]) WITHIN GROUP (ORDER BY s.${col}))::text[] AS cuts ${from}`,
+    [fractions],
+  );
+  return quantiles[0].cuts ?? [];
 }

@@ -36,7 +36,11 @@ export function crossableEnds(type: string, lo: string, hi: string): { lo: boole
   return { lo: !(limits && BigInt(lo) <= limits.min), hi: !(limits && BigInt(hi) > limits.max) };
 }
 
-export function partitionPredicate(bounds: PartitionBounds, alias: string, columnType: string, param: Param): string {
+/**
+ * `keyType` is source.key's first column's type (RunShape.keyType), which bounds a piece of a cut
+ * leaf; only statements on the source meet such a piece.
+ */
+export function partitionPredicate(bounds: PartitionBounds, alias: string, columnType: string, param: Param, keyType?: string): string {
   const col = `${alias}.${quoteIdent(bounds.column)}`;
   switch (bounds.kind) {
     case 'range': {
@@ -55,10 +59,16 @@ export function partitionPredicate(bounds: PartitionBounds, alias: string, colum
       ];
       return parts.length > 0 ? parts.join(' AND ') : `${col} IS NOT NULL`;
     }
-    case 'leaf':
+    case 'leaf': {
       // the catalog's own text, bare so the planner prunes to the leaf (a partition constraint is
       // never NULL); it names the column unqualified, and every statement reads the source alone here
-      return `(${bounds.constraint})`;
+      const leaf = `(${bounds.constraint})`;
+      if (!bounds.split) return leaf;
+      if (!keyType) throw new Error(`partition ${bounds.leaf} is a piece of a leaf, bounded by source.key, whose type was not given`);
+      const key = `${alias}.${quoteIdent(bounds.split.column)}`;
+      const { lo, hi } = bounds.split;
+      return [leaf, ...(lo !== null ? [`${key} >= ${param(lo, keyType)}`] : []), ...(hi !== null ? [`${key} < ${param(hi, keyType)}`] : [])].join(' AND ');
+    }
     case 'null':
       return `${col} IS NULL`;
   }
@@ -85,7 +95,10 @@ export function boundsText(bounds: PartitionBounds): string {
     case 'list':
       return `${bounds.column} = ${bounds.value}`;
     case 'leaf':
-      return `the rows of leaf partition ${bounds.leaf}`;
+      return bounds.split
+        ? // row data: the ledger holds the values (backfill status)
+          `the rows of leaf partition ${bounds.leaf} in range ${bounds.split.piece} of ${bounds.split.column} (about equal rows; values in the ledger)`
+        : `the rows of leaf partition ${bounds.leaf}`;
     case 'span':
       // row data: the ledger holds the values (backfill status)
       return `${bounds.column} in a range of about equal rows (values in the ledger)`;

@@ -18,8 +18,11 @@ export type SourceFacts =
   | { kind: 'quantiles'; cuts: string[]; hasNulls: boolean }
   | { kind: 'time'; min: string | null; max: string | null; hasNulls: boolean }
   | { kind: 'list'; values: string[]; hasNulls: boolean }
-  /** The source's leaf partitions, in name order, with their partition constraints. */
-  | { kind: 'leaves'; leaves: { name: string; constraint: string }[] };
+  /**
+   * The source's leaf partitions, in name order, with their partition constraints; a leaf to be
+   * cut (`partition.rows`) has the quantiles of `splitColumn` (source.key's first) that cut it.
+   */
+  | { kind: 'leaves'; leaves: { name: string; constraint: string; cuts?: string[] }[]; splitColumn?: string };
 
 /** Beyond this the parent's ledger paging still works, but the plan is almost surely a typo in size. */
 export { MAX_PARTITIONS };
@@ -46,8 +49,18 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
     if (facts.kind !== 'leaves') throw new Error('native partitions need the leaves');
     if (facts.leaves.length === 0)
       throw new PlanError('partition.by', 'is native, but the source has no leaf partitions to plan; attach partitions, or partition by range or time');
-    // leaves cover every row the table can hold, NULLs included (in a list or default leaf)
-    return facts.leaves.map((l) => ({ kind: 'leaf', column, leaf: l.name, constraint: l.constraint }));
+    // leaves cover every row the table can hold, NULLs included (in a list or default leaf);
+    // the pieces of a cut leaf cover it, open at both ends (a key column is never NULL)
+    const planned = facts.leaves.flatMap((l): PartitionBounds[] => {
+      const leaf = { kind: 'leaf' as const, column, leaf: l.name, constraint: l.constraint };
+      if (!l.cuts?.length || !facts.splitColumn) return [leaf];
+      const splitColumn = facts.splitColumn;
+      return openRanges(l.cuts).map(({ lo, hi }, i) => ({ ...leaf, split: { column: splitColumn, lo, hi, piece: i + 1 } }));
+    });
+    if (planned.length > MAX_PARTITIONS) {
+      throw new PlanError('partition.rows', `would cut the leaves into ${planned.length} partitions (more than ${MAX_PARTITIONS}); use a larger rows`);
+    }
+    return planned;
   }
   const nulls: PartitionBounds[] = 'hasNulls' in facts && facts.hasNulls ? [{ kind: 'null', column }] : [];
   switch (partition.by) {
@@ -90,9 +103,14 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
  * cut: that partition is bigger, never empty twice.
  */
 function spanBounds(column: string, cuts: string[]): PartitionBounds[] {
+  return openRanges(cuts).map(({ lo, hi }) => ({ kind: 'span' as const, column, lo, hi }));
+}
+
+/** Ranges between ascending cuts, open below the first and above the last; a repeated cut is one edge. */
+function openRanges(cuts: string[]): { lo: string | null; hi: string | null }[] {
   const distinct = cuts.filter((c, i) => i === 0 || c !== cuts[i - 1]);
   const edges = [null, ...distinct, null];
-  return edges.slice(0, -1).map((lo, i) => ({ kind: 'span' as const, column, lo, hi: edges[i + 1] }));
+  return edges.slice(0, -1).map((lo, i) => ({ lo, hi: edges[i + 1] }));
 }
 
 function floorDiv(a: bigint, b: bigint): bigint {

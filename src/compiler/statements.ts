@@ -112,7 +112,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', numbered = params()) {
     const { values, param } = numbered;
-    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param), ...walk.range(bounds, cursor, hi, alias, param)];
+    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param, shape.keyType), ...walk.range(bounds, cursor, hi, alias, param)];
     return { sql: parts.join(' AND ') + where, values, param };
   }
 
@@ -226,7 +226,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 
     invariant(sql, bounds, limit) {
       const numbered = params();
-      const scope = bounds ? partitionPredicate(bounds, 's', shape.partitionColumnType, numbered.param) : 'true';
+      const scope = bounds ? partitionPredicate(bounds, 's', shape.partitionColumnType, numbered.param, shape.keyType) : 'true';
       const lim = numbered.param(limit, 'integer');
       // the newline ends a trailing -- comment; the text was parsed as exactly one SELECT
       return {
@@ -287,7 +287,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       if (bounded.length === 0) {
         outside.push(`${col} IS NOT NULL`);
       } else if (bounded[0].kind === 'leaf') {
-        const within = bounded.map((b) => (b.kind === 'leaf' ? `(${b.constraint})` : 'false')).join(' OR ');
+        // the pieces of a cut leaf cover it whole: its constraint once
+        const within = [...new Set(bounded.map((b) => (b.kind === 'leaf' ? `(${b.constraint})` : 'false')))].join(' OR ');
         return { text: `SELECT count(*) AS n FROM ${src} s WHERE NOT (${within})${where}`, values: [] };
       } else if (bounded[0].kind === 'span') {
         // open at both ends: every value has a partition

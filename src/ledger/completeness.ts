@@ -35,8 +35,24 @@ export function completenessProblems(planned: number, partitions: LedgerPartitio
       if (seenValues.has(bounds.value)) problems.push(`partition ${id} repeats a value another partition covers`);
       seenValues.add(bounds.value);
     } else if (bounds.kind === 'leaf') {
-      if (seenValues.has(`leaf ${bounds.leaf}`)) problems.push(`partition ${id} repeats leaf ${bounds.leaf}`);
+      const previous = bounded[i - 1]?.bounds;
+      const next = bounded[i + 1]?.bounds;
+      const sameLeaf = (b: typeof previous) => b?.kind === 'leaf' && b.leaf === bounds.leaf;
+      if (!bounds.split) {
+        if (seenValues.has(`leaf ${bounds.leaf}`)) problems.push(`partition ${id} repeats leaf ${bounds.leaf}`);
+        seenValues.add(`leaf ${bounds.leaf}`);
+        continue;
+      }
+      // the pieces of a cut leaf follow each other and cover it: open at its ends, each starting where the one before ends
+      const continues = sameLeaf(previous);
+      if (!continues && seenValues.has(`leaf ${bounds.leaf}`)) problems.push(`partition ${id} repeats leaf ${bounds.leaf}`);
       seenValues.add(`leaf ${bounds.leaf}`);
+      const before = continues && previous?.kind === 'leaf' ? previous.split : undefined;
+      if (continues && !before) problems.push(`partition ${id} cuts leaf ${bounds.leaf}, which the partition before it holds whole`);
+      if (!continues && bounds.split.lo !== null) problems.push(`partition ${id} leaves the lowest keys of leaf ${bounds.leaf} without a partition`);
+      if (!sameLeaf(next) && bounds.split.hi !== null) problems.push(`partition ${id} leaves the highest keys of leaf ${bounds.leaf} without a partition`);
+      if (before && before.hi !== bounds.split.lo)
+        problems.push(`partition ${id} does not start where the one before it in leaf ${bounds.leaf} ends: a gap or an overlap`);
     } else if (bounds.kind === 'span') {
       const previous = bounded[i - 1]?.bounds;
       const first = i === 0;

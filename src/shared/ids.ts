@@ -18,6 +18,8 @@ export function partitionWorkflowId(name: string, runId: string, partitionId: st
 const RANGE_PAD = 9;
 /** Enough digits for the planner's MAX_PARTITIONS (100,000), so ids sort in plan order. */
 const LIST_PAD = 6;
+/** Pieces of one leaf: a leaf is cut into at most MAX_PARTITIONS of them, but rarely more than a few hundred. */
+const SPLIT_PAD = 3;
 
 function padInteger(value: string): string {
   const negative = value.startsWith('-');
@@ -41,8 +43,8 @@ export function partitionId(bounds: PartitionBounds, timeUnit?: string, ordinal 
     case 'list':
       return `${bounds.column}#${String(ordinal + 1).padStart(LIST_PAD, '0')}`;
     case 'leaf':
-      // a leaf's name is schema, not data
-      return `leaf:${bounds.leaf}`;
+      // a leaf's name is schema, not data; a piece of it is named by its place in the leaf
+      return bounds.split ? `leaf:${bounds.leaf}~${String(bounds.split.piece).padStart(SPLIT_PAD, '0')}` : `leaf:${bounds.leaf}`;
     case 'span':
       // its bounds are row data too: named by place, `id~000003`
       return `${bounds.column}~${String(ordinal + 1).padStart(LIST_PAD, '0')}`;

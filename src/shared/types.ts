@@ -38,9 +38,21 @@ export type PartitionBounds =
    * partition constraint as PostgreSQL deparses it (pg_get_partition_constraintdef, naming the
    * partition key's column unqualified), which lets the planner prune to that leaf.
    */
-  | { kind: 'leaf'; column: string; leaf: string; constraint: string }
+  | { kind: 'leaf'; column: string; leaf: string; constraint: string; split?: LeafSplit }
   /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */
   | { kind: 'null'; column: string };
+
+/**
+ * One of the ranges a big leaf is cut into (`partition.rows`): [lo, hi) of the source key's
+ * first column, open at the leaf's ends, of about equal rows. `piece` numbers it within its
+ * leaf from 1. Its values are row data, like a span's: in the ledger, never in ids.
+ */
+export interface LeafSplit {
+  column: string;
+  lo: string | null;
+  hi: string | null;
+  piece: number;
+}
 
 export interface PlannedPartition {
   id: string;

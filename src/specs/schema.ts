@@ -83,6 +83,16 @@ const listPartition = z.strictObject({
 const nativePartition = z.strictObject({
   by: z.literal('native'),
   column: identifier,
+  /**
+   * About this many rows per backfill partition: a leaf holding more is cut into ranges of
+   * source.key's first column, of about equal rows, so a few big leaves still keep every
+   * concurrency slot busy. Omitted: one backfill partition per leaf, whatever its size.
+   */
+  rows: z
+    .number({ message: "must be a whole number of rows for 'native'" })
+    .int({ message: "must be a whole number of rows for 'native'" })
+    .min(1000, { message: 'must be at least 1000 (rows per backfill partition; a chunk is up to limits.chunkSize of them)' })
+    .optional(),
 });
 
 export const partitionSchema = z.discriminatedUnion('by', [rangePartition, timePartition, listPartition, nativePartition], {

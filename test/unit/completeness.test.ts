@@ -55,4 +55,34 @@ describe('the completeness proof', () => {
       'partition id~1 does not start where the one before it ends: a gap or an overlap',
     ]);
   });
+
+  test('the pieces of a cut leaf tile it: adjacent, open at its ends, each starting where the one before ends; a whole leaf once', () => {
+    const leaf = (ordinal: number, name: string, split?: [string | null, string | null, number]): LedgerPartition => ({
+      partition_id: `leaf:${name}${split ? `~${split[2]}` : ''}`,
+      ordinal,
+      bounds: {
+        kind: 'leaf',
+        column: 'at',
+        leaf: name,
+        constraint: 'c',
+        ...(split ? { split: { column: 'id', lo: split[0], hi: split[1], piece: split[2] } } : {}),
+      },
+      status: 'succeeded',
+      completions: 1,
+    });
+    expect(completenessProblems(4, [leaf(0, 'a', [null, '5', 1]), leaf(1, 'a', ['5', '9', 2]), leaf(2, 'a', ['9', null, 3]), leaf(3, 'b')])).toEqual([]);
+    expect(completenessProblems(3, [leaf(0, 'a', ['1', '5', 1]), leaf(1, 'a', ['6', '9', 2]), leaf(2, 'b')])).toEqual([
+      'partition leaf:a~1 leaves the lowest keys of leaf a without a partition',
+      'partition leaf:a~2 leaves the highest keys of leaf a without a partition',
+      'partition leaf:a~2 does not start where the one before it in leaf a ends: a gap or an overlap',
+    ]);
+    expect(completenessProblems(3, [leaf(0, 'a', [null, '5', 1]), leaf(1, 'b'), leaf(2, 'a', ['5', null, 2])])).toEqual([
+      'partition leaf:a~1 leaves the highest keys of leaf a without a partition',
+      'partition leaf:a~2 repeats leaf a',
+      'partition leaf:a~2 leaves the lowest keys of leaf a without a partition',
+    ]);
+    expect(completenessProblems(2, [leaf(0, 'a'), leaf(1, 'a', [null, null, 1])])).toEqual([
+      'partition leaf:a~1 cuts leaf a, which the partition before it holds whole',
+    ]);
+  });
 });

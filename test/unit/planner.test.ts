@@ -134,4 +134,38 @@ describe('planPartitions', () => {
       { kind: 'span', column: 'id', lo: null, hi: null },
     ]);
   });
+
+  test('native with rows: a big leaf is cut into key ranges open at its ends, named by leaf and place; a small leaf stays whole', () => {
+    const facts = {
+      kind: 'leaves' as const,
+      splitColumn: 'id',
+      leaves: [
+        { name: 'public.ev_01', constraint: 'c1', cuts: ['100', '250', '250'] },
+        { name: 'public.ev_02', constraint: 'c2', cuts: [] },
+        { name: 'public.ev_default', constraint: 'cd' },
+      ],
+    };
+    const planned = planPartitions({ by: 'native', column: 'at', rows: 5000 }, facts);
+    expect(planned.map((p) => [p.ordinal, p.id, p.bounds])).toEqual([
+      [
+        0,
+        'leaf:public.ev_01~001',
+        { kind: 'leaf', column: 'at', leaf: 'public.ev_01', constraint: 'c1', split: { column: 'id', lo: null, hi: '100', piece: 1 } },
+      ],
+      [
+        1,
+        'leaf:public.ev_01~002',
+        { kind: 'leaf', column: 'at', leaf: 'public.ev_01', constraint: 'c1', split: { column: 'id', lo: '100', hi: '250', piece: 2 } },
+      ],
+      [
+        2,
+        'leaf:public.ev_01~003',
+        { kind: 'leaf', column: 'at', leaf: 'public.ev_01', constraint: 'c1', split: { column: 'id', lo: '250', hi: null, piece: 3 } },
+      ],
+      [3, 'leaf:public.ev_02', { kind: 'leaf', column: 'at', leaf: 'public.ev_02', constraint: 'c2' }],
+      [4, 'leaf:public.ev_default', { kind: 'leaf', column: 'at', leaf: 'public.ev_default', constraint: 'cd' }],
+    ]);
+    const many = { ...facts, leaves: [{ name: 'public.big', constraint: 'c', cuts: Array.from({ length: 100_000 }, (_, i) => String(i).padStart(6, '0')) }] };
+    expect(() => planPartitions({ by: 'native', column: 'at', rows: 1000 }, many)).toThrow(/partitions \(more than \d+\); use a larger rows/);
+  });
 });
