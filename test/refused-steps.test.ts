@@ -111,6 +111,27 @@ test('a partition whose ledger step is refused fails at once with the reason; th
     expect(rows[0].last_error).toContain('SQLSTATE 23514');
     const child = env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, victim));
     expect(attemptsOf(await child.fetchHistory(), 'processPartition')).toEqual([1]);
+
+    // `backfill partitions` lists the failure first, with its reason; --status narrows the list
+    const db = ['--database', env.db.envVar];
+    const listed = JSON.parse((await runCli(['partitions', started.runId, ...db, '-o', 'json'])).stdout) as {
+      partitionId: string;
+      status: string;
+      error: string | null;
+    }[];
+    expect(listed).toHaveLength(result.partitions.total);
+    expect(listed[0]).toMatchObject({ partitionId: victim, status: 'failed', error: expect.stringContaining('SQLSTATE 23514') });
+    expect(listed.slice(1).every((p) => p.status === 'succeeded')).toBe(true);
+    const failedOnly = await runCli(['partitions', started.runId, ...db, '--status', 'failed']);
+    expect(failedOnly.code).toBe(0);
+    expect(failedOnly.stdout).toContain(victim);
+    expect(failedOnly.stdout).toContain(`${victim} failed: processPartition was refused by the database`);
+    expect(failedOnly.stdout).not.toContain('succeeded');
+    const wrong = await runCli(['partitions', started.runId, ...db, '--status', 'broken']);
+    expect({ code: wrong.code, stderr: wrong.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringContaining('--status takes pending, running, succeeded, failed, cancelled'),
+    });
   } finally {
     await env.db.pool.query('ALTER TABLE backfill.partitions DROP CONSTRAINT test_never_starts');
   }

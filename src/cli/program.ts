@@ -13,6 +13,7 @@ import * as demo from './commands/demo';
 import * as dev from './commands/dev';
 import * as list from './commands/list';
 import * as migrate from './commands/migrate';
+import * as partitionsCmd from './commands/partitions';
 import * as pause from './commands/pause';
 import * as plan from './commands/plan';
 import * as report from './commands/report';
@@ -36,6 +37,7 @@ const COMMANDS = [
   plan,
   stale,
   status,
+  partitionsCmd,
   pause,
   resume,
   cancel,

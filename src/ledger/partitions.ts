@@ -187,11 +187,16 @@ export async function succeededRowCounts(db: Queryable, runId: string): Promise<
   return rows[0];
 }
 
-export async function listPartitions(db: Queryable, runId: string, filter: { status?: PartitionStatus[]; limit?: number } = {}): Promise<PartitionRow[]> {
+/** In plan order, or with `statusOrder` by status in that order first (what needs attention first). */
+export async function listPartitions(
+  db: Queryable,
+  runId: string,
+  filter: { status?: PartitionStatus[]; limit?: number; statusOrder?: readonly PartitionStatus[] } = {},
+): Promise<PartitionRow[]> {
   const { rows } = await db.query<PartitionRow>(
     `SELECT * FROM backfill.partitions WHERE run_id = $1 AND ($2::text[] IS NULL OR status = ANY($2))
-      ORDER BY ordinal LIMIT $3`,
-    [runId, filter.status ?? null, filter.limit ?? 1000],
+      ORDER BY array_position($4::text[], status), ordinal LIMIT $3`,
+    [runId, filter.status ?? null, filter.limit ?? 1000, filter.statusOrder ?? []],
   );
   return rows;
 }
