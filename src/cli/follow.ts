@@ -1,13 +1,20 @@
 /** Following a run to its end from the command line (start --wait, watch, retry-failed --wait). */
 import { statusReportFor } from '../operations/status';
-import { emit, type OutputOptions } from './output';
+import { emit, format, type OutputOptions } from './output';
+import { streamProgress } from './render/progress-lines';
 import { renderStatus } from './render/status';
 import { watchRun } from './render/watch';
 import type { LedgerSession } from './session';
 
-/** Follows the run to its end, prints its status report; exit 1 unless it succeeded. */
+/**
+ * Follows the run to its end, prints its status report; exit 1 unless it succeeded. With
+ * `-o jsonl` the updates stream on stdout as JSON lines, and the report is the last line
+ * (`"type": "status"`).
+ */
 export async function followToEnd(session: LedgerSession, runId: string, opts: OutputOptions): Promise<void> {
-  const status = await watchRun(session.pool, runId);
-  emit(opts, await statusReportFor(session.pool, runId), renderStatus);
+  const lines = format(opts) === 'jsonl';
+  const status = lines ? await streamProgress(session.pool, runId) : await watchRun(session.pool, runId);
+  const report = await statusReportFor(session.pool, runId);
+  emit(opts, lines ? { type: 'status', ...report } : report, renderStatus);
   if (status !== 'succeeded') process.exitCode = 1;
 }

@@ -3,7 +3,10 @@ import { Option } from 'commander';
 import type { OutputOptions } from './output';
 
 /** Refused before the command acts: cancel must not cancel, then fail to print. */
-export const outputOption = () => new Option('-o, --output <format>', 'text or json').choices(['text', 'json']).default('text');
+export const outputOption = () =>
+  new Option('-o, --output <format>', 'text, json (one document) or jsonl (JSON lines; watch streams one per update)')
+    .choices(['text', 'json', 'jsonl'])
+    .default('text');
 
 export const databaseOption = () => new Option('--database <ENV>', 'name of the environment variable holding the ledger database URL').default('DATABASE_URL');
 

@@ -1,6 +1,7 @@
 /**
  * CLI output and exit codes: human-readable text by default, one JSON document with
- * `-o json`. Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
+ * `-o json`, JSON lines with `-o jsonl` (one compact object per line: a command that follows a
+ * run streams one per update, the others print their one document on one line). Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
  * (usage, spec, unknown run), 130 interrupted.
  */
 import { UsageError } from '../operations/errors';
@@ -10,7 +11,7 @@ export { UsageError };
 
 export const ExitCode = { Ok: 0, Failed: 1, Usage: 2, Interrupted: 130 } as const;
 
-export type OutputFormat = 'text' | 'json';
+export type OutputFormat = 'text' | 'json' | 'jsonl';
 
 export interface OutputOptions {
   output?: string;
@@ -18,12 +19,14 @@ export interface OutputOptions {
 
 export function format(options: OutputOptions): OutputFormat {
   if (options.output === undefined || options.output === 'text') return 'text';
-  if (options.output === 'json') return 'json';
-  throw new UsageError(`-o/--output must be text or json (got "${options.output}")`);
+  if (options.output === 'json' || options.output === 'jsonl') return options.output;
+  throw new UsageError(`-o/--output must be text, json or jsonl (got "${options.output}")`);
 }
 
 export function emit<T>(options: OutputOptions, value: T, text: (value: T) => string): void {
-  if (format(options) === 'json') process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  const as = format(options);
+  if (as === 'json') process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  else if (as === 'jsonl') process.stdout.write(`${JSON.stringify(value)}\n`);
   else process.stdout.write(`${text(value)}\n`);
 }
 
@@ -34,7 +37,7 @@ export function exitCodeFor(err: unknown): number {
 export function reportError(err: unknown, options: OutputOptions = {}): number {
   const code = exitCodeFor(err);
   const message = err instanceof Error ? err.message : String(err);
-  if (options.output === 'json') process.stdout.write(`${JSON.stringify({ error: message, exitCode: code })}\n`);
+  if (options.output === 'json' || options.output === 'jsonl') process.stdout.write(`${JSON.stringify({ error: message, exitCode: code })}\n`);
   process.stderr.write(`backfill: ${message}\n`);
   return code;
 }

@@ -4,7 +4,7 @@ import { startRun } from '../../operations/start-run';
 import { loadSpecFile } from '../../specs/load';
 import { temporalConfig, webUiUrl } from '../../temporal/config';
 import { connectClient } from '../../temporal/connect';
-import { emit, UsageError, type OutputOptions } from '../output';
+import { emit, format, UsageError, type OutputOptions } from '../output';
 import { withLedger } from '../session';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
@@ -39,7 +39,7 @@ async function start(
       webUi: ui,
       warnings: started.warnings,
     };
-    if (opts.output !== 'json') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
+    if (format(opts) === 'text') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
     if (!opts.wait) {
       emit(
         opts,
@@ -49,7 +49,7 @@ async function start(
       );
       return;
     }
-    if (opts.output !== 'json') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
+    if (format(opts) === 'text') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
     await withLedger(spec.database, (session) => followToEnd(session, started.runId, opts));
   } finally {
     await close();

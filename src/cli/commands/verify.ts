@@ -3,14 +3,14 @@ import { Command } from 'commander';
 import { verifyRun, type VerifyReport } from '../../operations/verify-run';
 import { runLabel } from '../../shared/labels';
 import { databaseOption, outputOption } from '../options';
-import { emit, type OutputOptions } from '../output';
+import { emit, format, type OutputOptions } from '../output';
 import { withLedger } from '../session';
 
 async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string }): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
     const progress =
-      opts.output === 'json' || !process.stderr.isTTY
+      format(opts) !== 'text' || !process.stderr.isTTY
         ? undefined
         : (p: { id: string; wrong: number }, done: number, total: number) =>
             process.stderr.write(`\r  ${done}/${total} partitions checked${p.wrong ? `; ${p.id}: ${p.wrong} wrong` : ''}\u001b[K`);

@@ -1,0 +1,45 @@
+/**
+ * `watch -o jsonl` as a script reads it: one JSON object per line on stdout while the run goes
+ * on, each a progress update (counts only, never a cursor or a row value), rows read never going
+ * back, and the run's status report as the last line; the exit code says how it ended.
+ */
+import { runCli } from './helpers/cli';
+import { useTestEnvironment } from './helpers/environment';
+import { ordersSpec } from './helpers/orders';
+
+const env = useTestEnvironment('watchlines', { rows: 6000 });
+
+test('watch -o jsonl streams one update per change while the run goes on, then the status report; nothing else on stdout', async () => {
+  // throttled to last a few seconds: the updates have something to say
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'watch-lines',
+      partition: { by: 'range', column: 'id', size: 2000 },
+      limits: { chunkSize: 500, concurrency: 1, rowsPerSecond: 1500 },
+    }),
+  );
+  const watched = await runCli(['watch', started.runId, '--database', env.db.envVar, '-o', 'jsonl']);
+  expect(watched.code).toBe(0);
+  const lines = watched.stdout.trimEnd().split('\n');
+  const parsed = lines.map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+  const updates = parsed.slice(0, -1) as {
+    type: string;
+    runId: string;
+    rows: { read: number };
+    partitions: { total: number; done: number };
+    running: object[];
+  }[];
+  const last = parsed.at(-1) as { type: string; status: string; rowsWritten?: number };
+
+  expect(updates.length).toBeGreaterThanOrEqual(3);
+  expect(updates.every((u) => u.type === 'progress' && u.runId === started.runId)).toBe(true);
+  const read = updates.map((u) => u.rows.read);
+  expect(read).toEqual([...read].sort((a, b) => a - b));
+  expect(new Set(read).size).toBeGreaterThanOrEqual(3); // it moved, and each move was a line
+  const end = updates.at(-1)!.partitions;
+  expect(end.done).toBe(end.total);
+  expect(watched.stdout).not.toMatch(/cursor/);
+  expect(last).toMatchObject({ type: 'status', status: 'succeeded' });
+  // every line stands alone: no pretty-printed document spread over lines
+  expect(lines.every((l) => l.startsWith('{') && l.endsWith('}'))).toBe(true);
+});
