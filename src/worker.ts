@@ -17,6 +17,7 @@ import { createLogger } from './logger';
 import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
+import { envSettings } from './util/env-settings';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -35,7 +36,7 @@ export interface BackfillWorkerOptions {
 export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
   const config = { ...temporalConfig(), ...options.temporal };
   const logger = options.logger ?? createLogger('backfill-worker');
-  const maxActivities = options.maxConcurrentActivities ?? Number(process.env.BACKFILL_MAX_ACTIVITIES || 20);
+  const maxActivities = options.maxConcurrentActivities ?? envSettings().BACKFILL_MAX_ACTIVITIES;
   const trust = { ...workerTrustFromEnv(), ...options.trust };
   const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2, databases: trust.databases });
   const connection = options.connection ?? (await connectWorker(config));
@@ -76,10 +77,11 @@ let runtimeInstalled = false;
  */
 export function installRuntime(env: NodeJS.ProcessEnv = process.env): void {
   if (runtimeInstalled) return;
-  const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' };
-  const metricsAddress = env.BACKFILL_METRICS_ADDRESS;
+  const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+  const settings = envSettings(env);
+  const metricsAddress = settings.BACKFILL_METRICS_ADDRESS;
   Runtime.install({
-    logger: new DefaultLogger(levels[env.LOG_LEVEL || 'info'] ?? 'INFO'),
+    logger: new DefaultLogger(levels[settings.LOG_LEVEL] ?? 'INFO'),
     ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } } : {}),
   });
   runtimeInstalled = true;

@@ -10,6 +10,7 @@ import { startPostgres } from './postgres';
 import { stopOnExit } from './shutdown';
 import { ensureTemporalCli } from './temporal-cli';
 import { isServerUp, startDevServer } from './temporal-server';
+import { envSettings } from '../util/env-settings';
 
 export interface LocalServices {
   temporalAddress: string;
@@ -56,7 +57,7 @@ export async function startLocalServices(say: (line: string) => void): Promise<L
 async function startServices(say: (line: string) => void, stops: (() => Promise<void>)[], stopAll: () => Promise<void>): Promise<LocalServices> {
   const config = temporalConfig();
   let temporalAddress = config.address;
-  const uiPort = Number(process.env.TEMPORAL_UI_PORT || 8233);
+  const uiPort = envSettings().TEMPORAL_UI_PORT;
   let uiUrl = process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:${uiPort}`;
   if (await isServerUp(config.address, config.namespace)) {
     say(`Temporal: using the server already at ${config.address}`);

@@ -1,0 +1,41 @@
+/**
+ * The environment variables that are numbers, levels or addresses, checked with zod before use.
+ * `BACKFILL_MAX_ACTIVITIES=2O` once gave a worker NaN activity slots and a pool of NaN
+ * connections; now the process stops at startup, naming the variable, what it holds and what it
+ * takes. An empty variable counts as unset.
+ */
+import { z } from 'zod';
+import { UsageError } from '../operations/errors';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const wholeNumber = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, { message: `must be between ${min} and ${max}` });
+
+const settingsSchema = z.object({
+  BACKFILL_MAX_ACTIVITIES: wholeNumber(1, 1000).default(20),
+  TEMPORAL_UI_PORT: wholeNumber(1, 65535).default(8233),
+  LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  BACKFILL_METRICS_ADDRESS: z
+    .string()
+    .regex(/^[^\s:]+:\d{1,5}$/, { message: 'must be host:port, such as 0.0.0.0:9464' })
+    .optional(),
+});
+
+export type EnvSettings = z.infer<typeof settingsSchema>;
+
+export function envSettings(env: NodeJS.ProcessEnv = process.env): EnvSettings {
+  const given: Record<string, string> = {};
+  for (const key of Object.keys(settingsSchema.shape)) {
+    const value = env[key];
+    if (value !== undefined && value.trim() !== '') given[key] = value.trim();
+  }
+  const parsed = settingsSchema.safeParse(given);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `${String(i.path[0])}=${JSON.stringify(given[String(i.path[0])])} ${i.message}`);
+  throw new UsageError(`${problems.join('; ')} (README, "Configuration")`);
+}
