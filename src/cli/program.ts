@@ -28,10 +28,11 @@ import * as status from './commands/status';
 import * as verify from './commands/verify';
 import * as watch from './commands/watch';
 import * as worker from './commands/worker';
+import { arrangeHelp, HELP_GROUPS } from './help';
 import { reportError, type OutputOptions } from './output';
 import { engineVersion } from '../util/engine-version';
 
-/** In the order `--help` lists them: a run's life first, then the tools around it. */
+/** Every command; `--help` lists them in groups (help.ts HELP_GROUPS). */
 const COMMANDS = [
   start,
   plan,
@@ -66,7 +67,10 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(text) })
     .exitOverride();
   // addCommand does not pass the program's settings on as .command() does: errors must throw, not exit
-  for (const c of COMMANDS) program.addCommand(c.command().copyInheritedSettings(program));
+  const order = HELP_GROUPS.flatMap((g) => g.commands);
+  const commands = COMMANDS.map((c) => c.command()).sort((a, b) => order.indexOf(a.name()) - order.indexOf(b.name()));
+  for (const c of commands) program.addCommand(c.copyInheritedSettings(program));
+  arrangeHelp(program);
   return program;
 }
 

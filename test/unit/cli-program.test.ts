@@ -10,3 +10,21 @@ test('backfill --version prints the engine version runs record, and every comman
   const help = buildProgram().helpInformation();
   for (const c of buildProgram().commands) expect(help).toContain(c.name());
 });
+
+test('--help lists the commands in four groups, each command once, and every command shows examples in its own help', () => {
+  const program = buildProgram();
+  const help = program.helpInformation();
+  const headings = ['Specs:', 'Runs:', 'Proof:', 'Infrastructure:'];
+  expect(headings.map((h) => help.indexOf(`\n${h}\n`))).toEqual([...headings.map((h) => help.indexOf(`\n${h}\n`))].sort((a, b) => a - b));
+  expect(headings.every((h) => help.includes(`\n${h}\n`))).toBe(true);
+  const ungrouped = program.commands.filter((c) => !headings.includes(c.helpGroup())).map((c) => c.name());
+  expect(ungrouped).toEqual([]);
+  const withoutExamples = program.commands
+    .filter((c) => {
+      let out = '';
+      c.configureOutput({ writeOut: (s) => (out += s) }).outputHelp();
+      return !/\nExamples:\n {2}backfill /.test(out) && !/\nExamples:\n {2}[A-Z_]+=\S+ backfill /.test(out);
+    })
+    .map((c) => c.name());
+  expect(withoutExamples).toEqual([]);
+});
