@@ -1,7 +1,8 @@
 /**
- * `watch -o jsonl` as a script reads it: one JSON object per line on stdout while the run goes
- * on, each a progress update (counts only, never a cursor or a row value), rows read never going
- * back, and the run's status report as the last line; the exit code says how it ended.
+ * Following a run from the CLI. `watch -o jsonl` as a script reads it: one JSON object per line
+ * on stdout while the run goes on, each a progress update (counts only, never a cursor or a row
+ * value), rows read never going back, and the run's status report as the last line. And the
+ * links into the Web UI that `watch`, `status` and `list` print, whose list filter Temporal runs.
  */
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
@@ -42,4 +43,36 @@ test('watch -o jsonl streams one update per change while the run goes on, then t
   expect(last).toMatchObject({ type: 'status', status: 'succeeded' });
   // every line stands alone: no pretty-printed document spread over lines
   expect(lines.every((l) => l.startsWith('{') && l.endsWith('}'))).toBe(true);
+});
+
+test('watch, status and list link to the Web UI: the run, and a list filtered by spec name that Temporal finds it with', async () => {
+  const started = await env.start(ordersSpec(env.db.envVar, { name: 'watch-links', partition: { by: 'range', column: 'id', size: 3000 } }));
+  const db = ['--database', env.db.envVar];
+  const ui = { TEMPORAL_UI_URL: 'http://ui.example:8080' };
+  const runUrl = `http://ui.example:8080/namespaces/default/workflows/${encodeURIComponent(started.workflowId)}`;
+
+  const watched = await runCli(['watch', started.runId, ...db], ui);
+  expect(watched.code).toBe(0);
+  expect(watched.stderr).toContain(`Web UI: ${runUrl}`);
+  expect(watched.stdout).toContain(`web ui:    ${runUrl}`);
+
+  const status = JSON.parse((await runCli(['status', started.runId, ...db, '-o', 'json'], ui)).stdout) as { webUi: string };
+  expect(status.webUi).toBe(runUrl);
+
+  const listed = await runCli(['list', '--name', 'watch-links', ...db], ui);
+  const link = /Web UI: (\S+)/.exec(listed.stdout)![1];
+  expect(link.startsWith('http://ui.example:8080/namespaces/default/workflows?query=')).toBe(true);
+  // the filter is a query Temporal runs, and it finds this run's workflow and no other spec's
+  const query = new URL(link).searchParams.get('query')!;
+  expect(query).toBe('WorkflowType="backfillRunWorkflow" AND BackfillName="watch-links"');
+  const found = async () => {
+    const ids: string[] = [];
+    for await (const w of env.client.workflow.list({ query })) ids.push(w.workflowId);
+    return ids;
+  };
+  // visibility follows the history by a moment
+  for (let i = 0; i < 50 && (await found()).length === 0; i++) await new Promise((r) => setTimeout(r, 200));
+  expect(await found()).toEqual([started.workflowId]);
+  const runs = JSON.parse((await runCli(['list', '--name', 'watch-links', ...db, '-o', 'json'], ui)).stdout) as { runId: string; webUi: string }[];
+  expect(runs).toEqual([expect.objectContaining({ runId: started.runId, webUi: runUrl })]);
 });

@@ -4,6 +4,7 @@ import { emit, format, type OutputOptions } from './output';
 import { streamProgress } from './render/progress-lines';
 import { renderStatus } from './render/status';
 import { watchRun } from './render/watch';
+import { runLink } from './web-ui-links';
 import type { LedgerSession } from './session';
 
 /**
@@ -14,7 +15,8 @@ import type { LedgerSession } from './session';
 export async function followToEnd(session: LedgerSession, runId: string, opts: OutputOptions): Promise<void> {
   const lines = format(opts) === 'jsonl';
   const status = lines ? await streamProgress(session.pool, runId) : await watchRun(session.pool, runId);
-  const report = await statusReportFor(session.pool, runId);
+  const found = await statusReportFor(session.pool, runId);
+  const report = { ...found, webUi: runLink(found.workflowId) };
   emit(opts, lines ? { type: 'status', ...report } : report, renderStatus);
   if (status !== 'succeeded') process.exitCode = 1;
 }

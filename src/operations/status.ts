@@ -19,6 +19,8 @@ import { msUntilOpen } from '../shared/window';
 
 export interface StatusReport {
   limits: Limits;
+  /** The run's workflow in the Temporal Web UI (set by the CLI, from its configuration). */
+  webUi?: string;
   /**
    * Set when the ledger shows the run active but its workflow has ended (a step the database
    * refused, a workflow terminated by hand): what Temporal says, and why. Absent when Temporal
@@ -169,6 +171,8 @@ async function etaOf(pool: pg.Pool, run: RunRow, rowsRead: number): Promise<Stat
 }
 
 export interface RunSummary {
+  /** The run's workflow in the Temporal Web UI (set by the CLI, from its configuration). */
+  webUi?: string;
   runId: string;
   name: string;
   status: string;

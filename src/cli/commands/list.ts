@@ -6,12 +6,16 @@ import { databaseOption, outputOption } from '../options';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { renderRunList } from '../render/run-list';
 import { withLedger } from '../session';
+import { runListLink, withLinks } from '../web-ui-links';
 
 async function list(opts: OutputOptions & { database: string; status?: string; name?: string }): Promise<void> {
   if (opts.status && !(Object.values(RunStatus) as string[]).includes(opts.status)) {
     throw new UsageError(`--status must be one of ${Object.values(RunStatus).join(', ')} (got "${opts.status}")`);
   }
-  await withLedger(opts.database, async ({ pool }) => emit(opts, await listRunSummaries(pool, { status: opts.status, name: opts.name }), renderRunList));
+  const filter = { status: opts.status, name: opts.name };
+  await withLedger(opts.database, async ({ pool }) =>
+    emit(opts, withLinks(await listRunSummaries(pool, filter)), (list) => renderRunList(list, runListLink(filter))),
+  );
 }
 
 export function command(): Command {

@@ -11,13 +11,14 @@ import { emit, UsageError, type OutputOptions } from '../output';
 import { renderRunList } from '../render/run-list';
 import { renderStatus } from '../render/status';
 import { withLedger } from '../session';
+import { runLink, runListLink, withLinks } from '../web-ui-links';
 
 async function status(ref: string | undefined, opts: OutputOptions & { database: string; all?: boolean }): Promise<void> {
   if (!ref && !opts.all) throw new UsageError('name a run (backfill status <run>) or list runs with: backfill list');
   await withLedger(opts.database, async ({ pool, findRun }) => {
-    if (opts.all || !ref) return emit(opts, await listRunSummaries(pool), renderRunList);
+    if (opts.all || !ref) return emit(opts, withLinks(await listRunSummaries(pool)), (list) => renderRunList(list, runListLink()));
     const run = await findRun(ref);
-    const report = await statusReport(pool, run);
+    const report = { ...(await statusReport(pool, run)), webUi: runLink(run.workflow_id) };
     const ended = ACTIVE_RUN_STATUSES.includes(run.status) ? await askTemporalIfEnded(run) : undefined;
     emit(opts, ended ? { ...report, workflowEnded: ended } : report, renderStatus);
   });

@@ -2,11 +2,16 @@
 import { Command } from 'commander';
 import { followToEnd } from '../follow';
 import { databaseOption, outputOption } from '../options';
-import type { OutputOptions } from '../output';
+import { format, type OutputOptions } from '../output';
 import { withLedger } from '../session';
+import { runLink } from '../web-ui-links';
 
 async function watch(ref: string, opts: OutputOptions & { database: string }): Promise<void> {
-  await withLedger(opts.database, async (session) => followToEnd(session, (await session.findRun(ref)).run_id, opts));
+  await withLedger(opts.database, async (session) => {
+    const run = await session.findRun(ref);
+    if (format(opts) === 'text') process.stderr.write(`Web UI: ${runLink(run.workflow_id)}\n`);
+    await followToEnd(session, run.run_id, opts);
+  });
 }
 
 export function command(): Command {

@@ -17,6 +17,7 @@ export function renderStatus(r: StatusReport): string {
     `  transform: ${r.transform}`,
     `  workflow:  ${r.workflowId}`,
   ];
+  if (r.webUi) lines.push(`  web ui:    ${r.webUi}`);
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
   if (r.approvedBy) lines.push(`  approved:  started from a saved plan approved by ${r.approvedBy}`);
   if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
