@@ -78,7 +78,7 @@ maybe(
   'the HTML report renders offline in Chromium with its charts drawn (a distribution before and after among them), and text from the spec is escaped',
   async () => {
     const file = path.join(os.tmpdir(), `report-${runId}.html`);
-    const cli = await runCli(['report', runId, '--format', 'html', '--out', file, '--database', env.db.envVar]);
+    const cli = await runCli(['report', runId, '-o', 'html', '--out', file, '--database', env.db.envVar]);
     expect(cli.code).toBe(0);
     const html = readFileSync(file, 'utf8');
     expect(html).not.toContain('<script>');
@@ -119,8 +119,16 @@ maybe(
   },
 );
 
-test('a wrong format is refused before anything is read', async () => {
-  const cli = await runCli(['report', runId, '--format', 'pdf', '--database', env.db.envVar]);
+test('a wrong format is refused before anything is read; -o takes json, --format stays the older name of -o', async () => {
+  const cli = await runCli(['report', runId, '-o', 'pdf', '--database', env.db.envVar]);
   expect(cli.code).toBe(2);
-  expect(cli.stderr).toMatch(/Allowed choices are markdown, html/);
+  expect(cli.stderr).toMatch(/Allowed choices are markdown, html, json/);
+  const both = await runCli(['report', runId, '-o', 'json', '--format', 'html', '--database', env.db.envVar]);
+  expect({ code: both.code, stderr: both.stderr }).toEqual({ code: 2, stderr: expect.stringContaining('-o json and --format html disagree') });
+  const json = await runCli(['report', runId, '-o', 'json', '--database', env.db.envVar]);
+  expect(json.code).toBe(0);
+  expect(JSON.parse(json.stdout)).toMatchObject({ summary: { runId } });
+  const older = await runCli(['report', runId, '--format', 'markdown', '--database', env.db.envVar]);
+  expect(older.code).toBe(0);
+  expect(older.stdout).toMatch(/^# /);
 });

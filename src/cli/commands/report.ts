@@ -5,12 +5,19 @@ import { collectReport } from '../../report/collect';
 import { renderHtml, renderMarkdown } from '../../report/render';
 import { runLabel } from '../../shared/labels';
 import { databaseOption } from '../options';
+import { UsageError } from '../output';
 import { withLedger } from '../session';
 
-async function report(ref: string, opts: { database: string; format: 'markdown' | 'html'; out?: string }): Promise<void> {
+type ReportFormat = 'markdown' | 'html' | 'json';
+
+async function report(ref: string, opts: { database: string; output?: ReportFormat; format?: 'markdown' | 'html'; out?: string }): Promise<void> {
+  if (opts.output && opts.format && opts.output !== opts.format) {
+    throw new UsageError(`-o ${opts.output} and --format ${opts.format} disagree; --format is the older name of -o: give one`);
+  }
+  const as = opts.output ?? opts.format ?? 'markdown';
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const data = await collectReport(pool, await findRun(ref));
-    const text = opts.format === 'html' ? renderHtml(data) : renderMarkdown(data);
+    const text = as === 'html' ? renderHtml(data) : as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderMarkdown(data);
     if (!opts.out) {
       process.stdout.write(text);
       return;
@@ -24,8 +31,19 @@ export function command(): Command {
   return new Command('report')
     .description("a run's report for reviewers: scope, frozen transform, partitions, throughput and chunk charts, gates, downstream, audit trail")
     .argument('<run>', 'run id or workflow id')
-    .addOption(new Option('--format <format>', 'markdown, or html (one self-contained page with charts)').choices(['markdown', 'html']).default('markdown'))
+    .addOption(
+      new Option('-o, --output <format>', "markdown (default), html (one self-contained page with charts) or json (the report's data)").choices([
+        'markdown',
+        'html',
+        'json',
+      ]),
+    )
+    .addOption(new Option('--format <format>', 'the older name of -o, kept for scripts').choices(['markdown', 'html']))
     .option('--out <file>', 'write to this file instead of standard output')
     .addOption(databaseOption())
+    .addHelpText(
+      'after',
+      '\nExamples:\n  backfill report 20261202-1431-efb821bb3c83d78a > change-ticket.md\n  backfill report 20261202-1431-efb821bb3c83d78a -o html --out report.html',
+    )
     .action(report);
 }
