@@ -14,7 +14,7 @@ export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
     commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'approve'],
   },
   { heading: 'Proof:', commands: ['verify', 'after', 'cleanup', 'report'] },
-  { heading: 'Infrastructure:', commands: ['worker', 'migrate', 'dev', 'demo', 'setup'] },
+  { heading: 'Infrastructure:', commands: ['worker', 'migrate', 'dev', 'demo', 'setup', 'complete'] },
 ];
 
 const EXAMPLES: Record<string, string[]> = {

@@ -28,6 +28,7 @@ import * as status from './commands/status';
 import * as verify from './commands/verify';
 import * as watch from './commands/watch';
 import * as worker from './commands/worker';
+import { completionCommand } from './completion';
 import { arrangeHelp, HELP_GROUPS } from './help';
 import { reportError, type OutputOptions } from './output';
 import { engineVersion } from '../util/engine-version';
@@ -59,7 +60,7 @@ const COMMANDS = [
   setup,
 ];
 
-export function buildProgram(): Command {
+export function buildProgram(options: { completion?: boolean } = {}): Command {
   const program = new Command('backfill')
     .description('Plan and run historical data backfills on Temporal and PostgreSQL')
     .version(engineVersion(), '-V, --version', 'print the version (also recorded with every run it registers)')
@@ -70,6 +71,7 @@ export function buildProgram(): Command {
   const order = HELP_GROUPS.flatMap((g) => g.commands);
   const commands = COMMANDS.map((c) => c.command()).sort((a, b) => order.indexOf(a.name()) - order.indexOf(b.name()));
   for (const c of commands) program.addCommand(c.copyInheritedSettings(program));
+  if (options.completion !== false) program.addCommand(completionCommand(program, () => buildProgram({ completion: false })));
   arrangeHelp(program);
   return program;
 }
