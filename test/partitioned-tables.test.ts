@@ -12,7 +12,7 @@ import { compileRun } from '../src/compiler/statements';
 import { inputChanges } from '../src/checks/input-fingerprints';
 import { runInputs } from '../src/checks/run-inputs';
 import type { PartitionBounds } from '../src/shared/types';
-import { getRun } from '../src/ledger/runs';
+import { getRun, type RunRow } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
@@ -66,6 +66,16 @@ async function differences(): Promise<number> {
   return Number(rows[0].n);
 }
 
+/** Runs the spec over every row: succeeded, the target exact, `verify` clean; its ledger row. */
+async function runExactAndVerified(spec: SpecInput): Promise<RunRow> {
+  const started = await env.start(spec);
+  expect(await waitForResult(started.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
+  expect(await differences()).toBe(0);
+  const run = (await getRun(env.db.pool, started.runId))!;
+  expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
+  return run;
+}
+
 test("one column of a partitioned table's key is refused at plan, naming the key that works", async () => {
   const plan = await runCli(['plan', writeSpec(eventsSpec({ source: { table: 'public.events', key: 'id' } }))]);
   expect(plan.code).toBe(2);
@@ -92,16 +102,12 @@ test.each([
     expect(plan.code).toBe(0);
     expect(JSON.parse(plan.stdout).partitions.length).toBeGreaterThan(1);
 
-    const first = await env.start(spec);
-    expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
-    expect(await differences()).toBe(0);
-    const run = (await getRun(env.db.pool, first.runId))!;
+    const run = await runExactAndVerified(spec);
     // chunks really were cut inside partitions, on the composite cursor
     const { rows } = await env.db.pool.query<{ cursor: string }>('SELECT cursor FROM backfill.partitions WHERE run_id = $1 AND cursor IS NOT NULL LIMIT 1', [
-      first.runId,
+      run.run_id,
     ]);
     expect(JSON.parse(rows[0].cursor)).toHaveLength(2);
-    expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
 
     expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
   },
@@ -120,17 +126,13 @@ test("partition.by native: one backfill partition per leaf, each chunk pruned to
     'leaf:public.events_default',
   ]);
 
-  const first = await env.start(spec);
-  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
-  expect(await differences()).toBe(0);
-  const run = (await getRun(env.db.pool, first.runId))!;
-  expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
+  const run = await runExactAndVerified(spec);
 
   // the chunk statement a worker runs for February reads February's leaf and no other
   const compiled = compileRun(run.spec, run.shape);
   const { rows: feb } = await env.db.pool.query<{ bounds: PartitionBounds }>(
     "SELECT bounds FROM backfill.partitions WHERE run_id = $1 AND partition_id = 'leaf:public.events_2024_02'",
-    [first.runId],
+    [run.run_id],
   );
   const q = compiled.chunkBounds(feb[0].bounds, null, 100);
   const explained = (await env.db.pool.query(`EXPLAIN ${q.text}`, q.values)).rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
@@ -163,16 +165,12 @@ test('partition.by native with rows: a big leaf is cut into key ranges of about 
     'leaf:public.events_default',
   ]);
 
-  const first = await env.start(spec);
-  expect(await waitForResult(first.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
-  expect(await differences()).toBe(0);
-  const run = (await getRun(env.db.pool, first.runId))!;
-  expect((await verifyRun(env.db.pool, run)).clean).toBe(true);
+  const run = await runExactAndVerified(spec);
 
   // the pieces of a leaf hold about equal rows (within 25 % of their mean) and no more than rows by much
   const { rows: pieces } = await env.db.pool.query<{ partition_id: string; rows_written: string; bounds: PartitionBounds }>(
     "SELECT partition_id, rows_written, bounds FROM backfill.partitions WHERE run_id = $1 AND partition_id LIKE '%~%' ORDER BY ordinal",
-    [first.runId],
+    [run.run_id],
   );
   for (const month of ['01', '02']) {
     const counts = pieces.filter((p) => p.partition_id.includes(`2024_${month}~`)).map((p) => Number(p.rows_written));
