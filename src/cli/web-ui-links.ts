@@ -7,8 +7,7 @@ import type { RunSummary } from '../operations/status';
 import { runWorkflowId } from '../shared/ids';
 import { temporalConfig, webUiUrl } from '../temporal/config';
 
-export function runLink(workflowId: string): string {
-  const config = temporalConfig();
+export function runLink(workflowId: string, config = temporalConfig()): string {
   return webUiUrl(config.address, config.namespace, workflowId);
 }
 
@@ -26,5 +25,6 @@ export function runListLink(filter: { name?: string; status?: string } = {}): st
 
 /** Each run of a list with its link. */
 export function withLinks(list: RunSummary[]): RunSummary[] {
-  return list.map((r) => ({ ...r, webUi: runLink(runWorkflowId(r.name, r.runId)) }));
+  const config = temporalConfig();
+  return list.map((r) => ({ ...r, webUi: runLink(runWorkflowId(r.name, r.runId), config) }));
 }
