@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 const RUN = '20261202-1431-efb821bb3c83d78a';
 
 export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
-  { heading: 'Specs:', commands: ['plan', 'stale', 'schema'] },
+  { heading: 'Specs:', commands: ['validate', 'plan', 'stale', 'schema'] },
   {
     heading: 'Runs:',
     commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'approve'],
@@ -18,6 +18,7 @@ export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
 ];
 
 const EXAMPLES: Record<string, string[]> = {
+  validate: ['backfill validate spec.yaml', 'backfill validate examples/*.yaml -o jsonl'],
   plan: ['backfill plan spec.yaml', 'backfill plan spec.yaml --save plan.json', 'backfill plan spec.yaml --measure-writes -o json'],
   stale: ['backfill stale spec.yaml', 'backfill start spec.yaml --only-stale'],
   schema: ['backfill schema > spec.schema.json'],

@@ -25,6 +25,7 @@ import * as setup from './commands/setup';
 import * as stale from './commands/stale';
 import * as start from './commands/start';
 import * as status from './commands/status';
+import * as validate from './commands/validate';
 import * as verify from './commands/verify';
 import * as watch from './commands/watch';
 import * as worker from './commands/worker';
@@ -37,6 +38,7 @@ import { engineVersion } from '../util/engine-version';
 const COMMANDS = [
   start,
   plan,
+  validate,
   stale,
   status,
   partitionsCmd,
