@@ -1,9 +1,13 @@
 /** `backfill set-limits`: a running run's limits changed live, through the run's update; they take effect within one chunk. */
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { checkGuardSql, guardSql, loadSqlParser } from '../../checks/spec-sql';
 import { defaultActor } from '../../operations/actor';
 import { setRunLimits } from '../../operations/control';
 import { runLabel } from '../../shared/labels';
 import { LIMIT_BOUNDS, limitsChangeProblem } from '../../shared/limits';
+import type { GuardsSpec } from '../../shared/guards';
 import type { LimitsChange } from '../../shared/types';
 import type { AllowedWindow } from '../../shared/window';
 import { actorOption, databaseOption, outputOption, reasonOption, type ActorOptions } from '../options';
@@ -16,6 +20,8 @@ interface SetLimitsFlags extends ActorOptions {
   chunkSize?: string;
   rowsPerSecond?: string;
   window?: string;
+  targetChunkSeconds?: string;
+  guards?: string;
 }
 
 function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
@@ -32,13 +38,50 @@ function limitsChangeFromFlags(opts: SetLimitsFlags): LimitsChange {
     chunkSize: number('--chunk-size', opts.chunkSize),
     rowsPerSecond: opts.rowsPerSecond === 'off' ? null : number('--rows-per-second', opts.rowsPerSecond),
     window: opts.window === undefined ? undefined : parseWindowFlag(opts.window),
+    targetChunkSeconds: opts.targetChunkSeconds === 'off' ? null : number('--target-chunk-seconds', opts.targetChunkSeconds),
+    guards: opts.guards === undefined ? undefined : opts.guards === 'off' ? null : readGuardsFile(opts.guards),
   };
+}
+
+/**
+ * `--guards guards.yaml`: the mapping a spec has under limits.guards, replacing the run's guards
+ * whole. Its shape is checked by limitsChangeProblem (the spec's own schema), its SQL here.
+ */
+function readGuardsFile(file: string): GuardsSpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `--guards ${file} cannot be read (${(err as Error).message}); give a YAML file with the guards as under limits.guards in a spec, or off`,
+    );
+  }
+  let guards: unknown;
+  try {
+    guards = parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`--guards ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (guards === null || typeof guards !== 'object' || Array.isArray(guards)) {
+    throw new UsageError(`--guards ${file} must be a YAML mapping of guards, as under limits.guards in a spec (replicationLagSeconds, custom, …)`);
+  }
+  return guards as GuardsSpec;
+}
+
+/** Guard SQL through the PostgreSQL parser, as for a spec: refused here, before Temporal is asked. */
+async function guardSqlProblem(guards: GuardsSpec, file: string): Promise<string | undefined> {
+  await loadSqlParser();
+  for (const [path, sql] of guardSql(guards)) {
+    const verdict = checkGuardSql(sql);
+    if (!verdict.ok) return `--guards ${file}: ${path.replace(/^limits\.guards\./, '')} ${verdict.message}`;
+  }
+  return undefined;
 }
 
 async function setLimits(ref: string, opts: SetLimitsFlags): Promise<void> {
   const change = limitsChangeFromFlags(opts);
   // the workflow's update validator says the same; checking here first answers without a round trip
-  const problem = limitsChangeProblem(change);
+  const problem = limitsChangeProblem(change) ?? (change.guards ? await guardSqlProblem(change.guards, opts.guards!) : undefined);
   if (problem) throw new UsageError(problem);
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
     const run = await findRun(ref);
@@ -69,13 +112,15 @@ export function command(): Command {
     .option('--chunk-size <n>', LIMIT_FLAG_HELP.chunkSize)
     .option('--rows-per-second <n|off>', 'rows/s cap, or off')
     .option('--window <hours|off>', 'allowed hours, e.g. "22:00-06:00 Europe/Berlin", or off')
+    .option('--target-chunk-seconds <n|off>', 'adapt chunk sizes so a chunk takes about this long, or off (fixed chunk size)')
+    .option('--guards <file|off>', "replace the run's guards with those in a YAML file (as under limits.guards in a spec), or off")
     .addOption(actorOption())
     .addOption(reasonOption())
     .addOption(databaseOption())
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --rows-per-second off',
+      '\nExamples:\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --concurrency 2 --reason "replica lag"\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --rows-per-second off\n  backfill set-limits 20261130-0245-9f3ab2c47e01d65b --guards guards.yaml --reason "lag guard for the sale"',
     )
     .action(setLimits);
 }
