@@ -22,8 +22,8 @@ export interface TemporalConfig {
 }
 
 /**
- * The shorter names some deployments use (the issue tracker's and older CLI docs'): each maps
- * to the envconfig name, which wins when both are set.
+ * The shorter names some deployments use (the Temporal UI server's, and older docs'): each maps
+ * to the envconfig name the temporal CLI reads, which wins when both are set.
  */
 const ALIASES: Record<string, string> = {
   TEMPORAL_TLS_CERT: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
