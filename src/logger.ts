@@ -2,6 +2,6 @@
 import pino from 'pino';
 import { envSettings } from './util/env-settings';
 
-export function createLogger(name = 'backfill') {
-  return pino({ name, level: envSettings().LOG_LEVEL }, pino.destination(2));
+export function createLogger(name = 'backfill', level: string = envSettings().LOG_LEVEL) {
+  return pino({ name, level }, pino.destination(2));
 }

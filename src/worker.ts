@@ -9,7 +9,7 @@
  * elsewhere from their checkpoints.
  */
 import os from 'node:os';
-import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
 import { PoolRegistry } from './db/pool-registry';
@@ -18,6 +18,7 @@ import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
 import { envSettings } from './util/env-settings';
+import { sdkLoggerFor } from './sdk-logger';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -77,11 +78,10 @@ let runtimeInstalled = false;
  */
 export function installRuntime(env: NodeJS.ProcessEnv = process.env): void {
   if (runtimeInstalled) return;
-  const levels: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
   const settings = envSettings(env);
   const metricsAddress = settings.BACKFILL_METRICS_ADDRESS;
   Runtime.install({
-    logger: new DefaultLogger(levels[settings.LOG_LEVEL] ?? 'INFO'),
+    logger: sdkLoggerFor(createLogger('temporal-sdk', settings.LOG_LEVEL)),
     ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } } : {}),
   });
   runtimeInstalled = true;
