@@ -29,7 +29,7 @@ export interface PartitionListing {
 }
 
 /** The order an operator reads them in: what needs attention first. */
-export const ATTENTION_ORDER: readonly PartitionStatus[] = [
+const ATTENTION_ORDER: readonly PartitionStatus[] = [
   PartitionStatus.Failed,
   PartitionStatus.Running,
   PartitionStatus.Pending,

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { followRun, type RunSnapshot } from '../../operations/follow';
 import type { RunStatus } from '../../shared/statuses';
 
-export interface ProgressUpdate {
+interface ProgressUpdate {
   type: 'progress';
   at: string;
   runId: string;
@@ -23,7 +23,7 @@ export interface ProgressUpdate {
   failed: { partitionId: string; error: string | null }[];
 }
 
-export function progressUpdate(s: RunSnapshot, at = new Date()): ProgressUpdate {
+function progressUpdate(s: RunSnapshot, at = new Date()): ProgressUpdate {
   return {
     type: 'progress',
     at: at.toISOString(),
