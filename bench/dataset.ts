@@ -8,7 +8,24 @@ import type pg from 'pg';
 export const ROWS = Number(process.env.BENCH_ROWS || 2_000_000);
 /** Ids are n * 3 + n % 3 for n in 1..ROWS (sparse); partition sizes are planned to cover up to this one exactly. */
 export const MAX_ID = ROWS * 3 + (ROWS % 3);
-const DATASET = 'v2';
+/**
+ * How created_at follows the ids. `growing` (the default): as in an append-only table, time grows
+ * with the id over 90 days, so a month's rows are one stretch of ids. `interleaved`: time cycles
+ * every 86,400 rows (the layout measured before 2026-12-02's evening), so every month's rows are
+ * spread over the whole id range. Only created_at differs; ids, payloads and sizes are the same.
+ */
+export const TIME_LAYOUT = parseLayout(process.env.BENCH_TIME_LAYOUT);
+const DATASET = TIME_LAYOUT === 'interleaved' ? 'v2' : 'v3';
+const CREATED_AT =
+  TIME_LAYOUT === 'interleaved'
+    ? "timestamptz '2024-01-01' + (n % 86400) * interval '90 seconds'"
+    : `timestamptz '2024-01-01' + (n - 1) * (interval '90 days' / ${ROWS})`;
+
+function parseLayout(value: string | undefined): 'growing' | 'interleaved' {
+  if (value === undefined || value === '' || value === 'growing') return 'growing';
+  if (value === 'interleaved') return value;
+  throw new Error(`BENCH_TIME_LAYOUT must be growing or interleaved, not ${value}`);
+}
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 // an enrichment: a field out of the jsonb payload, and an amount converted through a join
@@ -23,7 +40,7 @@ export async function createDataset(pool: pg.Pool): Promise<void> {
   // the dataset's version: bump DATASET when its shape changes, so an old one is rebuilt
   const comment = exists ? (await pool.query<{ c: string | null }>("SELECT obj_description('bench.orders'::regclass) AS c")).rows[0].c : null;
   if (comment === `${DATASET}:${ROWS}`) return;
-  say(`creating bench.orders with ${ROWS} rows…`);
+  say(`creating bench.orders with ${ROWS} rows (created_at ${TIME_LAYOUT})…`);
   await pool.query(`
     DROP SCHEMA IF EXISTS bench CASCADE;
     CREATE SCHEMA bench;
@@ -32,7 +49,7 @@ export async function createDataset(pool: pg.Pool): Promise<void> {
     CREATE TABLE bench.orders (id bigint PRIMARY KEY, created_at timestamptz NOT NULL, tenant integer NOT NULL,
       currency text, amount_cents bigint, channel text, payload jsonb NOT NULL);
     INSERT INTO bench.orders
-    SELECT n * 3 + n % 3, timestamptz '2024-01-01' + (n % 86400) * interval '90 seconds', 1 + n % 50,
+    SELECT n * 3 + n % 3, ${CREATED_AT}, 1 + n % 50,
            CASE WHEN n % 97 = 0 THEN NULL ELSE (ARRAY['USD','EUR','GBP','JPY','CHF'])[1 + n % 5] END,
            CASE WHEN n % 41 = 0 THEN NULL ELSE 100 + (n * 48271) % 900000 END,
            (ARRAY['web','app','pos'])[1 + n % 3],

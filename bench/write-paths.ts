@@ -22,7 +22,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { COLS, createMonthlyDataset, GUARD, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
+import { COLS, createMonthlyDataset, GUARD, MAX_ID, ROWS, TIME_LAYOUT, TRANSFORM, WHOLE } from './dataset';
 import { say, startBenchEnvironment } from './harness';
 import { bareChunkLoop } from './bare-chunk-loop';
 import { listRuns } from '../src/ledger/runs';
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
     ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities`
     : 'one in-process worker';
   process.stdout.write(
-    `\nPostgreSQL ${version}, ${ROWS} source rows, ${PARTITIONS} partitions, chunks of ${CHUNK}, ${workers}, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n${lines.join('\n')}\n`,
+    `\nPostgreSQL ${version}, ${ROWS} source rows (created_at ${TIME_LAYOUT}), ${PARTITIONS} partitions, chunks of ${CHUNK}, ${workers}, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n${lines.join('\n')}\n`,
   );
 
   await env.stop();
