@@ -5,6 +5,7 @@
  * partition, with the key range and message in the ledger and in `backfill status`.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { pauseUpdate, resumeUpdate } from '../src/workflows/messages';
 import { controlRun, retryFailed, setRunLimits } from '../src/operations';
 import { UsageError } from '../src/operations';
 import { waitForResult } from '../src/operations';
@@ -77,6 +78,23 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
   expect(await writeMark()).toBe(mark);
   expect((await getRun(env.db.pool, started.runId))!.status).toBe('paused');
 
+  // pausing again: the CLI refuses it (exit 2) with the reason, and so does the workflow's
+  // validator for a client that skips the ledger's check, leaving nothing in history
+  const again = await runCli(['pause', started.runId, '--database', env.db.envVar]);
+  expect(again).toMatchObject({ code: 2 });
+  expect(again.stderr).toContain(`run ctl-pause/${started.runId} is already paused; resume it with: backfill resume ${started.runId}`);
+  const direct = started.handle.executeUpdate(pauseUpdate, { args: [{ actor: 'eve' }] });
+  await expect(direct).rejects.toThrow(WorkflowUpdateFailedError);
+  await expect(direct).rejects.toMatchObject({
+    cause: { message: `run ${started.runId} is already paused by alice (replica lag); resume it with: backfill resume ${started.runId}` },
+  });
+  await expect(started.handle.executeUpdate(resumeUpdate, { args: [{ actor: 'eve' }] })).resolves.toBeDefined();
+  await expect(started.handle.executeUpdate(pauseUpdate, { args: [{ actor: 'alice', reason: 'replica lag' }] })).resolves.toEqual({
+    status: 'paused',
+    paused: true,
+    cancelRequested: false,
+  });
+
   await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'resume', { actor: 'bob', reason: 'lag recovered' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
@@ -85,6 +103,8 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
   expect(events).toEqual([
     ['registered', 'test', 'test: recompute amount_usd'],
     ['started', 'test', 'test: recompute amount_usd'],
+    ['paused', 'alice', 'replica lag'],
+    ['resumed', 'eve', null],
     ['paused', 'alice', 'replica lag'],
     ['resumed', 'bob', 'lag recovered'],
     ['finished', 'backfill', null],
@@ -119,14 +139,17 @@ test('a second start of the same spec is refused naming the running run; cancel 
   });
   const result = await waitForResult(first.handle);
   expect(result.status).toBe('cancelled');
+  // cancelled through Temporal as well, so the Web UI and ExecutionStatus="Canceled" show it
+  expect((await first.handle.describe()).status.name).toBe('CANCELLED');
   expect(result.partitions.cancelled).toBeGreaterThan(0);
   expect(result.partitions.succeeded + result.partitions.cancelled).toBe(result.partitions.total);
   // every committed chunk is in the target, nothing more: the counts agree with the rows written
   const { rows } = await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd');
   expect(rows[0].n).toBe(result.rowsWritten);
   expect(rows[0].n).toBeLessThan(result.rowsRead + 1);
-  const kinds = (await listEvents(env.db.pool, first.runId)).map((e) => e.kind);
-  expect(kinds).toContain('cancel-requested');
+  // one cancel, by the operator who asked: Temporal's cancellation that follows adds no event
+  const cancels = (await listEvents(env.db.pool, first.runId)).filter((e) => e.kind === 'cancel-requested');
+  expect(cancels.map((e) => [e.actor, e.reason])).toEqual([['carol', 'wrong rates table']]);
   await expect(controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, first.runId))!, 'pause', { actor: 'x' })).rejects.toThrow(
     `run ctl-cancel/${first.runId} already finished (cancelled); there is nothing to pause`,
   );
@@ -250,7 +273,7 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   if (run.status === 'running') await controlRun({ client: env.client, pool: env.db.pool }, run, 'cancel', { actor: 'test', reason: 'enough' });
   await waitForResult(started.handle);
   const history = await started.handle.fetchHistory();
-  const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  const accepted = history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'setLimits').length;
   expect(accepted).toBe(2);
   const changes = (await listEvents(env.db.pool, started.runId)).filter((e) => e.kind === 'limits-changed');
   expect(changes.map((e) => [e.actor, e.reason, e.detail])).toEqual([

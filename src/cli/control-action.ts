@@ -1,4 +1,4 @@
-/** What `pause`, `resume` and `cancel` share: the signal through the operation, and the outcome as the ledger confirms it. */
+/** What `pause`, `resume` and `cancel` share: the update through the operation, and the outcome once the ledger holds it. */
 import { Command } from 'commander';
 import { defaultActor } from '../operations/actor';
 import { controlRun, type ControlAction } from '../operations/control';
@@ -18,7 +18,7 @@ export async function applyControl(action: ControlAction, ref: string, opts: Act
         ? `Run ${runLabel(run.name, run.run_id)} closed: its workflow had ended ${ended.status} (${ended.why}). The ledger now shows it failed; partitions still running stop at their next chunk.`
         : applied
           ? `Run ${runLabel(run.name, run.run_id)} ${past}.`
-          : `Signal sent to ${run.workflow_id}, but the ledger does not show it yet; is a worker running? Check: backfill status ${run.run_id}`,
+          : `No worker answered: the ${action} was sent to ${run.workflow_id} as a signal, which applies when a worker takes the run; is one running? Check: backfill status ${run.run_id}`,
     );
   });
 }

@@ -1,10 +1,11 @@
 /**
- * Operating a running run: pause, resume, cancel (signals) and set-limits (an update).
- * Each is refused as a UsageError when the run's state does not allow it; the workflow
- * records every action, with its actor and reason, in backfill.run_events. Each returns
- * once the ledger shows the change, i.e. once running partitions can see it.
+ * Operating a running run: pause, resume, cancel and set-limits, each an update of the run
+ * workflow. Each is refused as a UsageError when the run's state does not allow it (checked
+ * here from the ledger, then by the workflow's validator); the workflow records every action,
+ * with its actor and reason, in backfill.run_events. Each returns once the ledger shows the
+ * change, i.e. once running partitions can see it.
  */
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { acceptInputs, closeAbandonedRun, readRunControl, type RunRow } from '../ledger/runs';
 import { runLabel } from '../shared/labels';
@@ -12,7 +13,17 @@ import { limitsChangeProblem } from '../shared/limits';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
 import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
 import { pollUntil } from '../util/poll-until';
-import { approveUpdate, cancelSignal, pauseSignal, progressQuery, resumeSignal, setLimitsUpdate } from '../workflows/messages';
+import {
+  approveUpdate,
+  cancelSignal,
+  cancelUpdate,
+  pauseSignal,
+  pauseUpdate,
+  progressQuery,
+  resumeSignal,
+  resumeUpdate,
+  setLimitsUpdate,
+} from '../workflows/messages';
 import { UsageError } from './errors';
 import { withTransaction } from '../db/pool';
 import { workflowFailureCause } from './run-workflow';
@@ -29,8 +40,8 @@ export interface Operated {
 
 /**
  * Sends pause, resume or cancel. Resolves `applied: true` once the ledger reflects it;
- * false when it did not within `timeoutMs` (the signal is in the run's history anyway:
- * usually no worker is running).
+ * false when no worker answered within `timeoutMs` (it was sent as a signal, which is in the
+ * run's history and applies when a worker takes the run).
  */
 export async function controlRun(
   { client, pool }: Operated,
@@ -67,17 +78,62 @@ export async function controlRun(
     await closeEnded(pool, run, ended, who);
     return { applied: true, ended };
   }
+  return sendControl(client, pool, run, action, who, timeoutMs);
+}
+
+/**
+ * The action as an update: the workflow's validator refuses it at once with the reason when it
+ * does not apply (a UsageError here), and it answers once the ledger holds the change. A
+ * `cancel` is followed by Temporal's own cancellation, so the execution ends Canceled. Two
+ * cases fall back to the signal, which Temporal keeps until a worker takes it: a worker built
+ * before the updates existed, and no worker answering within `timeoutMs`.
+ */
+async function sendControl(
+  client: Client,
+  pool: pg.Pool,
+  run: RunRow,
+  action: ControlAction,
+  who: OperatorAction,
+  timeoutMs: number,
+): Promise<{ applied: boolean }> {
+  const handle = client.workflow.getHandle(run.workflow_id);
+  const update = { pause: pauseUpdate, resume: resumeUpdate, cancel: cancelUpdate }[action];
+  const args = action === 'cancel' ? { ...who, thenTemporalCancel: true } : who;
+  try {
+    const accepted = await client.withDeadline(Date.now() + timeoutMs, () =>
+      handle.startUpdate(update, { args: [args], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+    );
+    // the run is cancelling either way; without Temporal's cancel its execution ends Completed, a minute later
+    if (action === 'cancel') await handle.cancel().catch(() => undefined);
+    await accepted.result();
+    return { applied: true };
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      const why = err.cause?.message ?? err.message;
+      if (!/no registered handler for update/i.test(why)) throw new UsageError(`cannot ${action} ${runLabel(run.name, run.run_id)}: ${why}`);
+    } else if (!isDeadlineExceeded(err)) {
+      throw err;
+    }
+  }
   const signal = { pause: pauseSignal, resume: resumeSignal, cancel: cancelSignal }[action];
-  await client.workflow.getHandle(run.workflow_id).signal(signal, who);
+  await handle.signal(signal, who);
   const applied = await pollUntil(
     async () => {
       const control = await readRunControl(pool, run.run_id);
       const seen = action === 'pause' ? control.paused : action === 'resume' ? !control.paused : control.cancelRequested;
       return seen ? true : undefined;
     },
-    { timeoutMs, intervalMs: 200 },
+    { timeoutMs: Math.min(timeoutMs, 5_000), intervalMs: 200 },
   );
   return { applied: applied === true };
+}
+
+/** gRPC's DEADLINE_EXCEEDED, as the client's errors carry it (the code, or a cause with it). */
+const DEADLINE_EXCEEDED = 4;
+
+function isDeadlineExceeded(err: unknown): boolean {
+  const code = (err as { code?: number; cause?: { code?: number } } | undefined)?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
+  return code === DEADLINE_EXCEEDED || /deadline exceeded/i.test(err instanceof Error ? err.message : '');
 }
 
 /**

@@ -3,7 +3,14 @@
  * that sets its id, search attributes, memo and Web UI texts, and one place that waits for
  * its result.
  */
-import { ApplicationFailure, WorkflowFailedError, type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  CancelledFailure,
+  WorkflowFailedError,
+  type Client,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { FailureType } from '../shared/failures';
 import { runWorkflowId } from '../shared/ids';
 import type { RunStatus } from '../shared/statuses';
@@ -43,16 +50,21 @@ export function startRunWorkflow(
 
 /**
  * The run's result, succeeded or not: a failed run fails its execution (so Temporal shows it
- * Failed) and carries the result in the failure's details.
+ * Failed) and carries the result in the failure's details; a cancelled one ends Canceled with
+ * the result in its memo.
  */
 export async function waitForResult(handle: WorkflowHandle): Promise<RunResult> {
   try {
     return (await handle.result()) as RunResult;
   } catch (err) {
-    const result = failedRunResult(err);
+    const result = failedRunResult(err) ?? (isCanceled(err) ? ((await handle.describe()).memo?.result as RunResult | undefined) : undefined);
     if (result) return result;
     throw err;
   }
+}
+
+function isCanceled(err: unknown): boolean {
+  return err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure;
 }
 
 /**

@@ -166,6 +166,18 @@ export interface PauseRequest extends OperatorAction {
   basedOnVersion?: number;
 }
 
+/** An operator's cancel; `thenTemporalCancel`: the caller follows it with Temporal's cancellation, so the execution ends Canceled. */
+export interface CancelRequest extends OperatorAction {
+  thenTemporalCancel?: boolean;
+}
+
+/** What a pause, resume or cancel update answers once the ledger holds the change. */
+export interface ControlOutcome {
+  status: string;
+  paused: boolean;
+  cancelRequested: boolean;
+}
+
 export interface RunProgress {
   runId: string;
   name: string;

@@ -13,6 +13,7 @@ import type {
   LimitsChange,
   OperatorAction,
   PartitionCondition,
+  CancelRequest,
   PauseRequest,
   PartitionReport,
   RowCounts,
@@ -35,6 +36,11 @@ export interface RunState {
   paused: boolean;
   cancelRequested: boolean;
   cancelledByTemporal: boolean;
+  /**
+   * An operator's cancel that Temporal's own cancellation follows (`backfill cancel`), so the
+   * execution ends Canceled; absent in state carried from before it existed.
+   */
+  awaitingTemporalCancel?: boolean;
   limits: Limits;
   /** Grows with every operator decision; the ledger accepts only a newer version. */
   controlVersion: number;
@@ -150,10 +156,43 @@ export function resume(s: RunState, who: OperatorAction | undefined, key: string
   return decided(s, 'resumed', who, key, { paused: false, heldBy: undefined });
 }
 
-/** A cancel by signal, or (byTemporal) a Temporal cancellation of the workflow turned into the same orderly stop. */
-export function requestCancel(s: RunState, who: OperatorAction | undefined, key: string, byTemporal = false): RunState {
-  if (s.cancelRequested) return s;
-  return decided(s, 'cancel-requested', who, key, { cancelRequested: true, heldBy: actor(who), ...(byTemporal ? { cancelledByTemporal: true } : {}) });
+/**
+ * A cancel by signal or update, or (byTemporal) a Temporal cancellation of the workflow turned
+ * into the same orderly stop. The cancel update of `backfill cancel` is followed by Temporal's
+ * cancellation, which then only marks the execution to end Canceled: the update recorded who.
+ */
+export function requestCancel(s: RunState, who: CancelRequest | undefined, key: string, byTemporal = false): RunState {
+  if (s.cancelRequested) return byTemporal && s.awaitingTemporalCancel ? { ...s, cancelledByTemporal: true } : s;
+  return decided(s, 'cancel-requested', who && { actor: who.actor, reason: who.reason }, key, {
+    cancelRequested: true,
+    heldBy: actor(who),
+    ...(byTemporal ? { cancelledByTemporal: true } : {}),
+    ...(who?.thenTemporalCancel && !byTemporal ? { awaitingTemporalCancel: true } : {}),
+  });
+}
+
+export type OperatorControl = 'pause' | 'resume' | 'cancel';
+
+/**
+ * Why an operator's pause, resume or cancel does not apply to the run as it is now (the
+ * updates' validator: a refusal leaves nothing in history), or undefined when it does.
+ * `finishing`: the run is past its loops, recording its outcome.
+ */
+export function controlRefusal(s: RunState, runId: string, action: OperatorControl, finishing = false): string | undefined {
+  if (FINISHED_RUN_STATUSES.includes(s.status)) return `run ${runId} already finished (${s.status}); there is nothing to ${action}`;
+  if (finishing) return `run ${runId} is finishing (its last partitions are done and its outcome is being recorded); there is nothing to ${action}`;
+  if (s.cancelRequested) return action === 'cancel' ? `run ${runId} is already being cancelled` : `run ${runId} is being cancelled; it cannot ${action}`;
+  if (action === 'pause' && s.paused) {
+    const by = s.heldBy ? ` by ${s.heldBy.actor}${s.heldBy.reason ? ` (${s.heldBy.reason})` : ''}` : '';
+    return `run ${runId} is already paused${by}; resume it with: backfill resume ${runId}`;
+  }
+  if (action === 'resume') {
+    const approve = `let it go on with: backfill approve ${runId} --reason "…", or cancel it`;
+    if (s.canary?.phase === 'held') return `run ${runId} is held by its canary, not paused: ${s.canary.held ?? 'waiting for approval'}; ${approve}`;
+    if (s.ramp?.phase === 'held') return `run ${runId} is held by a ramp stage, not paused: ${s.ramp.held ?? 'waiting for approval'}; ${approve}`;
+    if (!s.paused) return `run ${runId} is not paused; there is nothing to resume`;
+  }
+  return undefined;
 }
 
 /** Why a live limits change is refused (the update's validator), or undefined. */

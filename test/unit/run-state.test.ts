@@ -66,6 +66,18 @@ describe('operator actions on the run state', () => {
       { cancelRequested: true, cancelledByTemporal: true, events: 1 },
     ],
     [
+      "backfill cancel's update awaits Temporal's cancellation",
+      started,
+      (s) => run.requestCancel(s, { ...alice, thenTemporalCancel: true }, 'k'),
+      { cancelRequested: true, awaitingTemporalCancel: true, cancelledByTemporal: false, controlVersion: 1, events: 1 },
+    ],
+    [
+      "Temporal's cancellation after backfill cancel's update ends the execution Canceled, no second event",
+      run.requestCancel(started, { ...alice, thenTemporalCancel: true }, 'k2'),
+      (s) => run.requestCancel(s, { actor: 'temporal' }, 'k', true),
+      { cancelRequested: true, cancelledByTemporal: true, heldBy: alice, controlVersion: 1, events: 1 },
+    ],
+    [
       'cancelling a paused run needs no resume',
       paused,
       (s) => run.requestCancel(s, alice, 'k'),
@@ -122,6 +134,35 @@ describe('operator actions on the run state', () => {
     ],
   ])('setLimits validator: %s', (_title, s, change, refusal) => {
     expect(run.limitsChangeRefusal(s, 'r1', change)).toBe(refusal);
+  });
+
+  const canaryHeld: RunState = { ...started, canary: { partitions: ['p1'], phase: 'held', held: 'the canary failed: 3 rows differ', launched: 1 } };
+  test.each<[string, RunState, run.OperatorControl, boolean, string | undefined]>([
+    ['pause a running run', started, 'pause', false, undefined],
+    ['pause a paused run', paused, 'pause', false, 'run r1 is already paused by alice (replica lag); resume it with: backfill resume r1'],
+    ['resume a paused run', paused, 'resume', false, undefined],
+    ['resume a running run', started, 'resume', false, 'run r1 is not paused; there is nothing to resume'],
+    [
+      'resume a run held by its canary',
+      canaryHeld,
+      'resume',
+      false,
+      'run r1 is held by its canary, not paused: the canary failed: 3 rows differ; let it go on with: backfill approve r1 --reason "…", or cancel it',
+    ],
+    ['cancel a run held by its canary', canaryHeld, 'cancel', false, undefined],
+    ['cancel a paused run', paused, 'cancel', false, undefined],
+    ['cancel a cancelling run', cancelling, 'cancel', false, 'run r1 is already being cancelled'],
+    ['pause a cancelling run', cancelling, 'pause', false, 'run r1 is being cancelled; it cannot pause'],
+    ['pause a finished run', { ...started, status: 'succeeded' as const }, 'pause', false, 'run r1 already finished (succeeded); there is nothing to pause'],
+    [
+      'cancel a finishing run',
+      started,
+      'cancel',
+      true,
+      'run r1 is finishing (its last partitions are done and its outcome is being recorded); there is nothing to cancel',
+    ],
+  ])('pause, resume and cancel validators: %s', (_title, s, action, finishing, refusal) => {
+    expect(run.controlRefusal(s, 'r1', action, finishing)).toBe(refusal);
   });
 });
 

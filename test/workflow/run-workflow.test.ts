@@ -4,7 +4,8 @@
  * gates and their holds, pause and cancel, reconciliation timers, a final check that cannot
  * complete. Seconds per case; what the activities do to PostgreSQL is tested in test/*.test.ts.
  */
-import { Client, Connection, WorkflowFailedError, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, WorkflowUpdateStage, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { cancelUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/messages';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
 import type { RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
@@ -174,11 +175,42 @@ test('a Temporal cancellation is an orderly cancel: partitions stop at a boundar
   await withRun({ partitions: 40, processMs: 50 }, { limits: { concurrency: 2, chunkSize: 1000 } }, {}, async ({ model, handle, result }) => {
     await until('a partition ran', () => model.count('succeeded') >= 1);
     await handle.cancel();
-    await expect(result()).rejects.toThrow(WorkflowFailedError);
+    // the execution ends Canceled; its result is in the memo
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(await result()).toMatchObject({ status: 'cancelled' });
     expect(model.cancelRequested).toBe(true);
     expect(model.calls).toContain('finalizeRun');
     expect(model.count('succeeded')).toBeLessThan(40);
     expect(model.count('running')).toBe(0);
+  });
+});
+
+test('operator updates: refused with the reason when they do not apply; a cancel update then Temporal cancel ends Canceled with one event, by the operator', async () => {
+  await withRun({ partitions: 40, processMs: 50 }, { limits: { concurrency: 2, chunkSize: 1000 } }, {}, async ({ model, handle, result }) => {
+    await until('a partition ran', () => model.count('succeeded') >= 1);
+    await expect(handle.executeUpdate(resumeUpdate, { args: [{ actor: 'ann' }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/is not paused; there is nothing to resume$/) },
+    });
+    expect(await handle.executeUpdate(pauseUpdate, { args: [{ actor: 'ann', reason: 'lag' }] })).toEqual({
+      status: 'paused',
+      paused: true,
+      cancelRequested: false,
+    });
+    // the ledger holds the pause when the update answers
+    expect(model.paused).toBe(true);
+    await expect(handle.executeUpdate(pauseUpdate, { args: [{ actor: 'bob' }] })).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/is already paused by ann \(lag\); resume it with: backfill resume /) },
+    });
+    const cancel = await handle.startUpdate(cancelUpdate, {
+      args: [{ actor: 'cid', reason: 'wrong rates', thenTemporalCancel: true }],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    await handle.cancel();
+    expect(await cancel.result()).toMatchObject({ cancelRequested: true });
+    expect(await result()).toMatchObject({ status: 'cancelled' });
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(model.events.filter((e) => e.kind === 'cancel-requested').map((e) => [e.actor, e.reason])).toEqual([['cid', 'wrong rates']]);
   });
 });
 

@@ -4,7 +4,7 @@ import { applyControl, controlCommand } from '../control-action';
 import { reasonOption } from '../options';
 
 export function command(): Command {
-  return controlCommand('cancel', 'cancel a run: partitions stop at a chunk boundary; committed chunks stay')
+  return controlCommand('cancel', 'cancel a run: partitions stop at a chunk boundary; committed chunks stay; its workflow then ends Canceled')
     .addOption(reasonOption().makeOptionMandatory())
     .action((run: string, opts) => applyControl('cancel', run, opts));
 }

@@ -4,9 +4,10 @@
  * A run that ended failed fails its workflow execution, its result carried in the failure's
  * details, so the Web UI and `temporal workflow list` show it Failed (operations/run-workflow.ts
  * waitForResult reads the result back); executions recorded before 'run-failure-fails-execution'
- * completed with it.
+ * completed with it. A run cancelled through Temporal (`backfill cancel`, the Web UI's cancel)
+ * ends its execution Canceled, its result in the memo.
  */
-import { ApplicationFailure, CancelledFailure, patched } from '@temporalio/workflow';
+import { ApplicationFailure, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
 import { FailureType } from '../../shared/failures';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
@@ -45,8 +46,13 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
     rowsUnchanged: final.rowsUnchanged,
     ...(downstream ? { downstream } : {}),
   };
-  if (x.s.cancelledByTemporal)
+  // `backfill cancel` follows its update with Temporal's cancellation; it may arrive after the run stopped
+  if (x.s.awaitingTemporalCancel && !x.s.cancelledByTemporal) await condition(() => x.s.cancelledByTemporal, '1 minute');
+  if (x.s.cancelledByTemporal) {
+    // a Canceled execution carries no result: the memo keeps it, for waitForResult and the Web UI
+    if (patched('cancelled-result-in-memo')) upsertMemo({ result });
     throw new CancelledFailure(`backfill ${spec.name}/${runId} cancelled; ${result.rowsWritten} rows were written before it stopped`);
+  }
   if (result.status === 'failed' && patched('run-failure-fails-execution')) {
     throw ApplicationFailure.create({ message: failureSummary(x, result), type: FailureType.RunFailed, nonRetryable: true, details: [result] });
   }

@@ -4,16 +4,19 @@
  * Handlers only show details: search attributes are commands and change in the loops.
  */
 import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
-import type { OperatorAction, PartitionReport } from '../../shared/types';
+import type { ControlOutcome, OperatorAction, PartitionReport } from '../../shared/types';
 import {
   approveUpdate,
   cancelSignal,
+  cancelUpdate,
   HANDLER_DESCRIPTIONS,
   partitionConditionSignal,
   partitionFinishedSignal,
   pauseSignal,
+  pauseUpdate,
   progressQuery,
   resumeSignal,
+  resumeUpdate,
   setLimitsUpdate,
 } from '../messages';
 import * as gates from '../gate-state';
@@ -24,6 +27,23 @@ export function installHandlers(x: RunExecution): void {
   setHandler(pauseSignal, (a) => void (x.s = run.pause(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.pause });
   setHandler(resumeSignal, (a) => void (x.s = run.resume(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.resume });
   setHandler(cancelSignal, (a) => void (x.s = run.requestCancel(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.cancel });
+  const operatorControl = <A extends OperatorAction>(action: run.OperatorControl, apply: (who: A) => void) => ({
+    handler: async (who: A): Promise<ControlOutcome> => {
+      apply(who);
+      await untilSynced(x);
+      return { status: run.shownStatus(x.s), paused: x.s.paused, cancelRequested: x.s.cancelRequested };
+    },
+    validator: (_who: A) => {
+      const refusal = run.controlRefusal(x.s, x.runId, action, x.finishing);
+      if (refusal) throw new Error(refusal);
+    },
+  });
+  const pausing = operatorControl('pause', (who) => void (x.s = run.pause(x.s, who, x.eventId())));
+  setHandler(pauseUpdate, pausing.handler, { validator: pausing.validator, description: HANDLER_DESCRIPTIONS.pauseUpdate });
+  const resuming = operatorControl('resume', (who) => void (x.s = run.resume(x.s, who, x.eventId())));
+  setHandler(resumeUpdate, resuming.handler, { validator: resuming.validator, description: HANDLER_DESCRIPTIONS.resumeUpdate });
+  const cancelling = operatorControl('cancel', (who) => void (x.s = run.requestCancel(x.s, who, x.eventId())));
+  setHandler(cancelUpdate, cancelling.handler, { validator: cancelling.validator, description: HANDLER_DESCRIPTIONS.cancelUpdate });
   // a report for a partition that is not in flight is a duplicate, and run-state ignores it
   setHandler(partitionFinishedSignal, (report) => applyReport(x, report), { description: HANDLER_DESCRIPTIONS.partitionFinished });
   setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.show()), { description: HANDLER_DESCRIPTIONS.partitionCondition });
@@ -69,8 +89,12 @@ export function applyReport(x: RunExecution, report: PartitionReport): void {
   x.show();
 }
 
-/** An update returns once the ledger holds its change: from then on every chunk that starts uses it. */
+/**
+ * An update returns once the ledger holds its change: from then on every chunk that starts uses
+ * it. Temporal's cancellation of the run (which `backfill cancel` sends right after its update)
+ * must not cancel the wait: the run stops in order, and the update still answers.
+ */
 async function untilSynced(x: RunExecution): Promise<void> {
   const version = x.s.controlVersion;
-  await condition(() => x.s.syncedVersion >= version);
+  await CancellationScope.nonCancellable(() => condition(() => x.s.syncedVersion >= version));
 }
