@@ -145,7 +145,7 @@ describe('mutual TLS (TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY, TEMPORAL_TLS_CA)', ()
     const config = temporalConfig(withoutClientCert);
     await expect(connectClient(config)).rejects.toThrow(
       new RegExp(
-        `^cannot reach Temporal at localhost:${port} over TLS \\(.*\\); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings$`,
+        `^cannot reach Temporal at localhost:${port} over TLS \\(.*\\); start it with: backfill dev, or check TEMPORAL_ADDRESS and the TLS settings$`,
         's',
       ),
     );

@@ -32,7 +32,7 @@ import * as worker from './commands/worker';
 import { completionCommand } from './completion';
 import { arrangeHelp, HELP_GROUPS } from './help';
 import { reportError, type OutputOptions } from './output';
-import { engineVersion } from '../util/engine-version';
+import { versionText } from '../util/engine-version';
 
 /** Every command; `--help` lists them in groups (help.ts HELP_GROUPS). */
 const COMMANDS = [
@@ -65,7 +65,7 @@ const COMMANDS = [
 export function buildProgram(options: { completion?: boolean } = {}): Command {
   const program = new Command('backfill')
     .description('Plan and run historical data backfills on Temporal and PostgreSQL')
-    .version(engineVersion(), '-V, --version', 'print the version (also recorded with every run it registers)')
+    .version(versionText(), '-V, --version', 'print the version (recorded with every run it registers), and the Temporal SDK and Node.js versions')
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) })
     .exitOverride();

@@ -20,7 +20,7 @@ type ConnectConfig = Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pic
 function unreachable(config: Pick<TemporalConfig, 'address' | 'connection'>, err: Error): Error {
   const how = config.connection?.tls ? ' over TLS' : '';
   return new Error(
-    `cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: npx backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`,
+    `cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`,
     { cause: err },
   );
 }

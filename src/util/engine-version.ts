@@ -9,3 +9,9 @@ export function engineVersion(): string {
   cached ??= `backfill ${(JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { version: string }).version}`;
   return cached;
 }
+
+/** What `--version` prints: this backfill, and the Temporal SDK and Node.js it runs on. */
+export function versionText(): string {
+  const sdk = (JSON.parse(readFileSync(require.resolve('@temporalio/client/package.json'), 'utf8')) as { version: string }).version;
+  return [engineVersion(), `Temporal TypeScript SDK ${sdk}`, `Node.js ${process.version}`].join('\n');
+}

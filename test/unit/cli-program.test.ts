@@ -1,11 +1,13 @@
 import { buildProgram } from '../../src/cli/program';
 import { engineVersion } from '../../src/util/engine-version';
 
-test('backfill --version prints the engine version runs record, and every command is listed in --help', async () => {
+test('backfill --version prints the engine version runs record, the SDK and Node.js versions, and every command is listed in --help', async () => {
   let out = '';
   const program = buildProgram().configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s) });
   await expect(program.parseAsync(['node', 'backfill', '--version'])).rejects.toMatchObject({ code: 'commander.version' });
-  expect(out.trim()).toBe(engineVersion());
+  const sdk = (require('@temporalio/client/package.json') as { version: string }).version;
+  expect(out.trim().split('\n')).toEqual([engineVersion(), `Temporal TypeScript SDK ${sdk}`, `Node.js ${process.version}`]);
+  expect(sdk).toMatch(/^1\.24\./);
   expect(engineVersion()).toMatch(/^backfill \d+\.\d+\.\d+/);
   const help = buildProgram().helpInformation();
   for (const c of buildProgram().commands) expect(help).toContain(c.name());

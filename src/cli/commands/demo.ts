@@ -41,7 +41,7 @@ async function demo(options: { exit?: boolean }): Promise<number> {
       say('\n(The target already held these results from an earlier demo, so nothing needed rewriting: that is idempotency at work.)');
     }
     say(`\nRun finished: ${status}. Web UI: ${demo.uiUrl()}`);
-    say(`Try: DATABASE_URL=${demo.databaseUrl} npx backfill status ${started.runId}`);
+    say(`Try: DATABASE_URL=${demo.databaseUrl} bin/backfill status ${started.runId}`);
     if (options.exit === false) {
       say('Everything stays up for inspection; press Ctrl-C to stop.');
       await untilInterrupted();
