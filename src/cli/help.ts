@@ -14,7 +14,7 @@ export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
     commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'approve'],
   },
   { heading: 'Proof:', commands: ['verify', 'after', 'cleanup', 'report'] },
-  { heading: 'Infrastructure:', commands: ['worker', 'migrate', 'dev', 'demo', 'setup', 'complete'] },
+  { heading: 'Infrastructure:', commands: ['worker', 'codec-server', 'migrate', 'dev', 'demo', 'setup', 'complete'] },
 ];
 
 const EXAMPLES: Record<string, string[]> = {
@@ -38,6 +38,7 @@ const EXAMPLES: Record<string, string[]> = {
   dev: ['backfill dev', 'DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres backfill dev'],
   demo: ['backfill demo', 'backfill demo --exit'],
   setup: ['backfill setup'],
+  'codec-server': ['BACKFILL_PAYLOAD_KEY=… backfill codec-server', 'backfill codec-server --port 8888 --ui-origin https://temporal-ui.example.com'],
 };
 
 /** Puts each command in its group, and adds the examples it lacks. */

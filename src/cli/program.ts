@@ -9,6 +9,7 @@ import * as after from './commands/after';
 import * as approve from './commands/approve';
 import * as cancel from './commands/cancel';
 import * as cleanup from './commands/cleanup';
+import * as codecServer from './commands/codec-server';
 import * as demo from './commands/demo';
 import * as dev from './commands/dev';
 import * as list from './commands/list';
@@ -57,6 +58,7 @@ const COMMANDS = [
   migrate,
   schema,
   worker,
+  codecServer,
   dev,
   demo,
   setup,

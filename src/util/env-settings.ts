@@ -24,6 +24,8 @@ const settingsSchema = z.object({
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/, { message: 'must be host:port, such as 0.0.0.0:9464' })
     .optional(),
+  // a bearer token guessable by trying is no guard for the payload keys behind it
+  BACKFILL_CODEC_TOKEN: z.string().min(16, { message: 'must be at least 16 characters (e.g. openssl rand -hex 16)' }).optional(),
 });
 
 export type EnvSettings = z.infer<typeof settingsSchema>;
