@@ -86,3 +86,38 @@ maybe('the run is found by its search attribute and its User Metadata tab shows 
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-user-metadata.png'), fullPage: true });
 });
+
+maybe('a run with a failing partition shows Failed in the list filtered by ExecutionStatus, and its failure says what failed and what to run', async () => {
+  // rows from id 20,000 on break a CHECK on the target: the first partition succeeds, the others fail
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  await env.db.pool.query('ALTER TABLE app.orders_usd ADD CONSTRAINT orders_usd_below_20000 CHECK (id < 20000)');
+  try {
+    const spec = ordersSpec(env.db.envVar, { name: 'ui-failed', partition: { by: 'range', column: 'id', size: 20_000 } });
+    const started = await env.start(spec);
+    const result = await waitForResult(started.handle);
+    const { total, failed } = result.partitions;
+    expect(result).toMatchObject({ status: 'failed', partitions: { succeeded: 1, failed: total - 1 } });
+
+    browser ??= await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const ui = process.env.BACKFILL_TEST_TEMPORAL_UI!;
+    const query = encodeURIComponent(`ExecutionStatus="Failed" AND BackfillRunId="${started.runId}"`);
+    await page.goto(`${ui}/namespaces/default/workflows?query=${query}`);
+    const link = page.getByRole('link', { name: started.workflowId, exact: true });
+    await link.first().waitFor({ timeout: 30_000 });
+    const row = await page.locator('body').innerText();
+    expect(row).toContain('Failed');
+    // the list as an operator filters it (the run page's failure carries a stack trace with this machine's paths)
+    const dir = process.env.UPDATE_SCREENSHOT ? path.join(__dirname, '..', 'docs') : path.join(os.tmpdir(), 'backfill-test-screenshots');
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, 'web-ui-failed-run.png') });
+    await link.first().click();
+    const failure = `backfill ui-failed/${started.runId} failed: ${failed} of ${total} partitions failed; see backfill status ${started.runId}`;
+    await page.getByText(failure).first().waitFor({ timeout: 30_000 });
+  } finally {
+    await env.db.pool.query('ALTER TABLE app.orders_usd DROP CONSTRAINT orders_usd_below_20000');
+  }
+});
