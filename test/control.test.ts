@@ -330,6 +330,18 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   expect(second.status).toBe('succeeded');
   expect(second.partitions).toEqual({ total: first.partitions.total, succeeded: first.partitions.total, failed: 0, cancelled: 0 });
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  // Temporal's view: the first execution Failed, the retry (a new execution of the same workflow id) Completed,
+  // and a query for failed executions finds the first one only
+  expect((await env.client.workflow.getHandle(started.workflowId, started.handle.firstExecutionRunId).describe()).status.name).toBe('FAILED');
+  expect((await retry.handle.describe()).status.name).toBe('COMPLETED');
+  const failedExecutions: string[] = [];
+  await waitUntil(async () => {
+    failedExecutions.length = 0;
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = "${started.workflowId}" AND ExecutionStatus = "Failed"` }))
+      failedExecutions.push(w.runId);
+    return failedExecutions.length > 0;
+  });
+  expect(failedExecutions).toEqual([started.handle.firstExecutionRunId]);
 
   // succeeded partitions were not run again, and their target rows were not rewritten
   const { rows: succeededAfter } = await env.db.pool.query(
