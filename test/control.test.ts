@@ -18,6 +18,9 @@ import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 import { runCli } from './helpers/cli';
+import { writeSpec } from './helpers/orders';
+import { startTestWorker, uniqueQueue } from './helpers/temporal';
+import { startRun } from '../src/operations';
 
 const env = useTestEnvironment('control', { rows: 200_000 });
 
@@ -434,4 +437,26 @@ test('a partition workflow terminated by hand is found, recorded failed with the
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: second.rowsRead });
   const { rows: completions } = await env.db.pool.query('SELECT DISTINCT completions FROM backfill.partitions WHERE run_id = $1', [started.runId]);
   expect(completions).toEqual([{ completions: 1 }]);
+});
+
+test('with no worker to answer, pause falls back to the signal: not applied yet, and applied once a worker takes the run', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const own = await startTestWorker(uniqueQueue('ctl-noworker'));
+  const started = await startRun({ client: env.client, taskQueue: own.taskQueue }, { specFile: writeSpec(slowSpec('ctl-noworker')), actor: 'test' });
+  await waitUntil(async () => (await rowsRead(started.runId)) > 5_000);
+  await own.stop();
+  const run = (await getRun(env.db.pool, started.runId))!;
+  // nobody answers the update within the timeout: the pause goes as a signal, kept in the run's history
+  expect(await controlRun({ client: env.client, pool: env.db.pool }, run, 'pause', { actor: 'gina', reason: 'no worker' }, 3_000)).toEqual({ applied: false });
+  expect((await getRun(env.db.pool, started.runId))!.paused).toBe(false);
+  const back = await startTestWorker(own.taskQueue);
+  try {
+    await waitUntil(async () => (await getRun(env.db.pool, started.runId))!.paused === true);
+    const pauses = (await listEvents(env.db.pool, started.runId)).filter((e) => e.kind === 'paused');
+    expect(pauses.map((e) => [e.actor, e.reason])).toEqual([['gina', 'no worker']]);
+    await controlRun({ client: env.client, pool: env.db.pool }, (await getRun(env.db.pool, started.runId))!, 'cancel', { actor: 'test', reason: 'done' });
+    expect((await waitForResult(started.handle)).status).toBe('cancelled');
+  } finally {
+    await back.stop();
+  }
 });
