@@ -10,7 +10,6 @@ import type pg from 'pg';
 import { createPool } from '../db/pool';
 import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
-import { startWorker } from '../worker';
 import { ensureDemoData } from './demo-data';
 import { projectRoot } from './paths';
 import { ensureDatabase } from './postgres';
@@ -40,6 +39,8 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
     say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
 
     process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+    // the worker runtime loads with the demo, not with every command that imports this module
+    const { startWorker } = await import('../worker');
     const worker = await startWorker({ temporal: config, trust: { databases: ['DEMO_DATABASE_URL'] } });
     stops.push(worker.stop);
     const { client, close } = await connectClient(config);

@@ -6,7 +6,7 @@
  */
 import { Client, Connection, type DataConverter } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { AesGcmPayloadCodec } from './payload-codec';
 import { temporalConfig, type TemporalConfig } from './config';
 
@@ -43,6 +43,9 @@ export async function connectClient(config: ConnectConfig = temporalConfig(), op
 export async function connectWorker(
   config: Pick<TemporalConfig, 'address'> & Partial<Pick<TemporalConfig, 'connection'>> = temporalConfig(),
 ): Promise<NativeConnection> {
+  // loaded here, not with the module: the CLI connects clients only, and the worker runtime
+  // (its native bridge, rxjs, memfs) costs every command a few hundred milliseconds to load
+  const { NativeConnection } = await import('@temporalio/worker');
   return NativeConnection.connect({ address: config.address, ...config.connection }).catch((err: Error) => {
     throw unreachable(config, err);
   });
