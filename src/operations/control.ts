@@ -5,7 +5,7 @@
  * with its actor and reason, in backfill.run_events. Each returns once the ledger shows the
  * change, i.e. once running partitions can see it.
  */
-import { WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { acceptInputs, closeAbandonedRun, readRunControl, type RunRow } from '../ledger/runs';
 import { runLabel } from '../shared/labels';
@@ -108,10 +108,9 @@ async function sendControl(
     await accepted.result();
     return { applied: true };
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) {
-      const why = err.cause?.message ?? err.message;
-      if (!/no registered handler for update/i.test(why)) throw new UsageError(`cannot ${action} ${runLabel(run.name, run.run_id)}: ${why}`);
-    } else if (!isDeadlineExceeded(err)) {
+    if (!fallsBackToSignal(err)) {
+      if (err instanceof WorkflowUpdateFailedError)
+        throw new UsageError(`cannot ${action} ${runLabel(run.name, run.run_id)}: ${err.cause?.message ?? err.message}`);
       throw err;
     }
   }
@@ -128,12 +127,14 @@ async function sendControl(
   return { applied: applied === true };
 }
 
-/** gRPC's DEADLINE_EXCEEDED, as the client's errors carry it (the code, or a cause with it). */
-const DEADLINE_EXCEEDED = 4;
-
-function isDeadlineExceeded(err: unknown): boolean {
-  const code = (err as { code?: number; cause?: { code?: number } } | undefined)?.code ?? (err as { cause?: { code?: number } })?.cause?.code;
-  return code === DEADLINE_EXCEEDED || /deadline exceeded/i.test(err instanceof Error ? err.message : '');
+/**
+ * Whether an update's failure leaves the signal to do the job: no worker answered before the
+ * deadline (the SDK's one error for it, whether the client gave up with DEADLINE_EXCEEDED or the
+ * server first with CANCELLED), or the worker's code predates the update.
+ */
+export function fallsBackToSignal(err: unknown): boolean {
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  return err instanceof WorkflowUpdateFailedError && /no registered handler for update/i.test(err.cause?.message ?? err.message);
 }
 
 /**
