@@ -11,6 +11,7 @@ import { registerRunActivity } from './register-run';
 import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
+import { splitTailActivity } from './split-tail';
 
 export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     registerRun: registerRunActivity(deps),
     ...onTheRunsDatabase(deps.pools, {
       processPartition: processPartitionActivity(deps, contexts),
+      splitTail: splitTailActivity(deps, contexts),
       ...runControlActivities(deps),
       ...gateActivities(deps, contexts),
       ...afterActivities(deps),

@@ -87,6 +87,11 @@ export function timeBound(bounds: { timeZone?: string }, instant: string, column
 
 /** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z and < …`. */
 export function boundsText(bounds: PartitionBounds): string {
+  // the split key is row data: the ledger holds it (backfill status)
+  return bounds.stretch ? `${planBoundsText(bounds)}, the part of it a split while running gave this partition (keys in the ledger)` : planBoundsText(bounds);
+}
+
+function planBoundsText(bounds: PartitionBounds): string {
   switch (bounds.kind) {
     case 'range':
       return `${bounds.column} >= ${bounds.lo} and < ${bounds.hi}`;

@@ -12,7 +12,7 @@
  */
 import { quoteIdent, quoteTable } from '../db/sql';
 import { fnv1a } from '../shared/ids';
-import { boundsText, crossableEnds, params, partitionPredicate, timeBound } from './partition-predicate';
+import { boundsText, crossableEnds, params, partitionPredicate, timeBound, type Param } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../specs/schema';
 import { hasMinMax, keysetWalk } from './keyset';
@@ -29,6 +29,8 @@ export interface CompiledRun {
   outputTable: string;
   /** How many rows the next chunk holds and its last key: `n`, `hi`. */
   chunkBounds(bounds: PartitionBounds, cursor: string | null, limit: number): Statement;
+  /** How many rows the partition has after the cursor (`n`), counted up to `cap`: what a split weighs. */
+  rowsLeft(bounds: PartitionBounds, cursor: string | null, cap: number): Statement;
   /** SQL transform: fills the output table from the chunk. */
   fillFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null): Statement;
   /** Module transform: the chunk's rows, read for the transform in Node. */
@@ -109,10 +111,16 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const walk = keysetWalk(spec, shape);
   const pcol = quoteIdent(spec.partition.column);
 
+  /** The partition's rows on alias: its bounds, and the stretch of keys it holds if it was split while it ran. */
+  function partitionScope(bounds: PartitionBounds, alias: string, param: Param): string[] {
+    const scope = partitionPredicate(bounds, alias, shape.partitionColumnType, param, shape.keyType);
+    return bounds.stretch ? [scope, ...walk.range(bounds, bounds.stretch.after, bounds.stretch.through, alias, param)] : [scope];
+  }
+
   /** Predicate on alias `s` for the partition, then the chunk's key range; returns SQL and its values. */
   function chunkPredicate(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias = 's', numbered = params()) {
     const { values, param } = numbered;
-    const parts = [partitionPredicate(bounds, alias, shape.partitionColumnType, param, shape.keyType), ...walk.range(bounds, cursor, hi, alias, param)];
+    const parts = [...partitionScope(bounds, alias, param), ...walk.range(bounds, cursor, hi, alias, param)];
     return { sql: parts.join(' AND ') + where, values, param };
   }
 
@@ -172,6 +180,12 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       return { text: walk.nextChunk(bounds, src, p.sql, lim), values: p.values };
     },
 
+    rowsLeft(bounds, cursor, cap) {
+      const p = chunkPredicate(bounds, cursor, null);
+      const lim = p.param(cap, 'integer');
+      return { text: `SELECT count(*)::integer AS n FROM (SELECT FROM ${src} s WHERE ${p.sql} LIMIT ${lim}) r`, values: p.values };
+    },
+
     fillFromSql(bounds, cursor, hi) {
       if (!transformSql) throw new Error('fillFromSql needs a SQL transform');
       const p = chunkPredicate(bounds, cursor, hi);
@@ -226,7 +240,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 
     invariant(sql, bounds, limit) {
       const numbered = params();
-      const scope = bounds ? partitionPredicate(bounds, 's', shape.partitionColumnType, numbered.param, shape.keyType) : 'true';
+      const scope = bounds ? partitionScope(bounds, 's', numbered.param).join(' AND ') : 'true';
       const lim = numbered.param(limit, 'integer');
       // the newline ends a trailing -- comment; the text was parsed as exactly one SELECT
       return {
@@ -248,6 +262,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const what = walk.columnsText(bounds);
       const to = hi ?? 'end of partition';
       if (cursor !== null) return `${what} in (${cursor}, ${to}]`;
+      // the upper part of a partition split while it ran starts after the key it was split at
+      if (bounds?.stretch?.after) return `${what} in (${bounds.stretch.after}, ${to}]`;
       // the first chunk starts where the partition does: name that bound, not an open interval
       if (bounds?.kind === 'range' && walk.walksPartitionColumnAlone(bounds)) return `${what} in [${bounds.lo}, ${to}]`;
       // a list value is row data (this text reaches Temporal): its partition is named by id alone

@@ -1,8 +1,9 @@
 /**
  * The proof a run checks before it may end `succeeded`: the ledger holds exactly the planned
  * partitions, their bounds tile the scope (no gap, no overlap, one NULL partition at most),
- * and each partition completed exactly once. Pure: given the ledger's rows, it says what is
- * wrong, if anything.
+ * and each partition completed exactly once. A partition split while it ran (`limits.splitTail`)
+ * counts as the planned partition it was cut from, once its parts are shown to cover that
+ * partition's keys exactly once. Pure: given the ledger's rows, it says what is wrong, if anything.
  */
 import type { PartitionStatus } from '../shared/statuses';
 import type { PartitionBounds } from '../shared/types';
@@ -13,10 +14,12 @@ export interface LedgerPartition {
   bounds: PartitionBounds;
   status: PartitionStatus;
   completions: number;
+  /** The partition this one was cut from while it ran; null for the plan's own. */
+  split_from?: string | null;
 }
 
-export function completenessProblems(planned: number, partitions: LedgerPartition[]): string[] {
-  const problems: string[] = [];
+export function completenessProblems(planned: number, ledger: LedgerPartition[]): string[] {
+  const { partitions, problems } = foldSplits(ledger);
   if (partitions.length !== planned) problems.push(`the ledger holds ${partitions.length} partitions but the plan had ${planned}`);
   const byOrdinal = [...partitions].sort((a, b) => a.ordinal - b.ordinal);
   // the first break in the numbering is the one to name: every later partition shifts with it
@@ -70,10 +73,63 @@ export function completenessProblems(planned: number, partitions: LedgerPartitio
       }
     }
   }
-  for (const p of byOrdinal) {
+  for (const p of ledger) {
     if (p.status === 'succeeded' && p.completions !== 1) problems.push(`partition ${p.partition_id} completed ${p.completions} times`);
   }
   return problems;
+}
+
+/**
+ * The plan's partitions as the plan had them, each split one with its stretch of keys removed,
+ * after checking that it and the parts split from it (and from them) cover its keys exactly
+ * once: one part starts at its first key, each next part after the key the one before it ends
+ * at, and one reaches its last. Keys are row data, so problems name partitions only.
+ */
+function foldSplits(ledger: LedgerPartition[]): { partitions: LedgerPartition[]; problems: string[] } {
+  const problems: string[] = [];
+  const byId = new Map(ledger.map((p) => [p.partition_id, p]));
+  const families = new Map<string, LedgerPartition[]>();
+  for (const p of ledger) {
+    let root = p;
+    const seen = new Set<string>();
+    while (root.split_from) {
+      const from = byId.get(root.split_from);
+      if (!from || seen.has(root.partition_id)) {
+        problems.push(`partition ${p.partition_id} was split from ${root.split_from}, which the ledger does not hold`);
+        break;
+      }
+      seen.add(root.partition_id);
+      root = from;
+    }
+    if (root.split_from) continue;
+    families.set(root.partition_id, [...(families.get(root.partition_id) ?? []), p]);
+  }
+  const partitions: LedgerPartition[] = [];
+  for (const [rootId, family] of families) {
+    const root = byId.get(rootId)!;
+    if (family.length === 1 && !root.bounds.stretch) {
+      partitions.push(root);
+      continue;
+    }
+    const left = new Set(family);
+    let at: string | null = null;
+    let broken = false;
+    do {
+      const part = [...left].find((p) => (p.bounds.stretch?.after ?? null) === at);
+      if (!part) {
+        broken = true;
+        break;
+      }
+      left.delete(part);
+      at = part.bounds.stretch?.through ?? null;
+    } while (at !== null);
+    if (broken || left.size > 0) {
+      problems.push(`partition ${rootId} and the partitions split from it do not cover its keys exactly once: a gap or an overlap between the parts`);
+    }
+    const { stretch: _stretch, ...planned } = root.bounds;
+    partitions.push({ ...root, bounds: planned as PartitionBounds });
+  }
+  return { partitions, problems };
 }
 
 function boundOrder(a: string, b: string, kind: 'range' | 'time'): number {

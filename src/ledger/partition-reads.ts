@@ -69,15 +69,19 @@ export async function succeededFrom(
 
 /** Every partition as completeness sees it: place, bounds, status, completions. */
 export async function completenessRows(db: Queryable, runId: string): Promise<LedgerPartition[]> {
-  const { rows } = await db.query<LedgerPartition>('SELECT partition_id, ordinal, bounds, status, completions FROM backfill.partitions WHERE run_id = $1', [
-    runId,
-  ]);
+  const { rows } = await db.query<LedgerPartition>(
+    'SELECT partition_id, ordinal, bounds, status, completions, split_from FROM backfill.partitions WHERE run_id = $1',
+    [runId],
+  );
   return rows;
 }
 
-/** Every planned partition's bounds, in plan order. */
+/** Every planned partition's bounds, in plan order: the partitions split from them while running cover no more. */
 export async function plannedBounds(db: Queryable, runId: string): Promise<PartitionBounds[]> {
-  const { rows } = await db.query<{ bounds: PartitionBounds }>('SELECT bounds FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal', [runId]);
+  const { rows } = await db.query<{ bounds: PartitionBounds }>(
+    'SELECT bounds FROM backfill.partitions WHERE run_id = $1 AND split_from IS NULL ORDER BY ordinal',
+    [runId],
+  );
   return rows.map((r) => r.bounds);
 }
 

@@ -32,6 +32,10 @@ export interface PartitionRow {
   /** Chunks rolled back and computed again because the application changed their rows meanwhile. */
   concurrent_retries: number;
   hold_reason: string | null;
+  /** The run attempt that last ran it (retry-failed starts the next). */
+  run_attempt: number;
+  /** The partition it was cut from while that one ran (limits.splitTail); null for the plan's own. */
+  split_from: string | null;
   started_at: Date | null;
   finished_at: Date | null;
 }

@@ -61,6 +61,13 @@ export const limitsSchema = z.strictObject({
    * partition's last chunk does; the others commit with synchronous_commit = off (see chunk.ts).
    */
   flushEveryChunk: z.boolean().optional(),
+  /**
+   * When a concurrency slot has no partition left to start, the running partition with the most
+   * rows left is split at its middle key and the upper half starts in that slot: a run does not
+   * end with one slot working and the others idle. Off by default: the ledger then holds more
+   * partitions than the plan (each split is recorded as an event).
+   */
+  splitTail: z.boolean().optional(),
   /** Allowed hours: outside them the run holds and continues by itself when the window opens. */
   window: windowSchema.optional(),
   /** Adaptive chunk size: aim for chunks of this many seconds (additive increase, multiplicative decrease). */

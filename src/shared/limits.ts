@@ -61,6 +61,7 @@ export function applyLimitsChange(current: Limits, change: LimitsChange): Limits
   if (current.maxChunkSize !== undefined) next.maxChunkSize = current.maxChunkSize;
   if (current.statementTimeoutSeconds !== undefined) next.statementTimeoutSeconds = current.statementTimeoutSeconds;
   if (current.flushEveryChunk !== undefined) next.flushEveryChunk = current.flushEveryChunk;
+  if (current.splitTail !== undefined) next.splitTail = current.splitTail;
   const guards = change.guards === undefined ? current.guards : change.guards;
   if (guards) next.guards = guardsSchema().parse(guards);
   return next;

@@ -17,7 +17,17 @@ import type { RunStatus, PartitionStatus } from './statuses';
 import type { AllowedWindow } from './window';
 import type { GuardsSpec } from './guards';
 
-export type PartitionBounds =
+/** A partition's bounds: what the plan cut, and the stretch of keys a split while running left it. */
+export type PartitionBounds = PlanBounds & {
+  /**
+   * Set on a partition split while it ran (`limits.splitTail`): only its rows whose walk key (the
+   * cursor's columns, in the cursor's form) is after `after` and through `through`; null is open.
+   * Row data, like a span's bounds: in the ledger, never in ids.
+   */
+  stretch?: KeyStretch;
+};
+
+type PlanBounds =
   /** Integers in [lo, hi), as decimal strings so bigint columns stay exact. */
   | { kind: 'range'; column: string; lo: string; hi: string }
   /**
@@ -41,6 +51,12 @@ export type PartitionBounds =
   | { kind: 'leaf'; column: string; leaf: string; constraint: string; split?: LeafSplit }
   /** Rows whose partition column is NULL: planned so no source row silently falls outside every partition. */
   | { kind: 'null'; column: string };
+
+/** A stretch (after, through] of a partition's walk keys: where a split cut a running partition. */
+export interface KeyStretch {
+  after: string | null;
+  through: string | null;
+}
 
 /**
  * One of the ranges a big leaf is cut into (`partition.rows`): [lo, hi) of the source key's
@@ -70,6 +86,7 @@ export interface Limits {
   maxChunkSize?: number;
   statementTimeoutSeconds?: number;
   flushEveryChunk?: boolean;
+  splitTail?: boolean;
   guards?: GuardsSpec;
 }
 

@@ -85,4 +85,48 @@ describe('the completeness proof', () => {
       'partition leaf:a~1 cuts leaf a, which the partition before it holds whole',
     ]);
   });
+
+  describe('partitions split while running (limits.splitTail)', () => {
+    /** Part of planned partition p1 (keys 10..20): the keys after `after` through `through`. */
+    const part = (id: string, ordinal: number, after: string | null, through: string | null, from: string | null): LedgerPartition => ({
+      ...range(ordinal, 10, 20),
+      partition_id: id,
+      bounds: { kind: 'range', column: 'id', lo: '10', hi: '20', stretch: { after, through } },
+      split_from: from,
+    });
+    const planned = [range(0, 0, 10), range(2, 20, 30)];
+    // p1 cut at key 14, then the part cut off (p1+1) cut at key 17
+    const cut = [part('p1', 1, null, '14', null), part('p1+1', 3, '14', '17', 'p1'), part('p1+1+1', 4, '17', null, 'p1+1')];
+
+    test('count as the planned partition they were cut from once their parts cover its keys exactly once', () => {
+      expect(completenessProblems(3, [...planned, ...cut])).toEqual([]);
+    });
+
+    test('fail with a part missing (a gap), naming the part whose origin is gone', () => {
+      expect(completenessProblems(3, [...planned, cut[0], cut[2]])).toEqual([
+        'partition p1+1+1 was split from p1+1, which the ledger does not hold',
+        'partition p1 and the partitions split from it do not cover its keys exactly once: a gap or an overlap between the parts',
+      ]);
+    });
+
+    test.each([
+      ['a part repeated (an overlap)', [...cut, part('p1+2', 5, '14', '17', 'p1')]],
+      ['no part reaching the last key', [cut[0], part('p1+1', 3, '14', '17', 'p1')]],
+    ] as [string, LedgerPartition[]][])('fail with %s', (_label, parts) => {
+      expect(completenessProblems(3, [...planned, ...parts])).toEqual([
+        'partition p1 and the partitions split from it do not cover its keys exactly once: a gap or an overlap between the parts',
+      ]);
+    });
+
+    test('a part cut from a partition the ledger does not hold is named', () => {
+      expect(completenessProblems(3, [...planned, cut[0], part('p1+1', 3, '14', null, 'p9')])).toEqual([
+        'partition p1+1 was split from p9, which the ledger does not hold',
+        'partition p1 and the partitions split from it do not cover its keys exactly once: a gap or an overlap between the parts',
+      ]);
+    });
+
+    test('each part completes once, like any partition', () => {
+      expect(completenessProblems(3, [...planned, cut[0], { ...cut[1], completions: 2 }, cut[2]])).toEqual(['partition p1+1 completed 2 times']);
+    });
+  });
 });

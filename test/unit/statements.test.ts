@@ -27,6 +27,26 @@ describe('compileRun', () => {
     expect(fill.values).toEqual([day.lo, day.hi, '10', '20']);
   });
 
+  test('a partition split while running holds only its stretch of keys: (after, through] beside the cursor, in every statement', () => {
+    const upper = { ...day, stretch: { after: '40', through: null } };
+    const lower = { ...day, stretch: { after: null, through: '40' } };
+    expect(compiled.fillFromSql(upper, null, '60').text).toContain(
+      's."created_at" < $2::timestamptz AND s."id" > $3::bigint AND s."id" <= $4::bigint AND (status',
+    );
+    expect(compiled.fillFromSql(upper, null, '60').values).toEqual([day.lo, day.hi, '40', '60']);
+    expect(compiled.chunkBounds(lower, '10', 100).text).toContain('s."id" <= $3::bigint AND s."id" > $4::bigint');
+    expect(compiled.chunkBounds(lower, '10', 100).values).toEqual([day.lo, day.hi, '40', '10', 100]);
+    expect(compiled.compareFromSql(upper, null, null, ['bigint', 'numeric']).text).toContain('s."id" > $3::bigint');
+    expect(compiled.invariant('SELECT 1 FROM source_rows', lower, 5).text).toContain('s."id" <= $3::bigint');
+    expect(compiled.describeRange(upper, null, '60')).toBe('id in (40, 60]');
+    expect(compiled.rowsLeft(upper, '50', 1000)).toEqual({
+      text:
+        'SELECT count(*)::integer AS n FROM (SELECT FROM "public"."orders" s WHERE s."created_at" >= $1::timestamptz AND s."created_at" < $2::timestamptz ' +
+        `AND s."id" > $3::bigint AND s."id" > $4::bigint AND (status <> 'test'\n) LIMIT $5::integer) r`,
+      values: [day.lo, day.hi, '40', '50', 1000],
+    });
+  });
+
   test('time partitions registered with column-key order walk (created_at, id): a JSON cursor, the column bound for the index', () => {
     const walking = compileRun(spec, { ...shape, chunkOrder: 'column-key' });
     const cursor = JSON.stringify(['2024-01-01 03:00:00+00', '10']);

@@ -1,8 +1,8 @@
 import { progressOf } from '../../src/cli/render/watch';
 import type { RunSnapshot } from '../../src/operations/follow';
 
-const snapshot = (rowsPlanned: string | null, rowsRead: number, done: number, active = true) =>
-  ({ run: { rows_planned: rowsPlanned, partitions_total: 6 }, totals: { rowsRead }, done, active }) as unknown as RunSnapshot;
+const snapshot = (rowsPlanned: string | null, rowsRead: number, done: number, active = true, inLedger = 6) =>
+  ({ run: { rows_planned: rowsPlanned, partitions_total: 6 }, totals: { rowsRead, total: inLedger }, done, active }) as unknown as RunSnapshot;
 
 describe('watch measures progress in rows against the rows planned', () => {
   test('rows read move the bar before any partition finishes', () => {
@@ -16,5 +16,8 @@ describe('watch measures progress in rows against the rows planned', () => {
   });
   test('runs registered before rows were planned fall back to partitions', () => {
     expect(progressOf(snapshot(null, 100, 2))).toEqual({ value: 2, total: 6, unit: 'partitions' });
+  });
+  test('partitions split while running (limits.splitTail) count in the total', () => {
+    expect(progressOf(snapshot(null, 100, 7, true, 8))).toEqual({ value: 7, total: 8, unit: 'partitions' });
   });
 });

@@ -52,7 +52,8 @@ function failureLines(): (s: RunSnapshot) => string[] {
  * (partitions finish in steps, and a few big ones can sit at 0 % for most of a run).
  */
 export function progressOf(s: RunSnapshot): { value: number; total: number; unit: 'rows' | 'partitions' } {
-  if (s.run.rows_planned === null || s.run.rows_planned === undefined) return { value: s.done, total: s.run.partitions_total, unit: 'partitions' };
+  if (s.run.rows_planned === null || s.run.rows_planned === undefined)
+    return { value: s.done, total: Math.max(s.run.partitions_total, s.totals.total), unit: 'partitions' };
   const planned = Number(s.run.rows_planned);
   // an estimate can be short, and rows arrive while a run goes on: never past 100 %, never stuck below it at the end
   const total = !s.active ? Math.max(s.totals.rowsRead, 1) : Math.max(planned, s.totals.rowsRead, 1);
@@ -80,7 +81,8 @@ function barView(stream: NodeJS.WriteStream) {
       const payload = {
         unit: progress.unit,
         done: s.done,
-        partitions: s.run.partitions_total,
+        // the plan's, and any cut from them while running (limits.splitTail)
+        partitions: Math.max(s.run.partitions_total, s.totals.total),
         written: s.totals.rowsWritten,
         rate: s.rowsPerSecond,
         state: stateOf(s),

@@ -14,6 +14,7 @@ import { m0009TransformArtifacts } from './0009-transform-artifacts';
 import { m0010InputsAndApproval } from './0010-inputs-and-approval';
 import { m0011ChunkWorker } from './0011-chunk-worker';
 import { m0012CommitProbes } from './0012-commit-probes';
+import { m0013PartitionSplits } from './0013-partition-splits';
 
 import type { Migration } from './migration';
 
@@ -32,4 +33,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0010InputsAndApproval,
   m0011ChunkWorker,
   m0012CommitProbes,
+  m0013PartitionSplits,
 ];

@@ -1,6 +1,6 @@
 /**
- * One execution of a run workflow: its state (changed only through run-state.ts and
- * gate-state.ts), the plan page it is working through, and the mechanics every phase shares —
+ * One execution of a run workflow: its state (changed only through run-state.ts,
+ * gate-state.ts and split-state.ts), the plan page it is working through, and the mechanics every phase shares —
  * writing operator decisions to the ledger, publishing progress, launching partitions,
  * continuing as new. The phases (open, canary, partitions, finish) drive it.
  *
@@ -55,6 +55,8 @@ export class RunExecution {
   queue: { id: string; ordinal: number }[] = [];
   /** The ledger has no partitions beyond the queue. */
   exhausted = false;
+  /** What the run looked like when a cut of its tail last found nothing worth cutting (split-state.ts). */
+  splitTried: string | undefined;
   /** The run is past its loops: reconciliation stops. */
   finishing = false;
   /** Child starts not yet confirmed; continue-as-new waits for them. */

@@ -1,17 +1,21 @@
 /**
  * The run's main loop: keeps at most `limits.concurrency` partitions in flight, a sliding window
  * over the plan paged from the ledger. With a ramp, the next partition waits while it lies
- * beyond the running stage, and each finished stage is checked before the next begins.
+ * beyond the running stage, and each finished stage is checked before the next begins. With
+ * `limits.splitTail`, a slot left with nothing to start takes half of a running partition.
  */
 import { condition, patched } from '@temporalio/workflow';
 import * as gates from '../gate-state';
 import * as run from '../run-state';
+import { wantsSplit } from '../split-state';
 import { judged } from './proxies';
+import { splitTail } from './split-tail';
 import type { RunExecution } from './execution';
 
 export async function runPartitions(x: RunExecution): Promise<void> {
   const beyondStage = () => x.queue.length > 0 && x.queue[0].ordinal >= gates.rampCutoff(x.s);
   const stageFinished = () => beyondStage() && gates.rampStageFinished(x.s, x.queue[0].ordinal);
+  const splitDue = () => wantsSplit(x.s, x.planLeft(), x.splitTried);
   for (;;) {
     await condition(
       () =>
@@ -19,6 +23,7 @@ export async function runPartitions(x: RunExecution): Promise<void> {
         run.isFinished(x.s, x.planLeft()) ||
         (run.canLaunch(x.s, x.planLeft()) && !beyondStage()) ||
         stageFinished() ||
+        splitDue() ||
         x.historyFull() ||
         x.startFailed,
     );
@@ -31,6 +36,10 @@ export async function runPartitions(x: RunExecution): Promise<void> {
     if (x.historyFull()) await x.continueIfFull();
     if (stageFinished()) {
       await checkStage(x);
+      continue;
+    }
+    if (splitDue()) {
+      await splitTail(x);
       continue;
     }
     if (beyondStage() || !run.canLaunch(x.s, x.planLeft())) continue;

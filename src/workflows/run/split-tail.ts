@@ -1,0 +1,22 @@
+/**
+ * The run's tail: a slot with no partition left to start asks for a running partition to be cut
+ * (activities/split-tail.ts) and takes the part cut off, which the run's next plan page holds.
+ * Specs only carry `limits.splitTail` since this code exists, so no recorded history reaches it
+ * without it and it needs no patch.
+ */
+import * as split from '../split-state';
+import type { RunExecution } from './execution';
+
+export async function splitTail(x: RunExecution): Promise<void> {
+  const key = split.tailKey(x.s);
+  const { piece, partitions } = await x.acts.splitTail({ database: x.database, runId: x.runId, running: x.s.inFlight });
+  x.s = split.partitionsCut(x.s, partitions);
+  if (piece) {
+    // the part cut off comes after every partition of the plan: the next page starts there
+    x.exhausted = false;
+    x.splitTried = undefined;
+  } else {
+    x.splitTried = key;
+  }
+  x.publishNow();
+}
