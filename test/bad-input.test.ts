@@ -61,7 +61,8 @@ async function snapshot(): Promise<string> {
            (SELECT count(*) FROM backfill.run_events) AS events,
            (SELECT count(*) FROM backfill.chunks) AS chunks,
            (SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace) AS public_relations`);
-  const workflows = await env.client.workflow.count();
+  // the workflows on this file's task queue, where its commands would start them: other test files may run beside it
+  const workflows = await env.client.workflow.count(`TaskQueue = '${env.worker.taskQueue}'`);
   return JSON.stringify({ ...rows[0], workflows: workflows.count });
 }
 

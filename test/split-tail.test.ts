@@ -7,6 +7,7 @@
  */
 import { verifyRun, waitForResult } from '../src/operations';
 import { getRun } from '../src/ledger/runs';
+import { stalePartitions } from '../src/ledger/stale';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
@@ -108,6 +109,11 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: cut while running, every
   expect(rows[0].n).toBe(0);
   expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, first.runId))!)).clean).toBe(true);
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
+
+  // stale speaks of the plan's partitions: a cut one is written once all of its parts were
+  expect(await stalePartitions(env.db.pool, spec.name, 1)).toEqual([]);
+  const planned = parts.filter((p) => p.split_from === null).map((p) => p.partition_id);
+  expect((await stalePartitions(env.db.pool, spec.name, 2)).map((p) => p.partitionId).sort()).toEqual([...planned].sort());
 });
 
 test("limits.splitTail with target.mode 'replace' is refused with the reason, before anything is written", async () => {

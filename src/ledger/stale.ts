@@ -5,7 +5,8 @@
  * operator accepted a change of the transform's inputs (a reference table, a function) after
  * the partition's first chunk was committed (its rows may come from the earlier input).
  * Partitions are matched by id, so a spec whose partitioning changed is stale as a whole only
- * through its version.
+ * through its version; a partition cut while it ran (limits.splitTail) counts as its planned
+ * partition, written once all of its parts were.
  */
 import type pg from 'pg';
 
@@ -35,12 +36,15 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
     `WITH latest AS (
        SELECT DISTINCT ON (p.partition_id) p.partition_id, p.run_id, r.transform_version AS version, p.finished_at, p.ordinal
          FROM backfill.partitions p JOIN backfill.runs r USING (run_id)
-        WHERE r.name = $1 AND p.status = 'succeeded'
+        WHERE r.name = $1 AND p.status = 'succeeded' AND p.split_from IS NULL
+          -- a partition cut while running was written by that run only if every part cut from it was
+          AND NOT EXISTS (SELECT 1 FROM backfill.partitions q WHERE ${partsOf('p', 'q')} AND q.status <> 'succeeded')
         ORDER BY p.partition_id, p.finished_at DESC
      )
      SELECT l.partition_id, l.run_id, l.version, l.finished_at,
             ${lastAcceptedInputChange('l.run_id')} AS accepted_at,
-            (SELECT min(c.committed_at) FROM backfill.chunks c WHERE c.run_id = l.run_id AND c.partition_id = l.partition_id) AS first_chunk
+            (SELECT min(c.committed_at) FROM backfill.chunks c JOIN backfill.partitions q ON q.run_id = c.run_id AND q.partition_id = c.partition_id
+              WHERE c.run_id = l.run_id AND (c.partition_id = l.partition_id OR ${partsOf('l', 'q')})) AS first_chunk
        FROM latest l
       ORDER BY l.run_id, l.ordinal`,
     [name],
@@ -55,6 +59,14 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
     if (reason) stale.push({ partitionId: r.partition_id, runId: r.run_id, version: r.version, finishedAt: r.finished_at, reason });
   }
   return stale;
+}
+
+/**
+ * SQL: `part` is a partition cut, while `planned` ran, from it or from a part of it
+ * (limits.splitTail names each cut after the partition it was cut from: `P+1`, `P+1+1`).
+ */
+function partsOf(planned: string, part: string): string {
+  return `${part}.run_id = ${planned}.run_id AND ${part}.split_from IS NOT NULL AND left(${part}.partition_id, length(${planned}.partition_id) + 1) = ${planned}.partition_id || '+'`;
 }
 
 /** When the run's operator last accepted a change of its inputs (NULL: never), as SQL over `runId`. */
