@@ -87,8 +87,11 @@ export function timeBound(bounds: { timeZone?: string }, instant: string, column
 
 /** A partition's bounds as a condition an operator can read: `created_at >= 2024-03-01T00:00:00.000Z and < …`. */
 export function boundsText(bounds: PartitionBounds): string {
-  // the split key is row data: the ledger holds it (backfill status)
-  return bounds.stretch ? `${planBoundsText(bounds)}, the part of it a split while running gave this partition (keys in the ledger)` : planBoundsText(bounds);
+  if (!bounds.stretch) return planBoundsText(bounds);
+  // the keys it was cut at are row data: the ledger holds them (backfill partitions -o json)
+  const { after, through } = bounds.stretch;
+  const part = after === null ? 'up to the key where it was cut' : through === null ? 'after the key where it was cut' : 'between the keys where it was cut';
+  return `${planBoundsText(bounds)}: its rows ${part} while running (limits.splitTail; keys in the ledger)`;
 }
 
 function planBoundsText(bounds: PartitionBounds): string {

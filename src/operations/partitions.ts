@@ -14,6 +14,8 @@ export interface PartitionListing {
   ordinal: number;
   status: PartitionStatus;
   bounds: string;
+  /** The partition it was cut from while that one ran (limits.splitTail); null for the plan's own. */
+  splitFrom: string | null;
   rowsRead: number;
   rowsWritten: number;
   rowsUnchanged: number;
@@ -44,6 +46,7 @@ export async function listRunPartitions(pool: pg.Pool, runId: string, filter: { 
     ordinal: p.ordinal,
     status: p.status,
     bounds: boundsText(p.bounds),
+    splitFrom: p.split_from,
     rowsRead: Number(p.rows_read),
     rowsWritten: Number(p.rows_written),
     rowsUnchanged: Number(p.rows_unchanged),

@@ -1,4 +1,5 @@
 import { compileRun } from '../../src/compiler/statements';
+import { boundsText } from '../../src/compiler/partition-predicate';
 import type { Spec } from '../../src/specs/schema';
 
 const spec: Spec = {
@@ -39,6 +40,12 @@ describe('compileRun', () => {
     expect(compiled.compareFromSql(upper, null, null, ['bigint', 'numeric']).text).toContain('s."id" > $3::bigint');
     expect(compiled.invariant('SELECT 1 FROM source_rows', lower, 5).text).toContain('s."id" <= $3::bigint');
     expect(compiled.describeRange(upper, null, '60')).toBe('id in (40, 60]');
+    // the keys it was cut at are row data: described, never shown
+    expect(boundsText(lower)).toBe(
+      'created_at >= 2024-01-01T00:00:00.000Z and < 2024-01-02T00:00:00.000Z: its rows up to the key where it was cut while running (limits.splitTail; keys in the ledger)',
+    );
+    expect(boundsText(upper)).toContain('its rows after the key where it was cut while running');
+    expect(boundsText({ ...day, stretch: { after: '40', through: '50' } })).toContain('its rows between the keys where it was cut');
     expect(compiled.rowsLeft(upper, '50', 1000)).toEqual({
       text:
         'SELECT count(*)::integer AS n FROM (SELECT FROM "public"."orders" s WHERE s."created_at" >= $1::timestamptz AND s."created_at" < $2::timestamptz ' +
