@@ -100,6 +100,11 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: cut while running, every
     [first.runId],
   );
   expect(events.map((e) => e.detail.piece).sort()).toEqual(cut.map((p) => p.partition_id).sort());
+  const { rows: finished } = await env.db.pool.query<{ detail: { proof: unknown } }>(
+    "SELECT detail FROM backfill.run_events WHERE run_id = $1 AND kind = 'finished'",
+    [first.runId],
+  );
+  expect(finished[0].detail.proof).toEqual({ planned: parts.length - cut.length, inLedger: parts.length, cutWhileRunning: cut.length, problems: [] });
 
   const asTarget = s.key.map(([c, t]) => (t.startsWith('text') ? `${q(c)} COLLATE "default" AS ${q(c)}` : q(c))).join(', ');
   const { rows } = await env.db.pool.query(`

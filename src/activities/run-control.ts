@@ -176,7 +176,8 @@ export function runControlActivities(deps: ActivityDeps) {
             status,
             ...totals,
             rowsOutsidePlan: outsidePlan,
-            proof: { planned: run.partitions_total, inLedger: ledger.length, problems },
+            // cutWhileRunning: the partitions limits.splitTail added, folded back into the planned ones by the proof
+            proof: { planned: run.partitions_total, inLedger: ledger.length, cutWhileRunning: ledger.filter((p) => p.split_from).length, problems },
             failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })),
           },
         });
