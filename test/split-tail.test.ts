@@ -12,21 +12,12 @@ import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { writeSpec } from './helpers/orders';
+import { createShapeTables, q, targetDifferences, type TableShape } from './helpers/table-shapes';
 
 const env = useTestEnvironment('split_tail', { rows: 0 });
 const ROWS = 3000;
 
-interface Shape {
-  name: string;
-  key: [string, string][];
-  values: string[];
-  partition: SpecInput['partition'];
-  partitioned?: { by: string; leaves: string[] };
-}
-
-const q = (name: string) => `"${name}"`;
-
-const SHAPES: Shape[] = [
+const SHAPES: TableShape[] = [
   // one partition for every row: a free slot at once, cut after cut until every slot is busy
   { name: 'OneRange', key: [['id', 'bigint']], values: ['g * 3'], partition: { by: 'range', column: 'id', size: 1_000_000_000 } },
   { name: 'UuidYear', key: [['id', 'uuid']], values: ['md5(g::text)::uuid'], partition: { by: 'time', column: 'createdAt', size: '6 months' } },
@@ -43,23 +34,9 @@ const SHAPES: Shape[] = [
   },
 ];
 
-beforeAll(async () => {
-  for (const s of SHAPES) {
-    const keys = s.key.map(([c]) => q(c)).join(', ');
-    const columns = s.key.map(([c, t]) => `${q(c)} ${t} NOT NULL`);
-    if (!s.key.some(([c]) => c === 'createdAt')) columns.push('"createdAt" timestamptz NOT NULL');
-    await env.db.pool.query(
-      `CREATE TABLE public.${q(s.name)} (${columns.join(', ')}, "Amount" bigint NOT NULL, PRIMARY KEY (${keys}))${s.partitioned ? ` PARTITION BY ${s.partitioned.by}` : ''};
-       ${(s.partitioned?.leaves ?? []).map((leaf, i) => `CREATE TABLE public.${q(`${s.name}_${i}`)} PARTITION OF public.${q(s.name)} ${leaf};`).join('\n')}
-       INSERT INTO public.${q(s.name)} (${s.key.map(([c]) => q(c)).join(', ')}, "createdAt", "Amount")
-         SELECT ${s.values.join(', ')}, timestamptz '2024-01-01' + g * interval '61 minutes', g * 3 FROM generate_series(1, ${ROWS}) g;
-       CREATE TABLE public.${q(`${s.name}Out`)} (${s.key.map(([c, t]) => `${q(c)} ${t.replace(/ COLLATE .*/, '')} NOT NULL`).join(', ')}, "Doubled" bigint NOT NULL, PRIMARY KEY (${keys}));
-       ANALYZE public.${q(s.name)};`,
-    );
-  }
-});
+beforeAll(() => createShapeTables(env.db.pool, SHAPES, ROWS));
 
-function specOf(s: Shape): SpecInput {
+function specOf(s: TableShape): SpecInput {
   const keys = s.key.map(([c]) => c);
   return {
     name: `split-${s.name.toLowerCase()}`,
@@ -106,12 +83,7 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: cut while running, every
   );
   expect(finished[0].detail.proof).toEqual({ planned: parts.length - cut.length, inLedger: parts.length, cutWhileRunning: cut.length, problems: [] });
 
-  const asTarget = s.key.map(([c, t]) => (t.startsWith('text') ? `${q(c)} COLLATE "default" AS ${q(c)}` : q(c))).join(', ');
-  const { rows } = await env.db.pool.query(`
-    WITH expected AS (SELECT ${asTarget}, "Amount" * 2 AS "Doubled" FROM public.${q(s.name)})
-    SELECT (SELECT count(*) FROM (SELECT * FROM expected EXCEPT SELECT * FROM public.${q(`${s.name}Out`)}) a)::int
-         + (SELECT count(*) FROM (SELECT * FROM public.${q(`${s.name}Out`)} EXCEPT SELECT * FROM expected) b)::int AS n`);
-  expect(rows[0].n).toBe(0);
+  expect(await targetDifferences(env.db.pool, s)).toBe(0);
   expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, first.runId))!)).clean).toBe(true);
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
 
