@@ -49,30 +49,39 @@ export function splitTailActivity(deps: ActivityDeps, contexts: RunContextCache)
     const { chunkSize } = (await readRunControl(pool, input.runId)).limits;
     const timeoutMs = (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
 
-    let best: { id: string; left: number } | undefined;
-    for (const id of input.running) {
-      const row = await getPartition(pool, input.runId, id);
-      if (!row || !CUTTABLE.includes(row.status)) continue;
-      const left = await inReadOnlyCheck(pool, (client) => rowsLeft(client, ctx, row), timeoutMs);
-      if (!best || left > best.left) best = { id, left };
+    try {
+      const piece = await cutTheLargest(pool, ctx, input, chunkSize, timeoutMs);
+      if (piece) deps.logger.info({ runId: input.runId, piece: piece.id }, 'split a running partition for an idle slot');
+      return { piece, partitions: await partitionCount(pool, input.runId) };
+    } catch (err) {
+      // a cut is an optimisation: one that cannot be made (a count past the statement timeout, a
+      // lock held too long) leaves the run as it was, where a retried activity would hold its loop
+      deps.logger.warn({ runId: input.runId, error: (err as Error).message }, 'could not split a running partition; going on without');
+      return { piece: null, partitions: 0 };
     }
-    let piece: SplitOff | null = null;
-    if (best && best.left >= 2 * chunkSize) {
-      const { id } = best;
-      piece = await inTransaction(pool, { end: 'commit', statementTimeoutMs: timeoutMs }, async (client) => {
-        await client.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-        const row = await lockPartition(client, input.runId, id);
-        if (!CUTTABLE.includes(row.status)) return null;
-        const left = await rowsLeft(client, ctx, row);
-        if (left < 2 * chunkSize) return null;
-        const half = ctx.compiled.chunkBounds(row.bounds, row.cursor, Math.floor(left / 2));
-        const at = (await querySingle<{ hi: string | null }>(client, half.text, half.values)).rows[0].hi;
-        return at === null ? null : splitOff(client, row, at, left);
-      });
-      if (piece) deps.logger.info({ runId: input.runId, partitionId: id, piece: piece.id }, 'split a running partition for an idle slot');
-    }
-    return { piece, partitions: await partitionCount(pool, input.runId) };
   };
+}
+
+async function cutTheLargest(pool: pg.Pool, ctx: RunContext, input: SplitTailInput, chunkSize: number, timeoutMs: number): Promise<SplitOff | null> {
+  let best: { id: string; left: number } | undefined;
+  for (const id of input.running) {
+    const row = await getPartition(pool, input.runId, id);
+    if (!row || !CUTTABLE.includes(row.status)) continue;
+    const left = await inReadOnlyCheck(pool, (client) => rowsLeft(client, ctx, row), timeoutMs);
+    if (!best || left > best.left) best = { id, left };
+  }
+  if (!best || best.left < 2 * chunkSize) return null;
+  const { id } = best;
+  return inTransaction(pool, { end: 'commit', statementTimeoutMs: timeoutMs }, async (client) => {
+    await client.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
+    const row = await lockPartition(client, input.runId, id);
+    if (!CUTTABLE.includes(row.status)) return null;
+    const left = await rowsLeft(client, ctx, row);
+    if (left < 2 * chunkSize) return null;
+    const half = ctx.compiled.chunkBounds(row.bounds, row.cursor, Math.floor(left / 2));
+    const at = (await querySingle<{ hi: string | null }>(client, half.text, half.values)).rows[0].hi;
+    return at === null ? null : splitOff(client, row, at, left);
+  });
 }
 
 async function rowsLeft(client: pg.PoolClient, ctx: RunContext, row: PartitionRow): Promise<number> {

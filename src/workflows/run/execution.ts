@@ -1,8 +1,8 @@
 /**
  * One execution of a run workflow: its state (changed only through run-state.ts,
- * gate-state.ts and split-state.ts), the plan page it is working through, and the mechanics every phase shares —
- * writing operator decisions to the ledger, publishing progress, launching partitions,
- * continuing as new. The phases (open, canary, partitions, finish) drive it.
+ * gate-state.ts and split-state.ts), the plan page it is working through, and the mechanics
+ * every phase shares — writing operator decisions to the ledger, publishing progress,
+ * launching partitions, continuing as new. The phases (open, canary, partitions, finish) drive it.
  *
  * The `patched()` calls are made in the constructor in the order executions have always
  * recorded them; moving one past a command would break the replay of running executions.

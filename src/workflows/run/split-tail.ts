@@ -11,12 +11,9 @@ export async function splitTail(x: RunExecution): Promise<void> {
   const key = split.tailKey(x.s);
   const { piece, partitions } = await x.acts.splitTail({ database: x.database, runId: x.runId, running: x.s.inFlight });
   x.s = split.partitionsCut(x.s, partitions);
-  if (piece) {
-    // the part cut off comes after every partition of the plan: the next page starts there
-    x.exhausted = false;
-    x.splitTried = undefined;
-  } else {
-    x.splitTried = key;
-  }
+  x.splitTried = piece ? undefined : key;
+  // the part cut off comes after every partition of the plan, where the next page starts; read
+  // it even when this answer names none: an earlier attempt of the activity may have cut one
+  x.exhausted = false;
   x.publishNow();
 }
