@@ -159,13 +159,7 @@ async function main(): Promise<void> {
       ),
     );
     await truncate();
-    results.push(
-      await measure(
-        pool,
-        `(i) as (g), ${tailLabel}`,
-        async () => (await env.backfill(`bench-native-tail-${round}`, tailSpec)).rowsRead,
-      ),
-    );
+    results.push(await measure(pool, `(i) as (g), ${tailLabel}`, async () => (await env.backfill(`bench-native-tail-${round}`, tailSpec)).rowsRead));
     rounds.push(results);
   }
 
