@@ -11,7 +11,11 @@ import { createPool } from '../src/db/pool';
 import { migrateLedger } from '../src/ledger/migrate';
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
-import { diffAgainstExpected, ordersSpec } from './helpers/orders';
+import { diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
+import { runCli } from './helpers/cli';
+import { checkAndPlan } from '../src/checks/check-and-plan';
+import { rowSecurityProblems } from '../src/checks/role-posture';
+import { loadSpecFile } from '../src/specs/load';
 import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('leastpriv', { rows: 20_000 });
@@ -85,3 +89,95 @@ test('the role cannot migrate the ledger, and says who must', async () => {
     await env.db.pool.query('INSERT INTO backfill.schema_migrations (version, name) VALUES ($1, $2)', [rows[0].version, rows[0].name]);
   }
 });
+
+describe('the connection’s powers and row-level security, checked before anything runs', () => {
+  const specFile = () => writeSpec(ordersSpec(RUNNER_VAR, { name: uniqueName('lp-plan', '-') }));
+  const superSpec = () => writeSpec(ordersSpec(env.db.envVar, { name: uniqueName('lp-super', '-') }));
+  const superuserLine =
+    /^database: connected as \S+, a superuser: the spec's SQL would run with powers no backfill needs; run plan, start and the workers as a least-privilege role/;
+
+  test('plan warns about a superuser connection, and says nothing of the least-privilege role', async () => {
+    const asSuper = await runCli(['plan', superSpec(), '-o', 'json']);
+    expect(asSuper.code).toBe(0);
+    expect(JSON.parse(asSuper.stdout).warnings).toEqual(expect.arrayContaining([expect.stringMatching(superuserLine)]));
+    const asRunner = await runCli(['plan', specFile(), '-o', 'json']);
+    expect(asRunner.code).toBe(0);
+    expect((JSON.parse(asRunner.stdout).warnings as string[]).filter((w) => w.startsWith('database: connected as'))).toEqual([]);
+  });
+
+  test('BACKFILL_REQUIRE_LEAST_PRIVILEGE=1 refuses a superuser at plan, at start, and at the worker’s registration', async () => {
+    const strict = { BACKFILL_REQUIRE_LEAST_PRIVILEGE: '1' };
+    const plan = await runCli(['plan', superSpec()], strict);
+    expect(plan.code).toBe(2);
+    expect(plan.stderr).toMatch(/database connected as \S+, a superuser: .*; BACKFILL_REQUIRE_LEAST_PRIVILEGE=1 refuses it/);
+    const start = await runCli(['start', superSpec()], strict);
+    expect(start.code).toBe(2);
+    expect(start.stderr).toMatch(/BACKFILL_REQUIRE_LEAST_PRIVILEGE=1 refuses it/);
+    expect((await runCli(['plan', specFile()], strict)).code).toBe(0);
+    // the worker checks its own connection with the same function, under its own environment
+    process.env.BACKFILL_REQUIRE_LEAST_PRIVILEGE = '1';
+    try {
+      const loaded = loadSpecFile(superSpec());
+      const checked = await checkAndPlan(env.db.pool, loaded.spec, loaded.transform);
+      expect(checked).toMatchObject({ ok: false, problems: [{ path: 'database', message: expect.stringMatching(/refuses it$/) }] });
+      const asRunner = await checkAndPlan(runner, loaded.spec, loaded.transform);
+      expect(asRunner).toMatchObject({ ok: true, role: { role, superuser: false, bypassRls: false } });
+    } finally {
+      delete process.env.BACKFILL_REQUIRE_LEAST_PRIVILEGE;
+    }
+    expect(await runsNamed('lp-super')).toBe(0);
+  });
+
+  test('a source or target whose row-level security filters the role is refused, naming the policies; the owner is not filtered', async () => {
+    const pool = env.db.pool;
+    await pool.query(`
+      ALTER TABLE app.orders ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_one ON app.orders FOR SELECT USING (tenant = 1);`);
+    try {
+      const plan = await runCli(['plan', specFile()]);
+      expect(plan.code).toBe(2);
+      expect(plan.stderr).toContain(
+        `source.table app.orders: row-level security applies to ${role} on app.orders (policies tenant_one); the run would read only the rows its policies show and call the backfill complete. Run as a role the policies do not filter`,
+      );
+      // the owner (here a superuser) sees every row
+      expect((await runCli(['plan', superSpec()])).code).toBe(0);
+    } finally {
+      await pool.query('DROP POLICY tenant_one ON app.orders; ALTER TABLE app.orders DISABLE ROW LEVEL SECURITY;');
+    }
+    await pool.query('ALTER TABLE app.orders_usd ENABLE ROW LEVEL SECURITY');
+    try {
+      const plan = await runCli(['plan', specFile()]);
+      expect(plan.code).toBe(2);
+      expect(plan.stderr).toContain(`target.table app.orders_usd: row-level security applies to ${role} on app.orders_usd (no policy: every row hidden)`);
+    } finally {
+      await pool.query('ALTER TABLE app.orders_usd DISABLE ROW LEVEL SECURITY');
+    }
+    expect((await runCli(['plan', specFile()])).code).toBe(0);
+  });
+
+  test('row-level security on one leaf of a partitioned source is found', async () => {
+    const pool = env.db.pool;
+    await pool.query(`
+      CREATE TABLE app."Events" (id bigint, at date, amount_cents bigint, PRIMARY KEY (at, id)) PARTITION BY RANGE (at);
+      CREATE TABLE app."Events_2024" PARTITION OF app."Events" FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+      CREATE TABLE app."Events_2025" PARTITION OF app."Events" FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+      INSERT INTO app."Events" SELECT n, date '2024-06-01' + (n % 400), n FROM generate_series(1, 1000) n;
+      ALTER TABLE app."Events_2025" ENABLE ROW LEVEL SECURITY;`);
+    try {
+      const spec = { source: { table: 'app.Events' }, target: { table: 'app.orders_usd' } } as Parameters<typeof rowSecurityProblems>[1];
+      expect(await rowSecurityProblems(runner, spec, role)).toEqual([
+        {
+          path: 'source.table',
+          message: expect.stringContaining(`app.Events: row-level security applies to ${role} on app."Events_2025" (no policy: every row hidden)`),
+        },
+      ]);
+    } finally {
+      await pool.query('DROP TABLE app."Events"');
+    }
+  });
+});
+
+async function runsNamed(prefix: string): Promise<number> {
+  const { rows } = await env.db.pool.query("SELECT count(*)::int AS n FROM backfill.runs WHERE name LIKE $1 || '%'", [prefix]);
+  return rows[0].n;
+}

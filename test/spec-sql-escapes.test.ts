@@ -55,6 +55,19 @@ const cases: [string, () => unknown, string][] = [
     'invalid spec F: transform.sql is SELECT … INTO, which creates a table; remove INTO',
   ],
   [
+    'a transform that copies password hashes into the target (the connection is a superuser)',
+    () => transform('SELECT c.id, c.tenant, c.created_at, length(a.rolpassword)::numeric AS amount_usd FROM chunk c CROSS JOIN pg_authid a'),
+    'invalid spec F: transform.sql reads pg_authid, which holds password hashes: spec SQL may not read credential catalogs, whatever the database role (docs/security.md)',
+  ],
+  [
+    'a transform that hides that read in SQL text',
+    () =>
+      transform(
+        "SELECT c.id, c.tenant, c.created_at, length(query_to_xml('select rolpassword from pg_authid', true, false, '')::text)::numeric AS amount_usd FROM chunk c",
+      ),
+    'invalid spec F: transform.sql calls query_to_xml(), which runs SQL given as text: spec SQL may not, whatever the database role (docs/security.md)',
+  ],
+  [
     'a transform that locks rows',
     () => transform(`${TRANSFORM_SQL} FOR UPDATE`),
     'invalid spec F: transform.sql locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows',

@@ -10,6 +10,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
 import { checkAndPlan } from '../checks/check-and-plan';
+import { excessPrivilege } from '../checks/role-posture';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
@@ -105,6 +106,8 @@ export function registerRunActivity(deps: ActivityDeps) {
       throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
     }
     const { shape } = checked;
+    const excess = excessPrivilege(checked.role);
+    if (excess) deps.logger.warn({ runId, database: spec.database }, `worker ${excess}`);
     const inputFingerprints = await runInputs(pool, spec, shape);
     if (input.approval) refuseUnapproved(runId, input.approval, checked.partitions, inputFingerprints);
     const partitions = input.onlyStale ? await onlyStale(pool, runId, spec, checked.partitions) : checked.partitions;
@@ -166,6 +169,8 @@ export function registerRunActivity(deps: ActivityDeps) {
             rowsPlanned: rowsPlanned.rows,
             rowsPlannedExact: rowsPlanned.exact,
             specHash: input.specHash,
+            // which role's powers the chunks run with, for the audit record
+            role: checked.role,
             transform: transformLabel({ name: input.transform.name, version: input.transform.version }),
             codeHash: input.transform.codeHash,
             ...(artifact ? { bundled: artifact.inputs, builtins: artifact.builtins, bundler: artifact.bundler } : {}),

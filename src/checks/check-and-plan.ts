@@ -19,9 +19,11 @@ import { stripTrailingSemicolons } from '../compiler/statements';
 import { volatileRoutines } from './volatility';
 import type { RunShape } from '../compiler/shape';
 import { readSourceFacts } from './source-facts';
+import { envSettings } from '../util/env-settings';
+import { privilegeProblem, rolePosture, rowSecurityProblems, type RolePosture } from './role-posture';
 import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, guardSql, loadSqlParser, type SqlReads } from './spec-sql';
 
-export type CheckedPlan = { ok: true; shape: RunShape; partitions: PlannedPartition[] } | { ok: false; problems: SpecProblem[] };
+export type CheckedPlan = { ok: true; shape: RunShape; partitions: PlannedPartition[]; role: RolePosture } | { ok: false; problems: SpecProblem[] };
 
 export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<CheckedPlan> {
   const parsed = await parseSpecSql(spec);
@@ -32,6 +34,10 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
     return await inReadOnlyCheck(pool, async (client): Promise<CheckedPlan> => {
       const volatility = await checkVolatility(client, spec, parsed);
       if (!volatility.ok) return volatility;
+      const role = await rolePosture(client);
+      const privilege = privilegeProblem(role, envSettings().BACKFILL_REQUIRE_LEAST_PRIVILEGE);
+      const filtered = [...(privilege ? [privilege] : []), ...(await rowSecurityProblems(client, spec, role.role))];
+      if (filtered.length > 0) return { ok: false, problems: filtered };
       const declared = await checkDeclaredColumns(client, spec);
       if (declared.length > 0) return { ok: false, problems: declared };
       const shape: RunShape = volatility.reads ? { ...inspected.shape, transformReads: volatility.reads } : inspected.shape;
@@ -43,7 +49,7 @@ export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenT
           : ['source.table', `${spec.source.table} has no rows`];
         return { ok: false, problems: [{ path, message: `${what}: there is nothing to backfill; check the filter and the database the spec names` }] };
       }
-      return { ok: true, shape, partitions };
+      return { ok: true, shape, partitions, role };
     });
   } catch (err) {
     if (err instanceof PlanError) return { ok: false, problems: [{ path: err.field, message: err.message }] };

@@ -8,6 +8,7 @@
  */
 import { hasSqlDetails, loadModule, parseSync } from 'libpg-query';
 import type { GuardsSpec } from '../shared/guards';
+import { secretReadProblem } from './secret-reads';
 
 let parserLoaded: Promise<void> | undefined;
 
@@ -107,7 +108,7 @@ function oneSelect(sql: string, what: string): { ok: true; select: Node } | { ok
   if (parsed.stmts.length !== 1) return { ok: false, message: `must be exactly one statement, ${what} (found ${parsed.stmts.length})` };
   const kind = kindOf(parsed.stmts[0]);
   if (kind !== 'SelectStmt') return { ok: false, message: `must be ${what} (found ${describeKind(kind)})` };
-  const problem = readOnlyProblem(parsed.stmts[0]);
+  const problem = readOnlyProblem(parsed.stmts[0]) ?? secretReadProblem(parsed.stmts[0]);
   if (problem) return { ok: false, message: problem };
   return { ok: true, select: parsed.stmts[0].SelectStmt as Node };
 }
@@ -157,8 +158,8 @@ export function checkWhere(where: string): SqlVerdict<{ routines: { functions: s
       message: `${problem} (found ${extra?.length ? extra.map((k) => k.replace(/Clause$|Count$|Offset$/, '').toUpperCase()).join(', ') : 'more than a condition'})`,
     };
   }
-  const modifying = readOnlyProblem(select);
-  return modifying ? { ok: false, message: modifying } : { ok: true, routines: routinesIn(select.whereClause) };
+  const refused = readOnlyProblem(select) ?? secretReadProblem(select);
+  return refused ? { ok: false, message: refused } : { ok: true, routines: routinesIn(select.whereClause) };
 }
 
 /** Guard SQL: one SELECT returning one number, and nothing but reads. */
@@ -198,7 +199,8 @@ export function checkAfterSql(sql: string): SqlVerdict {
   // the audit record is not downstream: a spec must not be able to rewrite what it ran
   const ledger = relationsIn(parsed.stmts[0]).find((r) => r.schema?.toLowerCase() === 'backfill');
   if (ledger) return { ok: false, message: `touches the ledger (backfill.${ledger.name}); after-actions may not read or change the audit record` };
-  return { ok: true };
+  const secret = secretReadProblem(parsed.stmts[0]);
+  return secret ? { ok: false, message: secret } : { ok: true };
 }
 
 /** Every relation a tree names, wherever it sits (a statement's own target is a bare RangeVar, not a wrapped node). */

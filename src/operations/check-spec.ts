@@ -9,6 +9,7 @@ import { chunkAccessWarnings } from '../checks/chunk-access';
 import { checkAndPlan } from '../checks/check-and-plan';
 import { partitionSizeWarnings } from '../checks/partition-size';
 import { reviewWarnings } from '../checks/review-warnings';
+import { excessPrivilege } from '../checks/role-posture';
 import type { RunShape } from '../compiler/shape';
 import type { PlannedPartition } from '../shared/types';
 import { SpecError } from '../specs/errors';
@@ -49,7 +50,9 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
       throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
     });
     if (!checked.ok) throw new SpecError(specFile, checked.problems);
+    const excess = excessPrivilege(checked.role);
     const warnings = [
+      ...(excess ? [`database: ${excess}`] : []),
       ...(await partitionSizeWarnings(db, spec, checked.partitions.length)),
       ...(await chunkAccessWarnings(db, spec, checked.shape, checked.partitions)),
       ...(await reviewWarnings(db, spec, checked.shape, checked.partitions)),

@@ -24,6 +24,11 @@ const settingsSchema = z.object({
     .string()
     .regex(/^[^\s:]+:\d{1,5}$/, { message: 'must be host:port, such as 0.0.0.0:9464' })
     .optional(),
+  // plan, start and the worker's registration refuse a superuser or BYPASSRLS connection (compose sets it on the worker)
+  BACKFILL_REQUIRE_LEAST_PRIVILEGE: z
+    .enum(['0', '1'], { message: 'must be 1 (refuse a superuser or BYPASSRLS connection) or 0' })
+    .default('0')
+    .transform((v) => v === '1'),
   // a bearer token guessable by trying is no guard for the payload keys behind it
   BACKFILL_CODEC_TOKEN: z.string().min(16, { message: 'must be at least 16 characters (e.g. openssl rand -hex 16)' }).optional(),
 });

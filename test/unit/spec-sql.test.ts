@@ -1,4 +1,4 @@
-import { checkGuardSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/checks/spec-sql';
+import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/checks/spec-sql';
 
 beforeAll(() => loadSqlParser());
 
@@ -79,5 +79,69 @@ describe('guard SQL is one SELECT', () => {
     ['UPDATE app.fx SET usd_rate = 0 RETURNING 1', { ok: false, message: 'must be a SELECT returning one number (found UPDATE)' }],
   ])('%s -> %j', (sql, verdict) => {
     expect(checkGuardSql(sql)).toEqual(verdict);
+  });
+});
+
+describe('no spec SQL reads credentials, the server’s files, or SQL given as text', () => {
+  const hashes = 'which holds password hashes: spec SQL may not read credential catalogs, whatever the database role (docs/security.md)';
+  test.each([
+    ['SELECT c.id, a.rolpassword FROM chunk c CROSS JOIN pg_authid a', `reads pg_authid, ${hashes}`],
+    ['SELECT c.id, (SELECT rolpassword FROM pg_catalog.pg_authid LIMIT 1) FROM chunk c', `reads pg_catalog.pg_authid, ${hashes}`],
+    ['SELECT c.id FROM chunk c WHERE EXISTS (SELECT 1 FROM "pg_shadow")', `reads pg_shadow, ${hashes}`],
+    ['WITH s AS (TABLE PG_AUTHID) SELECT c.id FROM chunk c, s', `reads pg_authid, ${hashes}`],
+    [
+      'SELECT c.id, u.usename FROM chunk c JOIN pg_user u ON true',
+      'reads pg_user, which holds the database users: spec SQL may not read credential catalogs, whatever the database role (docs/security.md)',
+    ],
+    [
+      'SELECT c.id, m.umoptions FROM chunk c, information_schema.user_mapping_options m',
+      'reads information_schema.user_mapping_options, which holds foreign-server passwords: spec SQL may not read credential catalogs, whatever the database role (docs/security.md)',
+    ],
+    [
+      "SELECT c.id, query_to_xml('select rolpassword from pg_authid', true, false, '') FROM chunk c",
+      'calls query_to_xml(), which runs SQL given as text: spec SQL may not, whatever the database role (docs/security.md)',
+    ],
+    [
+      "SELECT c.id, pg_catalog.table_to_xml('pg_authid'::regclass, true, false, '') FROM chunk c",
+      'calls pg_catalog.table_to_xml(), which reads any table named as text: spec SQL may not, whatever the database role (docs/security.md)',
+    ],
+    [
+      "SELECT c.id, pg_read_file('/var/lib/postgresql/.pgpass') FROM chunk c",
+      'calls pg_read_file(), which reads the server’s files: spec SQL may not, whatever the database role (docs/security.md)',
+    ],
+    [
+      "SELECT c.id, x.v FROM chunk c, ext.dblink('host=elsewhere', 'select 1') AS x(v int)",
+      'calls ext.dblink(), which runs SQL given as text over another connection: spec SQL may not, whatever the database role (docs/security.md)',
+    ],
+  ])('transform %s is refused', (sql, message) => {
+    expect(checkTransformSql(sql)).toEqual({ ok: false, message });
+  });
+
+  test('the filter, guards, invariants and after-actions are held to the same', () => {
+    expect(checkWhere("tenant IN (SELECT oid FROM pg_authid WHERE rolname = 'x')")).toEqual({ ok: false, message: `reads pg_authid, ${hashes}` });
+    expect(checkGuardSql("SELECT length(pg_read_binary_file('global/pg_control'))")).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^calls pg_read_binary_file\(\)/),
+    });
+    expect(checkInvariantSql('SELECT * FROM source_rows s WHERE s.owner IN (SELECT rolname FROM pg_roles)')).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^reads pg_roles, which holds the database roles/),
+    });
+    expect(checkAfterSql('INSERT INTO app.audit SELECT usename, passwd FROM pg_shadow')).toEqual({ ok: false, message: `reads pg_shadow, ${hashes}` });
+    expect(checkAfterSql("SELECT ts_stat('select tsv from app.docs')")).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^calls ts_stat\(\), which runs SQL/),
+    });
+  });
+
+  test.each([
+    'SELECT c.id, u.name FROM chunk c JOIN app.pg_user u USING (id)',
+    "SELECT c.id, app.table_to_xml_lite(c.payload) FROM chunk c WHERE c.kind <> 'pg_authid'",
+    'SELECT c.id, s.state FROM chunk c LEFT JOIN pg_stat_activity s ON s.pid = c.pid',
+  ])('%s is a transform like any other', (sql) => {
+    expect(checkTransformSql(sql)).toMatchObject({ ok: true });
+  });
+  test('a guard may watch the server’s activity', () => {
+    expect(checkGuardSql("SELECT count(*) FROM pg_stat_activity WHERE state = 'active'")).toEqual({ ok: true });
   });
 });
