@@ -6,6 +6,7 @@
  */
 import { UsageError } from '../operations/errors';
 import { SpecError } from '../specs/errors';
+import { temporalErrorMessage } from '../temporal/errors';
 
 export { UsageError };
 
@@ -36,7 +37,7 @@ export function exitCodeFor(err: unknown): number {
 
 export function reportError(err: unknown, options: OutputOptions = {}): number {
   const code = exitCodeFor(err);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = temporalErrorMessage(err) ?? (err instanceof Error ? err.message : String(err));
   if (options.output === 'json' || options.output === 'jsonl') process.stdout.write(`${JSON.stringify({ error: message, exitCode: code })}\n`);
   process.stderr.write(`backfill: ${message}\n`);
   return code;
