@@ -562,7 +562,7 @@ async function compare(pool: pg.Pool): Promise<{ missing: number; extra: number 
  * chunks numbered 1..n, each starting where the previous ended (the first at the partition's
  * start); chunk rows adding up to the partition's, and partitions' to what the target holds.
  */
-export async function ledgerCheck(pool: pg.Pool, runId: string): Promise<string[]> {
+export async function ledgerCheck(pool: pg.Pool, runId: string, target = 'chaos.orders_usd'): Promise<string[]> {
   const problems: string[] = [];
   const { rows: partitions } = await pool.query<{ partition_id: string; status: string; completions: number; rows_read: string; chunks: number }>(
     'SELECT partition_id, status, completions, rows_read, chunks FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal',
@@ -590,7 +590,7 @@ export async function ledgerCheck(pool: pg.Pool, runId: string): Promise<string[
     if (log.length !== p.chunks) problems.push(`partition ${p.partition_id}: ${log.length} chunks logged, the partition says ${p.chunks}`);
   }
   const { rows: totals } = await pool.query<{ read: string; target: string }>(
-    'SELECT (SELECT coalesce(sum(rows_read), 0) FROM backfill.partitions WHERE run_id = $1) AS read, (SELECT count(*) FROM chaos.orders_usd) AS target',
+    `SELECT (SELECT coalesce(sum(rows_read), 0) FROM backfill.partitions WHERE run_id = $1) AS read, (SELECT count(*) FROM ${target}) AS target`,
     [runId],
   );
   if (totals[0].read !== totals[0].target) problems.push(`the partitions read ${totals[0].read} rows, the target holds ${totals[0].target}`);

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { TEMPORAL_SERVER_VERSION } from '../src/dev/temporal-production';
 
 const ROOT = path.join(__dirname, '..');
 const DCLINT = path.join(ROOT, 'node_modules', '.bin', 'dclint');
@@ -19,6 +20,8 @@ interface Service {
   image?: string;
   build?: string;
   command?: string[];
+  entrypoint?: string[];
+  volumes?: string[];
   container_name?: string;
   ports?: string[];
   environment?: Record<string, string>;
@@ -61,7 +64,14 @@ test('Temporal runs on PostgreSQL with its schema set up first, beside a Web UI 
   expect(temporal.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
   expect(temporal.depends_on?.['temporal-admin-tools']).toEqual({ condition: 'service_completed_successfully' });
   expect(admin.depends_on?.postgresql).toEqual({ condition: 'service_healthy' });
-  expect(JSON.stringify(admin)).toMatch(/temporal-sql-tool .*setup-schema/);
+  // the schema steps are one script, mounted here and run by the production-server tier too
+  expect(admin.entrypoint).toEqual(['/bin/sh', '/deploy/temporal-schema.sh']);
+  expect(admin.volumes).toContain('./deploy:/deploy:ro');
+  expect(readFileSync(path.join(ROOT, 'deploy', 'temporal-schema.sh'), 'utf8')).toMatch(
+    /setup-schema -v 0\.0[\s\S]*update-schema -d "\$SCHEMA_DIR\/\$schema\/versioned"/,
+  );
+  // the production-server test tier builds the version compose deploys
+  expect(`v${temporal.image!.split(':')[1]}`).toBe(TEMPORAL_SERVER_VERSION);
   const [major, minor] = ui.image!.split(':')[1].split('.').map(Number);
   expect(major > 2 || (major === 2 && minor >= 42)).toBe(true);
   expect(compose.name).toBe('backfill');

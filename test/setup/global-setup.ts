@@ -9,11 +9,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { startPostgres } from '../../src/dev/postgres';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
+import { ensureTemporalServer } from '../../src/dev/temporal-production';
 import { freePort, startDevServer } from '../../src/dev/temporal-server';
 
 export default async function globalSetup(): Promise<void> {
   const say = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
   const cliPath = await ensureTemporalCli(say);
+  // the production server's tier (test/production-server.test.ts): built once per machine, minutes the first time
+  await ensureTemporalServer(say).catch((err: Error) => {
+    if (process.env.CI) throw err;
+    process.env.BACKFILL_TEST_NO_TEMPORAL_SERVER = err.message;
+    say(`the production-server tests will be skipped: ${err.message}`);
+  });
   const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error' });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'backfill-test-'));
   chmodSync(tmp, 0o777);

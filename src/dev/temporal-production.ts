@@ -1,0 +1,322 @@
+/**
+ * The Temporal server as production runs it — PostgreSQL persistence and SQL visibility, the
+ * version docker-compose.yml pins — built here from the Go module proxy, cached outside the
+ * clone like the CLI. Its databases are set up by deploy/temporal-schema.sh (the script compose
+ * runs) and it reads deploy/dynamicconfig (the file compose mounts), so what is tested is what is
+ * deployed. It runs as one process, or as its four services in four processes, each of which
+ * can be killed and started again while a run is in flight.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { stringify } from 'yaml';
+import { cacheDir, projectRoot } from './paths';
+import { freePort } from './temporal-server';
+import { stopOnExit } from './shutdown';
+import { Connection } from '@temporalio/client';
+import { pollUntil } from '../util/poll-until';
+
+const run = promisify(execFile);
+
+/** The version docker-compose.yml's temporalio/server image pins (test/compose.test.ts holds them equal). */
+export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
+const MODULE = 'go.temporal.io/server';
+
+export interface ServerBinaries {
+  server: string;
+  sqlTool: string;
+  /** schema/postgresql/v12 of the module: temporal/ and visibility/, versioned. */
+  schemaDir: string;
+}
+
+function home(): string {
+  return path.join(cacheDir(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+}
+
+export function cachedServerBinaries(): ServerBinaries | undefined {
+  const found = { server: path.join(home(), 'bin', 'server'), sqlTool: path.join(home(), 'bin', 'sql'), schemaDir: path.join(home(), 'schema') };
+  return existsSync(found.server) && existsSync(found.sqlTool) && existsSync(path.join(found.schemaDir, 'temporal')) ? found : undefined;
+}
+
+/** The cached server and schema tool, or a `go install` of both (minutes, the first time on a machine). */
+export async function ensureTemporalServer(say: (line: string) => void = () => undefined): Promise<ServerBinaries> {
+  const cached = cachedServerBinaries();
+  if (cached) return cached;
+  try {
+    await run('go', ['version']);
+  } catch {
+    throw new Error(`building the Temporal server ${TEMPORAL_SERVER_VERSION} needs Go and the Go module proxy; install Go (https://go.dev/dl) and try again`);
+  }
+  say(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} and its schema tool with go install (first time only; several minutes)…`);
+  const started = Date.now();
+  const tick = setInterval(() => say(`  still building the Temporal server (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
+  try {
+    await run('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
+      env: { ...process.env, GOBIN: path.join(home(), 'bin'), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // the schemas ship in the module source, not in the binaries: keep them beside the binaries
+    const { stdout } = await run('go', ['mod', 'download', '-json', `${MODULE}@${TEMPORAL_SERVER_VERSION}`], { env: { ...process.env, GOFLAGS: '-mod=mod' } });
+    const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
+    cpSync(path.join(moduleDir, 'schema', 'postgresql', 'v12'), path.join(home(), 'schema'), { recursive: true });
+    // the module cache is read-only, and so would the copy be: a user could not delete the cache
+    await run('chmod', ['-R', 'u+w', path.join(home(), 'schema')]);
+  } finally {
+    clearInterval(tick);
+  }
+  const built = cachedServerBinaries();
+  if (!built) throw new Error(`go install finished but ${home()} lacks the server, the schema tool or the schemas`);
+  say(`Temporal server built: ${built.server}`);
+  return built;
+}
+
+export interface PostgresAccess {
+  host: string;
+  port: number;
+  user: string;
+  password?: string;
+}
+
+/** Creates and migrates the two databases with the script docker-compose runs. */
+export async function setupTemporalDatabases(binaries: ServerBinaries, pg: PostgresAccess, databases: { main: string; visibility: string }): Promise<void> {
+  await run('/bin/sh', [path.join(projectRoot(), 'deploy', 'temporal-schema.sh')], {
+    env: {
+      ...process.env,
+      PG_HOST: pg.host,
+      PG_PORT: String(pg.port),
+      PG_USER: pg.user,
+      PG_PASSWORD: pg.password ?? '',
+      TEMPORAL_DB: databases.main,
+      VISIBILITY_DB: databases.visibility,
+      SQL_TOOL: binaries.sqlTool,
+      SCHEMA_DIR: binaries.schemaDir,
+    },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+export const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+export interface ProductionServerOptions {
+  binaries: ServerBinaries;
+  pg: PostgresAccess;
+  databases: { main: string; visibility: string };
+  /** Where the config and logs go. */
+  root: string;
+  /** One process for all services (default), or one process per service. */
+  split?: boolean;
+  numHistoryShards?: number;
+}
+
+export interface ProductionServer {
+  address: string;
+  /** Kills (SIGKILL) one service's process, or all of them. */
+  kill(service?: ServiceName): Promise<void>;
+  /** Starts what kill stopped, with the same config and databases. */
+  start(service?: ServiceName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Writes the config, starts the server's processes and waits until its frontend answers. */
+export async function startProductionServer(options: ProductionServerOptions): Promise<ProductionServer> {
+  const ports = await allocatePorts();
+  const configDir = path.join(options.root, 'config');
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(path.join(configDir, 'production.yaml'), stringify(serverConfig(options, ports)));
+  const address = `127.0.0.1:${ports.frontend.grpc}`;
+  const groups: (ServiceName | 'all')[] = options.split ? [...SERVICES] : ['all'];
+  const processes = new Map<ServiceName | 'all', ChildProcess>();
+
+  const launch = (group: ServiceName | 'all') => {
+    const args = ['--root', options.root, '--config', 'config', '--env', 'production', '--allow-no-auth', 'start'];
+    if (group !== 'all') args.push('--service', group);
+    const child = spawn(options.binaries.server, args, { cwd: options.root, stdio: ['ignore', 'ignore', 'ignore'] });
+    processes.set(group, child);
+  };
+  const kill = async (service?: ServiceName) => {
+    const which = service ? [options.split ? service : 'all'] : [...processes.keys()];
+    await Promise.all(
+      which.map(
+        (g) =>
+          new Promise<void>((resolve) => {
+            const child = processes.get(g as ServiceName | 'all');
+            if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGKILL');
+          }),
+      ),
+    );
+  };
+  const unregister = stopOnExit(() => kill());
+  for (const g of groups) launch(g);
+  try {
+    await waitForFrontend(address, () => [...processes.values()].every((c) => c.exitCode === null && c.signalCode === null), options.root);
+  } catch (err) {
+    await kill();
+    unregister();
+    throw err;
+  }
+  const server: ProductionServer = {
+    address,
+    kill,
+    async start(service) {
+      for (const g of service ? [options.split ? service : 'all'] : groups) {
+        const child = processes.get(g as ServiceName | 'all');
+        if (!child || child.exitCode !== null || child.signalCode !== null) launch(g as ServiceName | 'all');
+      }
+      await waitForFrontend(address, () => true, options.root);
+    },
+    async stop() {
+      await kill();
+      unregister();
+    },
+  };
+  return server;
+}
+
+/** Until the frontend answers (the history shards are owned by then); an exited process is a failure at once. */
+async function waitForFrontend(address: string, alive: () => boolean, root: string, timeoutMs = 120_000): Promise<void> {
+  let last: unknown;
+  const up = await pollUntil(
+    async () => {
+      if (!alive()) return false;
+      try {
+        const connection = await Connection.connect({ address, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.getSystemInfo({});
+          return true;
+        } finally {
+          await connection.close();
+        }
+      } catch (err) {
+        last = err;
+        return undefined;
+      }
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+  if (up) return;
+  const log = path.join(root, 'server.log');
+  throw new Error(
+    `the Temporal server at ${address} ${up === false ? 'exited' : `did not answer within ${timeoutMs / 1000} s (${(last as Error)?.message})`}; its log: ${log}`,
+  );
+}
+
+/**
+ * A namespace as an admin makes one (`temporal operator namespace create`, with a retention),
+ * retried while the server is still coming up, then waited for until the frontend serves it.
+ */
+export async function createNamespace(cliPath: string, address: string, namespace: string, retention = '72h'): Promise<void> {
+  let last: unknown;
+  const created = await pollUntil(
+    async () => {
+      try {
+        await run(cliPath, ['operator', 'namespace', 'create', '--address', address, '--namespace', namespace, '--retention', retention]);
+        return true;
+      } catch (err) {
+        if (/already (registered|exists)/i.test(String((err as { stderr?: string }).stderr))) return true;
+        last = err;
+        return undefined;
+      }
+    },
+    { timeoutMs: 60_000, intervalMs: 1000 },
+  );
+  if (!created) throw new Error(`could not create namespace ${namespace} at ${address}: ${String((last as { stderr?: string })?.stderr ?? last)}`);
+  const connection = await Connection.connect({ address });
+  try {
+    const served = await pollUntil(
+      () =>
+        connection.workflowService
+          .listWorkflowExecutions({ namespace, pageSize: 1 })
+          .then(() => true)
+          .catch(() => undefined),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    if (!served) throw new Error(`namespace ${namespace} was created at ${address} but not served within 60 s`);
+  } finally {
+    await connection.close();
+  }
+}
+
+interface Ports {
+  frontend: { grpc: number; membership: number; http: number };
+  history: { grpc: number; membership: number };
+  matching: { grpc: number; membership: number };
+  worker: { grpc: number; membership: number };
+  metrics: number;
+  pprof: number;
+}
+
+async function allocatePorts(): Promise<Ports> {
+  // membership ports land in a smallint column (cluster_membership.rpc_port): below 32768
+  const pair = async () => ({ grpc: await freePort(), membership: await freeLowPort() });
+  return {
+    frontend: { ...(await pair()), http: await freePort() },
+    history: await pair(),
+    matching: await pair(),
+    worker: await pair(),
+    metrics: await freePort(),
+    pprof: await freePort(),
+  };
+}
+
+/** A free port under 32768 (the ephemeral range starts above it, so a random pick rarely collides). */
+async function freeLowPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port between 20000 and 32000 for the Temporal server’s membership');
+}
+
+/** The module's config/development-postgres12.yaml, with our ports, databases and compose's dynamic config. */
+function serverConfig(options: ProductionServerOptions, ports: Ports): unknown {
+  const store = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName,
+      connectAddr: `${options.pg.host}:${options.pg.port}`,
+      connectProtocol: 'tcp',
+      user: options.pg.user,
+      password: options.pg.password ?? '',
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const service = (p: { grpc: number; membership: number; http?: number }) => ({
+    rpc: { grpcPort: p.grpc, membershipPort: p.membership, bindOnLocalHost: true, ...(p.http ? { httpPort: p.http } : {}) },
+  });
+  return {
+    log: { stdout: false, level: 'warn', outputFile: path.join(options.root, 'server.log') },
+    persistence: {
+      defaultStore: 'postgres-default',
+      visibilityStore: 'postgres-visibility',
+      numHistoryShards: options.numHistoryShards ?? 4,
+      datastores: { 'postgres-default': store(options.databases.main, 20), 'postgres-visibility': store(options.databases.visibility, 4) },
+    },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      pprof: { port: ports.pprof },
+      metrics: { prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` } },
+    },
+    services: { frontend: service(ports.frontend), history: service(ports.history), matching: service(ports.matching), worker: service(ports.worker) },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: { active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: `127.0.0.1:${ports.frontend.grpc}` } },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: path.join(projectRoot(), 'deploy', 'dynamicconfig', 'development-sql.yaml'), pollInterval: '10s' },
+  };
+}
