@@ -72,6 +72,8 @@ test('the Markdown report holds the scope, the frozen transform, every gate, dow
   expect(md).toMatch(/\| [^|]+ \| canary-passed \| backfill \|/);
   expect(md).toContain('this change alters what the values mean');
   expect(md).toMatch(/Throughput: [\d.]+k? rows\/s on average/);
+  // which role's powers the chunks ran with (the tests connect as a superuser)
+  expect(md).toMatch(/\| Database role \| \S+ \(superuser\) \|/);
 });
 
 maybe(

@@ -64,6 +64,8 @@ export interface ReportData {
   downstream: string | null;
   actions: AfterActionRow[];
   events: { at: string; kind: string; actor: string | null; reason: string | null }[];
+  /** The role the registering worker connected as (runs registered before it was recorded: null). */
+  databaseRole: { role: string; superuser: boolean; bypassRls: boolean } | null;
   /** Declared distributions: the capture before the run wrote and the newest after it, per column. */
   distributions: { column: string; before?: Capture; after?: Capture }[];
 }
@@ -118,6 +120,7 @@ export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportD
     downstream: run.downstream,
     actions: await listAfterActions(pool, run.run_id),
     events: events.map((e) => ({ at: e.at.toISOString(), kind: e.kind, actor: e.actor, reason: e.reason })),
+    databaseRole: (events.find((e) => e.kind === 'registered')?.detail as { role?: ReportData['databaseRole'] } | null)?.role ?? null,
     distributions: byColumn(await loadCaptures(pool, run.run_id)),
   };
 }

@@ -61,8 +61,15 @@ function scopeLines(r: ReportData): [string, string][] {
     ['Transform', `${r.summary.transform.name}@${r.summary.transform.version} (${r.summary.transform.kind}, code ${r.summary.transform.hash.slice(0, 16)})`],
     ['Spec', `${r.specFile ?? 'not recorded'} (hash ${r.specHash.slice(0, 16)})`],
     ['Started', `${r.summary.startedAt ?? 'not started'} by ${r.summary.startedBy}`],
+    ['Database role', databaseRole(r)],
     ['Finished', r.summary.finishedAt ?? 'not finished'],
   ];
+}
+
+function databaseRole(r: ReportData): string {
+  const d = r.databaseRole;
+  if (!d) return 'not recorded';
+  return d.superuser ? `${d.role} (superuser)` : d.bypassRls ? `${d.role} (BYPASSRLS)` : d.role;
 }
 
 function mdTable(head: string[], rows: string[][]): string {
