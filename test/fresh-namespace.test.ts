@@ -12,13 +12,11 @@ import { useTestEnvironment } from './helpers/environment';
 import { runCli } from './helpers/cli';
 import { diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
 import { startTestWorker, temporalAddress, uniqueQueue, type TestWorker } from './helpers/temporal';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { findTemporalCli } from '../src/dev/temporal-cli';
+import { createNamespace } from '../src/dev/temporal-production';
 import { uniqueName } from './helpers/unique';
 import { pollUntil } from '../src/util/poll-until';
 
-const execFileAsync = promisify(execFile);
 const env = useTestEnvironment('freshns', { rows: 5_000, worker: false });
 const workers: TestWorker[] = [];
 
@@ -27,20 +25,9 @@ afterAll(async () => {
 });
 
 /** A namespace made as an admin makes one (`temporal operator namespace create`), once the frontend serves it. */
-async function createNamespace(client: Client): Promise<string> {
+async function freshNamespace(): Promise<string> {
   const namespace = uniqueName('bf-ns', '-');
-  const cli = findTemporalCli();
-  if (!cli) throw new Error('no temporal CLI: the global setup found one to start the dev server');
-  await execFileAsync(cli, ['operator', 'namespace', 'create', '--address', temporalAddress(), '--namespace', namespace, '--retention', '24h']);
-  const ready = await pollUntil(
-    () =>
-      client.workflowService
-        .listWorkflowExecutions({ namespace, pageSize: 1 })
-        .then(() => true)
-        .catch(() => undefined),
-    { timeoutMs: 60_000, intervalMs: 250 },
-  );
-  if (!ready) throw new Error(`namespace ${namespace} was not served within 60 s`);
+  await createNamespace(findTemporalCli()!, temporalAddress(), namespace, '24h');
   return namespace;
 }
 
@@ -50,7 +37,7 @@ async function customAttributes(client: Client, namespace: string): Promise<stri
 }
 
 test('the first start on a fresh namespace registers the search attributes and runs, exact', async () => {
-  const namespace = await createNamespace(env.client);
+  const namespace = await freshNamespace();
   expect(await customAttributes(env.client, namespace)).toEqual([]);
   const taskQueue = uniqueQueue('freshns');
   workers.push(await startTestWorker(taskQueue, { temporal: { namespace } }));
@@ -76,7 +63,7 @@ test('the first start on a fresh namespace registers the search attributes and r
 });
 
 test('a namespace with no free Int slot is refused with the reason and the command, and nothing starts', async () => {
-  const namespace = await createNamespace(env.client);
+  const namespace = await freshNamespace();
   // the dev server's SQLite visibility has three Int slots: take two, leaving one for backfill's two
   const { INDEXED_VALUE_TYPE_INT } = temporal.api.enums.v1.IndexedValueType;
   await env.client.connection.operatorService.addSearchAttributes({

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { cacheDir, projectRoot } from './paths';
-import { freePort } from './temporal-server';
+import { freePort, untilAnswers } from './temporal-server';
 import { stopOnExit } from './shutdown';
 import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
@@ -151,9 +151,14 @@ export async function startProductionServer(options: ProductionServerOptions): P
     );
   };
   const unregister = stopOnExit(() => kill());
-  for (const g of groups) launch(g);
+  const allAlive = () => [...processes.values()].every((c) => c.exitCode === null && c.signalCode === null);
   try {
-    await waitForFrontend(address, () => [...processes.values()].every((c) => c.exitCode === null && c.signalCode === null), options.root);
+    // on fresh databases the first process to start writes the cluster metadata; four at once
+    // race on it (a duplicate key) and the losers exit: the frontend goes first, alone
+    launch(groups[0]);
+    await waitForFrontend(address, allAlive, options.root);
+    for (const g of groups.slice(1)) launch(g);
+    await waitForFrontend(address, allAlive, options.root);
   } catch (err) {
     await kill();
     unregister();
@@ -179,30 +184,10 @@ export async function startProductionServer(options: ProductionServerOptions): P
 
 /** Until the frontend answers (the history shards are owned by then); an exited process is a failure at once. */
 async function waitForFrontend(address: string, alive: () => boolean, root: string, timeoutMs = 120_000): Promise<void> {
-  let last: unknown;
-  const up = await pollUntil(
-    async () => {
-      if (!alive()) return false;
-      try {
-        const connection = await Connection.connect({ address, connectTimeout: 1000 });
-        try {
-          await connection.workflowService.getSystemInfo({});
-          return true;
-        } finally {
-          await connection.close();
-        }
-      } catch (err) {
-        last = err;
-        return undefined;
-      }
-    },
-    { timeoutMs, intervalMs: 250 },
-  );
-  if (up) return;
-  const log = path.join(root, 'server.log');
-  throw new Error(
-    `the Temporal server at ${address} ${up === false ? 'exited' : `did not answer within ${timeoutMs / 1000} s (${(last as Error)?.message})`}; its log: ${log}`,
-  );
+  const answered = await untilAnswers(address, (c) => c.workflowService.getSystemInfo({}), timeoutMs, alive);
+  if (answered.ok) return;
+  const why = answered.exited ? 'exited' : `did not answer within ${timeoutMs / 1000} s (${(answered.last as Error)?.message})`;
+  throw new Error(`the Temporal server at ${address} ${why}; its log: ${path.join(root, 'server.log')}`);
 }
 
 /**

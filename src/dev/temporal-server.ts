@@ -113,6 +113,20 @@ export async function isServerUp(address: string, namespace = 'default'): Promis
 }
 
 async function waitForServer(address: string, namespace: string, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
+  const answered = await untilAnswers(address, (c) => c.workflowService.describeNamespace({ namespace }), timeoutMs, alive);
+  if (!answered.ok) throw new Error(`Temporal at ${address} did not answer within ${timeoutMs / 1000}s: ${(answered.last as Error)?.message}`);
+}
+
+/**
+ * Asks a Temporal frontend `ask` until it answers: ok, or why not — the process died (`alive`
+ * says false, no point waiting) or the time ran out (`last` is the latest refusal).
+ */
+export async function untilAnswers(
+  address: string,
+  ask: (connection: Connection) => Promise<unknown>,
+  timeoutMs: number,
+  alive: () => boolean = () => true,
+): Promise<{ ok: true } | { ok: false; exited: boolean; last: unknown }> {
   let last: unknown;
   const up = await pollUntil(
     async () => {
@@ -120,7 +134,7 @@ async function waitForServer(address: string, namespace: string, timeoutMs: numb
       try {
         const connection = await Connection.connect({ address, connectTimeout: 1000 });
         try {
-          await connection.workflowService.describeNamespace({ namespace });
+          await ask(connection);
           return true;
         } finally {
           await connection.close();
@@ -132,7 +146,7 @@ async function waitForServer(address: string, namespace: string, timeoutMs: numb
     },
     { timeoutMs, intervalMs: 250 },
   );
-  if (!up) throw new Error(`Temporal at ${address} did not answer within ${timeoutMs / 1000}s: ${(last as Error)?.message}`);
+  return up ? { ok: true } : { ok: false, exited: up === false, last };
 }
 
 export function freePort(): Promise<number> {
