@@ -19,6 +19,7 @@ import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
 import { envSettings } from './util/env-settings';
 import { sdkLoggerFor } from './sdk-logger';
+import { deploymentFromSettings, deploymentOptions, type WorkerDeployment } from './temporal/worker-versioning';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -32,6 +33,8 @@ export interface BackfillWorkerOptions {
   maxConcurrentActivities?: number;
   /** How often a partition looks at its run's control row while it waits (tests shorten it). */
   pausePollMs?: number;
+  /** Worker Versioning: the deployment and build this worker serves; default from BACKFILL_BUILD_ID (off when unset). */
+  deployment?: WorkerDeployment;
 }
 
 export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
@@ -41,7 +44,8 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const trust = { ...workerTrustFromEnv(), ...options.trust };
   const pools = options.pools ?? new PoolRegistry({ max: maxActivities + 2, databases: trust.databases });
   const connection = options.connection ?? (await connectWorker(config));
-  const identity = workerIdentity();
+  const deployment = options.deployment ?? deploymentFromSettings(envSettings());
+  const identity = workerIdentity(process.env, deployment?.buildId);
   const worker = await Worker.create({
     connection,
     identity,
@@ -54,6 +58,7 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
     // each activity slot may hold one database connection: this bounds the load one worker puts on PostgreSQL
     maxConcurrentActivityTaskExecutions: maxActivities,
+    ...deploymentOptions(deployment),
   });
   return {
     worker,
@@ -64,9 +69,14 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   };
 }
 
-/** Temporal's default worker identity (pid@host), or BACKFILL_WORKER_IDENTITY: the name the chunk log and the Web UI show. */
-export function workerIdentity(env: NodeJS.ProcessEnv = process.env): string {
-  return env.BACKFILL_WORKER_IDENTITY || `${process.pid}@${os.hostname()}`;
+/**
+ * Temporal's default worker identity (pid@host), or BACKFILL_WORKER_IDENTITY: the name the chunk
+ * log and the Web UI show; a versioned worker adds its build (`pid@host#build`), so the chunk log
+ * says which build wrote each chunk.
+ */
+export function workerIdentity(env: NodeJS.ProcessEnv = process.env, buildId?: string): string {
+  const base = env.BACKFILL_WORKER_IDENTITY || `${process.pid}@${os.hostname()}`;
+  return buildId ? `${base}#${buildId}` : base;
 }
 
 let runtimeInstalled = false;

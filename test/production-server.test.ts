@@ -9,7 +9,9 @@
  * service and then its frontend SIGKILLed and started again. Each run is exact against the
  * one-statement reference, with the ledger audited as in the chaos matrix.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { promisify } from 'node:util';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -18,7 +20,8 @@ import { ledgerCheck } from '../bench/chaos';
 import { cachedServerBinaries, createNamespace, setupTemporalDatabases, startProductionServer, type ProductionServer } from '../src/dev/temporal-production';
 import { findTemporalCli } from '../src/dev/temporal-cli';
 import { connectClient } from '../src/temporal/connect';
-import { startRun, waitForResult } from '../src/operations';
+import { startRun, statusReport, waitForResult } from '../src/operations';
+import { getRun } from '../src/ledger/runs';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
@@ -27,6 +30,7 @@ import { uniqueName } from './helpers/unique';
 import { pollUntil } from '../src/util/poll-until';
 
 // a machine without Go cannot build the server: the global setup said why (on CI it fails instead)
+const execFileAsync = promisify(execFile);
 const missing = process.env.BACKFILL_TEST_NO_TEMPORAL_SERVER;
 const describeWithServer = missing ? describe.skip : describe;
 
@@ -119,6 +123,33 @@ async function finalStatus(runId: string): Promise<string | undefined> {
   );
 }
 
+/** The deployment's current build, as an operator sets it (retried until the build's workers have polled). */
+async function setCurrentVersion(address: string, deploymentName: string, buildId: string): Promise<void> {
+  let last: unknown;
+  const done = await pollUntil(
+    () =>
+      execFileAsync(findTemporalCli()!, [
+        'worker',
+        'deployment',
+        'set-current-version',
+        '--address',
+        address,
+        '--deployment-name',
+        deploymentName,
+        '--build-id',
+        buildId,
+        '--yes',
+      ])
+        .then(() => true)
+        .catch((err: unknown) => {
+          last = err;
+          return undefined;
+        }),
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+  if (!done) throw new Error(`could not make ${deploymentName}:${buildId} current: ${String((last as { stderr?: string })?.stderr ?? last)}`);
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describeWithServer('on the production Temporal server as one process', () => {
@@ -150,6 +181,58 @@ describeWithServer('on the production Temporal server as one process', () => {
     expect(await finalStatus(run.runId)).toBe('succeeded');
     expect((await waitForResult(run.handle)).status).toBe('succeeded');
     expect(await audit(run.runId)).toEqual({ target: expect.objectContaining({ missing: 0, extra: 0 }), ledger: [] });
+  });
+  test('Worker Versioning: a run pinned to build A finishes on A while the next run goes to B; Temporal and the chunk log say which build ran what', async () => {
+    const queue = uniqueQueue('versioned');
+    const deploymentName = uniqueName('bf-deploy', '-');
+    const connection = { address: d.server.address, namespace: 'default' };
+    const build = (buildId: string) => startTestWorker(queue, { temporal: connection, deployment: { name: deploymentName, buildId, behavior: 'PINNED' } });
+    const workers = [await build('a')];
+    try {
+      await setCurrentVersion(d.server.address, deploymentName, 'a');
+      await env.db.pool.query(
+        'TRUNCATE app.orders_usd; DROP TABLE IF EXISTS app.orders_usd_b; CREATE TABLE app.orders_usd_b (LIKE app.orders_usd INCLUDING ALL)',
+      );
+      const slow = { partition: { by: 'range' as const, column: 'id', size: 4_000 }, limits: { chunkSize: 500, concurrency: 4, rowsPerSecond: 4_000 } };
+      const first = await startRun(
+        { client: d.client, taskQueue: queue },
+        { specFile: writeSpec(ordersSpec(env.db.envVar, { name: 'pinned-a', ...slow })), actor: 'test' },
+      );
+      await untilRowsRead(first.runId, 4_000);
+      // build B arrives and becomes current while the first run is mid-way
+      workers.push(await build('b'));
+      await setCurrentVersion(d.server.address, deploymentName, 'b');
+      const second = await startRun(
+        { client: d.client, taskQueue: queue },
+        {
+          specFile: writeSpec(ordersSpec(env.db.envVar, { name: 'pinned-b', ...slow, target: { table: 'app.orders_usd_b', key: ['id'], mode: 'upsert' } })),
+          actor: 'test',
+        },
+      );
+      expect(await finalStatus(first.runId)).toBe('succeeded');
+      expect(await finalStatus(second.runId)).toBe('succeeded');
+
+      const version = async (handle: typeof first.handle) => (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
+      expect(await version(first.handle)).toMatchObject({ behavior: 1, deploymentVersion: { deploymentName, buildId: 'a' } }); // PINNED
+      expect(await version(second.handle)).toMatchObject({ behavior: 1, deploymentVersion: { deploymentName, buildId: 'b' } });
+      const builds = async (runId: string) =>
+        (await env.db.pool.query("SELECT DISTINCT split_part(worker, '#', 2) AS build FROM backfill.chunks WHERE run_id = $1 ORDER BY 1", [runId])).rows.map(
+          (r) => r.build,
+        );
+      expect(await builds(first.runId)).toEqual(['a']);
+      expect(await builds(second.runId)).toEqual(['b']);
+      // `backfill status` lists the workers that wrote a run's chunks, each named with its build
+      const writers = (await statusReport(env.db.pool, (await getRun(env.db.pool, first.runId))!)).workers;
+      expect(writers.length).toBeGreaterThan(0);
+      expect(writers.every((w) => w.worker.endsWith('#a'))).toBe(true);
+      expect(await audit(first.runId)).toEqual({ target: expect.objectContaining({ missing: 0, extra: 0 }), ledger: [] });
+      const { rows } = await env.db.pool.query(
+        'SELECT (SELECT count(*) FROM (TABLE app.orders_usd EXCEPT ALL TABLE app.orders_usd_b) x)::int AS missing, (SELECT count(*) FROM (TABLE app.orders_usd_b EXCEPT ALL TABLE app.orders_usd) x)::int AS extra',
+      );
+      expect(rows[0]).toEqual({ missing: 0, extra: 0 });
+    } finally {
+      for (const w of workers) await w.stop();
+    }
   });
 });
 

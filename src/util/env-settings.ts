@@ -29,6 +29,16 @@ const settingsSchema = z.object({
     .enum(['0', '1'], { message: 'must be 1 (refuse a superuser or BYPASSRLS connection) or 0' })
     .default('0')
     .transform((v) => v === '1'),
+  // worker deployments (src/temporal/worker-versioning.ts): a build id turns Worker Versioning on
+  BACKFILL_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, { message: 'must be letters, digits, dots, dashes or underscores (a git sha, a release tag)' })
+    .optional(),
+  BACKFILL_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, { message: 'must be letters, digits, dots, dashes or underscores' })
+    .default('backfill'),
+  BACKFILL_VERSIONING_BEHAVIOR: z.enum(['pinned', 'auto-upgrade'], { message: 'must be pinned or auto-upgrade' }).default('pinned'),
   // a bearer token guessable by trying is no guard for the payload keys behind it
   BACKFILL_CODEC_TOKEN: z.string().min(16, { message: 'must be at least 16 characters (e.g. openssl rand -hex 16)' }).optional(),
 });

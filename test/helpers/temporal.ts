@@ -9,6 +9,7 @@ import path from 'node:path';
 import pino from 'pino';
 import type { WorkerTrust } from '../../src/security/worker-trust';
 import type { TemporalConfig } from '../../src/temporal/config';
+import type { WorkerDeployment } from '../../src/temporal/worker-versioning';
 import { connectClient } from '../../src/temporal/connect';
 import { launchWorker } from '../../src/worker';
 import { uniqueName } from './unique';
@@ -58,6 +59,8 @@ export interface TestWorkerOptions {
   /** Connection settings beyond the test server's address (payload keys). */
   temporal?: Partial<TemporalConfig>;
   bundle?: WorkflowBundleWithSourceMap;
+  /** Worker Versioning: the deployment and build this worker serves. */
+  deployment?: WorkerDeployment;
 }
 
 export async function startTestWorker(taskQueue: string, options: TestWorkerOptions = {}): Promise<TestWorker> {
@@ -70,6 +73,7 @@ export async function startTestWorker(taskQueue: string, options: TestWorkerOpti
     logger: pino({ level: 'warn' }),
     maxConcurrentActivities,
     pausePollMs: 200,
+    deployment: options.deployment,
   });
   return { worker: running.worker, taskQueue, stop: running.stop };
 }
