@@ -7,7 +7,9 @@
  * survives the whole server SIGKILLed and started again; and on the server run as four services
  * (frontend, history, matching, worker in their own processes), a run survives its history
  * service and then its frontend SIGKILLed and started again. Each run is exact against the
- * one-statement reference, with the ledger audited as in the chaos matrix.
+ * one-statement reference, with the ledger audited as in the chaos matrix. Worker Versioning:
+ * build B made current while a run is mid-way; the run, pinned, finishes on build A through its
+ * continue-as-new generations, and the next run goes to B.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -182,7 +184,7 @@ describeWithServer('on the production Temporal server as one process', () => {
     expect((await waitForResult(run.handle)).status).toBe('succeeded');
     expect(await audit(run.runId)).toEqual({ target: expect.objectContaining({ missing: 0, extra: 0 }), ledger: [] });
   });
-  test('Worker Versioning: a run pinned to build A finishes on A while the next run goes to B; Temporal and the chunk log say which build ran what', async () => {
+  test('Worker Versioning: a run pinned to build A finishes on A, through its continue-as-new generations, while the next run goes to B; Temporal and the chunk log say which build ran what', async () => {
     const queue = uniqueQueue('versioned');
     const deploymentName = uniqueName('bf-deploy', '-');
     const connection = { address: d.server.address, namespace: 'default' };
@@ -196,7 +198,8 @@ describeWithServer('on the production Temporal server as one process', () => {
       const slow = { partition: { by: 'range' as const, column: 'id', size: 4_000 }, limits: { chunkSize: 500, concurrency: 4, rowsPerSecond: 4_000 } };
       const first = await startRun(
         { client: d.client, taskQueue: queue },
-        { specFile: writeSpec(ordersSpec(env.db.envVar, { name: 'pinned-a', ...slow })), actor: 'test' },
+        // a short history bound: the run continues as new several times while B is current
+        { specFile: writeSpec(ordersSpec(env.db.envVar, { name: 'pinned-a', ...slow })), actor: 'test', maxHistoryEvents: 60 },
       );
       await untilRowsRead(first.runId, 4_000);
       // build B arrives and becomes current while the first run is mid-way
@@ -214,6 +217,15 @@ describeWithServer('on the production Temporal server as one process', () => {
 
       const version = async (handle: typeof first.handle) => (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
       expect(await version(first.handle)).toMatchObject({ behavior: 1, deploymentVersion: { deploymentName, buildId: 'a' } }); // PINNED
+      // visibility is written behind the history: ask until the generations show
+      const generations = await pollUntil(
+        async () => {
+          const listed = await d.client.workflowService.listWorkflowExecutions({ namespace: 'default', query: `WorkflowId = '${first.workflowId}'` });
+          return listed.executions.length > 1 ? listed.executions.length : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 250 },
+      );
+      expect(generations).toBeGreaterThan(1);
       expect(await version(second.handle)).toMatchObject({ behavior: 1, deploymentVersion: { deploymentName, buildId: 'b' } });
       const builds = async (runId: string) =>
         (await env.db.pool.query("SELECT DISTINCT split_part(worker, '#', 2) AS build FROM backfill.chunks WHERE run_id = $1 ORDER BY 1", [runId])).rows.map(
