@@ -4,14 +4,14 @@
  * setup), its databases set up by deploy/temporal-schema.sh and its dynamic config read from
  * deploy/dynamicconfig — the script and file compose uses. The namespace is made by an admin step
  * and holds no search attribute. On it: the first `backfill start` succeeds and runs exact; a run
- * survives the whole server SIGKILLed and started again; and on the server run as four services
+ * survives the whole server SIGKILLed and started again, and a worker process SIGKILLed; and on the server run as four services
  * (frontend, history, matching, worker in their own processes), a run survives its history
  * service and then its frontend SIGKILLed and started again. Each run is exact against the
  * one-statement reference, with the ledger audited as in the chaos matrix. Worker Versioning:
  * build B made current while a run is mid-way; the run, pinned, finishes on build A through its
  * continue-as-new generations, and the next run goes to B.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { promisify } from 'node:util';
 import os from 'node:os';
@@ -27,7 +27,7 @@ import { getRun } from '../src/ledger/runs';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
-import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';
+import { startTestWorker, TEST_DATABASES, uniqueQueue, type TestWorker } from './helpers/temporal';
 import { uniqueName } from './helpers/unique';
 import { pollUntil } from '../src/util/poll-until';
 
@@ -184,6 +184,34 @@ describeWithServer('on the production Temporal server as one process', () => {
     expect((await waitForResult(run.handle)).status).toBe('succeeded');
     expect(await audit(run.runId)).toEqual({ target: expect.objectContaining({ missing: 0, extra: 0 }), ledger: [] });
   });
+  test('a run survives a worker process SIGKILLed mid-partition (as deployed: dist/worker.js), exact, the ledger consistent', async () => {
+    const queue = uniqueQueue('prodkill');
+    const spawnWorker = () =>
+      spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+        env: { ...process.env, TEMPORAL_ADDRESS: d.server.address, BACKFILL_TASK_QUEUE: queue, BACKFILL_DATABASES: TEST_DATABASES, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    const processes = [spawnWorker(), spawnWorker()];
+    try {
+      await env.db.pool.query('TRUNCATE app.orders_usd');
+      const spec = ordersSpec(env.db.envVar, {
+        name: 'prod-worker-kill',
+        partition: { by: 'range', column: 'id', size: 4_000 },
+        limits: { chunkSize: 500, concurrency: 4, rowsPerSecond: 4_000 },
+      });
+      const run = await startRun({ client: d.client, taskQueue: queue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
+      await untilRowsRead(run.runId, 8_000);
+      const killed = new Promise((resolve) => processes[0].once('exit', resolve));
+      processes[0].kill('SIGKILL');
+      await killed;
+      processes.push(spawnWorker());
+      expect(await finalStatus(run.runId)).toBe('succeeded');
+      expect(await audit(run.runId)).toEqual({ target: expect.objectContaining({ missing: 0, extra: 0 }), ledger: [] });
+    } finally {
+      for (const p of processes) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    }
+  });
+
   test('Worker Versioning: a run pinned to build A finishes on A, through its continue-as-new generations, while the next run goes to B; Temporal and the chunk log say which build ran what', async () => {
     const queue = uniqueQueue('versioned');
     const deploymentName = uniqueName('bf-deploy', '-');
