@@ -22,6 +22,7 @@ import { ensureDatabase, startPostgres } from '../src/dev/postgres';
 import { DEV_SERVER_SPEED } from '../src/dev/services';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
+import { bringUpProductionTemporal } from '../src/dev/temporal-production';
 import { connectClient } from '../src/temporal/connect';
 import { startWorker } from '../src/worker';
 import { createDataset, ROWS } from './dataset';
@@ -49,6 +50,11 @@ export interface BenchOptions {
   workerActivities?: number;
   /** Start no workers: the benchmark starts its own (startWorkerProcesses). */
   noWorkers?: boolean;
+  /**
+   * `production`: Temporal's own server on PostgreSQL persistence and SQL visibility (the
+   * version compose deploys, on fresh databases beside the bench's) instead of the dev server.
+   */
+  server?: 'dev' | 'production';
 }
 
 export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
@@ -62,13 +68,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
   process.env.BENCH_DATABASE_URL = url;
   const pool = createPool(url, { max: 4 });
   if (options.dataset ?? true) await createDataset(pool);
-  const dbFile = options.asDemo ? path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-temporal-')), 'temporal.db') : undefined;
-  const server = await startDevServer({
-    cliPath: await ensureTemporalCli(say),
-    port: await freePort(),
-    uiPort: null,
-    ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : {}),
-  });
+  const server = options.server === 'production' ? await productionServer(postgres.url) : await devServer(options.asDemo);
   const { client, close: closeClient } = await connectClient({ address: server.address, namespace: 'default' });
   const workers = options.noWorkers ? { stop: async () => undefined } : await startWorkers(server.address, url, options.workerActivities ?? 4);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
@@ -96,6 +96,26 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
       await postgres.stop();
     },
   };
+}
+
+async function devServer(asDemo: boolean | undefined): Promise<{ address: string; stop(): Promise<void> }> {
+  const dbFile = asDemo ? path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-temporal-')), 'temporal.db') : undefined;
+  return startDevServer({
+    cliPath: await ensureTemporalCli(say),
+    port: await freePort(),
+    uiPort: null,
+    ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : {}),
+  });
+}
+
+/** The production server on fresh databases (dropped first: every measurement starts from an empty history). */
+async function productionServer(serverUrl: string): Promise<{ address: string; stop(): Promise<void> }> {
+  const databases = { main: 'temporal_bench', visibility: 'temporal_bench_visibility' };
+  const admin = createPool(serverUrl, { max: 1 });
+  for (const db of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  await admin.end();
+  say('Temporal: the production server on PostgreSQL persistence and SQL visibility');
+  return bringUpProductionTemporal({ pgUrl: serverUrl, databases, root: mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-temporal-')), say });
 }
 
 const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);

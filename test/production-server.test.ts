@@ -19,7 +19,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
 import { ledgerCheck } from '../bench/chaos';
-import { cachedServerBinaries, createNamespace, setupTemporalDatabases, startProductionServer, type ProductionServer } from '../src/dev/temporal-production';
+import { bringUpProductionTemporal, cachedServerBinaries, type ProductionServer } from '../src/dev/temporal-production';
 import { findTemporalCli } from '../src/dev/temporal-cli';
 import { connectClient } from '../src/temporal/connect';
 import { startRun, statusReport, waitForResult } from '../src/operations';
@@ -38,16 +38,6 @@ const describeWithServer = missing ? describe.skip : describe;
 
 const env = useTestEnvironment('prodserver', { rows: 40_000, worker: false });
 
-function adminAccess() {
-  const url = new URL(process.env.BACKFILL_TEST_PG_URL!);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 5432),
-    user: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password) || undefined,
-  };
-}
-
 interface Deployment {
   server: ProductionServer;
   client: Client;
@@ -58,13 +48,10 @@ interface Deployment {
 
 /** Fresh databases set up by the compose script, the server (one process, or one per service), an admin-made namespace, a worker. */
 async function bringUp(split: boolean): Promise<Deployment> {
-  const binaries = cachedServerBinaries();
-  if (!binaries) throw new Error('the Temporal server is not built: the global setup builds it (backfill setup --temporal-server)');
+  if (!cachedServerBinaries()) throw new Error('the Temporal server is not built: the global setup builds it (backfill setup --temporal-server)');
   const databases = { main: uniqueName('temporal'), visibility: uniqueName('temporal_visibility') };
-  await setupTemporalDatabases(binaries, adminAccess(), databases);
   const root = mkdtempSync(path.join(os.tmpdir(), 'backfill-temporal-'));
-  const server = await startProductionServer({ binaries, pg: adminAccess(), databases, root, split });
-  await createNamespace(findTemporalCli()!, server.address, 'default');
+  const server = await bringUpProductionTemporal({ pgUrl: process.env.BACKFILL_TEST_PG_URL!, databases, root, split });
   const { client, close } = await connectClient({ address: server.address, namespace: 'default' });
   const taskQueue = uniqueQueue('prodserver');
   const worker = await startTestWorker(taskQueue, { temporal: { address: server.address, namespace: 'default' } });

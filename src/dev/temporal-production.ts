@@ -13,6 +13,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { cacheDir, projectRoot } from './paths';
+import { ensureTemporalCli } from './temporal-cli';
 import { freePort, untilAnswers } from './temporal-server';
 import { stopOnExit } from './shutdown';
 import { Connection } from '@temporalio/client';
@@ -304,4 +305,40 @@ function serverConfig(options: ProductionServerOptions, ports: Ports): unknown {
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: path.join(projectRoot(), 'deploy', 'dynamicconfig', 'development-sql.yaml'), pollInterval: '10s' },
   };
+}
+
+/** Host, port and credentials of a postgres:// URL, for the server's config and the schema tool. */
+export function postgresAccess(url: string): PostgresAccess {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username) || 'postgres',
+    password: decodeURIComponent(u.password) || undefined,
+  };
+}
+
+/**
+ * All of it, as a deployment brings the server up: binaries (built if missing), the two
+ * databases set up, the server started, the namespace made by the admin step.
+ */
+export async function bringUpProductionTemporal(options: {
+  pgUrl: string;
+  databases: { main: string; visibility: string };
+  root: string;
+  split?: boolean;
+  namespace?: string;
+  say?: (line: string) => void;
+}): Promise<ProductionServer> {
+  const binaries = await ensureTemporalServer(options.say);
+  const pg = postgresAccess(options.pgUrl);
+  await setupTemporalDatabases(binaries, pg, options.databases);
+  const server = await startProductionServer({ binaries, pg, databases: options.databases, root: options.root, split: options.split });
+  try {
+    await createNamespace(await ensureTemporalCli(options.say), server.address, options.namespace ?? 'default');
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  return server;
 }

@@ -1,0 +1,142 @@
+/**
+ * How the cost of a backfill grows on Temporal's production server (PostgreSQL persistence, SQL
+ * visibility; the version docker-compose.yml deploys) against the dev server every other
+ * benchmark uses, in one invocation on one PostgreSQL, the same workers and dataset:
+ *
+ *   (d) the demo spec end to end (91 day partitions, ~1.16M rows, chunks of 25,000)
+ *   (b) the 2M-row bench spec (BENCH_PARTITIONS range partitions, chunks of BENCH_CHUNK)
+ *   (t) BENCH_TINY one-row partitions at concurrency 20: orchestration alone
+ *
+ * For each: the wall time, the time `start` took to return (its checks and registration), and
+ * per-unit figures (rows/s, ms of slot time per partition); then production / dev.
+ * Run: npm run bench:servers   (DATABASE_URL to use a server; BENCH_TINY (1000), BENCH_SERVERS
+ * (dev,production))
+ */
+import type pg from 'pg';
+import { startRun, waitForResult } from '../src/operations';
+import { ensureDemoData } from '../src/dev/demo-data';
+import { MAX_ID, ROWS, TRANSFORM } from './dataset';
+import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+
+const TINY = Number(process.env.BENCH_TINY || 1000);
+const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
+const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
+/** The spec `npm run demo` runs. */
+const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown>;
+const SERVERS = (process.env.BENCH_SERVERS || 'dev,production').split(',') as ('dev' | 'production')[];
+
+interface Measured {
+  seconds: number;
+  startSeconds: number;
+  rows: number;
+  partitions: number;
+  concurrency: number;
+}
+
+/** A spec run to completion, timed from the call to `start` to the run's result. */
+async function timedRun(env: BenchEnvironment, name: string, body: Record<string, unknown>): Promise<Measured> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-servers-'));
+  const file = path.join(dir, `${name}.yaml`);
+  writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...body }));
+  const t0 = process.hrtime.bigint();
+  const started = await startRun({ client: env.client, taskQueue: 'bench' }, { specFile: file, actor: 'bench' });
+  const t1 = process.hrtime.bigint();
+  const result = await waitForResult(started.handle);
+  const t2 = process.hrtime.bigint();
+  if (result.status !== 'succeeded') throw new Error(`bench run ${started.runId} ended ${result.status}`);
+  return {
+    seconds: Number(t2 - t0) / 1e9,
+    startSeconds: Number(t1 - t0) / 1e9,
+    rows: result.rowsRead,
+    partitions: result.partitions.total,
+    concurrency: (body.limits as { concurrency: number }).concurrency,
+  };
+}
+
+async function measureOn(server: 'dev' | 'production'): Promise<Record<string, Measured>> {
+  const env = await startBenchEnvironment({ server });
+  const { pool } = env;
+  const stamp = Date.now();
+  try {
+    const out: Record<string, Measured> = {};
+    await ensureDemoData(pool, say);
+    await pool.query('TRUNCATE demo.orders_usd');
+    const { name: _n, reason: _r, database: _d, ...demo } = demoSpec;
+    out.d = await timedRun(env, `servers-demo-${server}-${stamp}`, demo);
+    say(`  ${server} (d): ${out.d.seconds.toFixed(2)} s`);
+
+    await truncate(pool, 'bench.orders_usd');
+    out.b = await timedRun(env, `servers-2m-${server}-${stamp}`, {
+      source: { table: 'bench.orders', key: 'id' },
+      partition: { by: 'range', column: 'id', size: Math.ceil((MAX_ID + 1) / PARTITIONS) },
+      transform: { name: 'bench-sql', version: 1, sql: TRANSFORM },
+      target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
+      limits: { chunkSize: CHUNK, concurrency: 2 },
+    });
+    say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
+
+    await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
+      CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
+      INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${TINY}) g;
+      CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
+      ANALYZE bench_small.tiny;`);
+    out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
+      source: { table: 'bench_small.tiny', key: 'id' },
+      partition: { by: 'range', column: 'id', size: 1 },
+      transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
+      target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
+      limits: { chunkSize: 1000, concurrency: 20 },
+    });
+    say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
+    return out;
+  } finally {
+    await env.stop();
+  }
+}
+
+async function truncate(pool: pg.Pool, table: string): Promise<void> {
+  await pool.query(`TRUNCATE ${table}`);
+  await pool.query(`VACUUM ANALYZE ${table}`);
+}
+
+async function main(): Promise<void> {
+  const results: Partial<Record<'dev' | 'production', Record<string, Measured>>> = {};
+  for (const server of SERVERS) {
+    say(`== ${server} server`);
+    results[server] = await measureOn(server);
+  }
+  const dev = results.dev;
+  const prod = results.production;
+  const labels: [string, string][] = [
+    ['d', '(d) demo spec, day partitions'],
+    ['b', `(b) ${ROWS.toLocaleString('en-US')}-row bench spec, ${PARTITIONS} range partitions`],
+    ['t', `(t) ${TINY.toLocaleString('en-US')} one-row partitions, concurrency 20`],
+  ];
+  const cell = (m: Measured | undefined, f: (m: Measured) => string) => (m ? f(m) : '—');
+  const rate = (m: Measured) => `${Math.round(m.rows / m.seconds).toLocaleString('en-US')} rows/s`;
+  const slot = (m: Measured) => `${((m.seconds * 1000 * m.concurrency) / m.partitions).toFixed(0)} ms`;
+  const lines = [
+    '| run | partitions | dev: seconds (start) | production: seconds (start) | dev per unit | production per unit | production / dev |',
+    '|---|---|---|---|---|---|---|',
+    ...labels.map(([key, label]) => {
+      const a = dev?.[key];
+      const b = prod?.[key];
+      const unit = key === 't' ? slot : rate;
+      const ratio = a && b ? (b.seconds / a.seconds).toFixed(2) : '—';
+      return (
+        `| ${label} | ${(a ?? b)?.partitions ?? '—'} | ${cell(a, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ` +
+        `${cell(b, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ${cell(a, unit)} | ${cell(b, unit)} | ${ratio} |`
+      );
+    }),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});
