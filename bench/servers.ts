@@ -10,7 +10,7 @@
  * For each: the wall time, the time `start` took to return (its checks and registration), and
  * per-unit figures (rows/s, ms of slot time per partition); then production / dev.
  * Run: npm run bench:servers   (DATABASE_URL to use a server; BENCH_TINY (1000), BENCH_SERVERS
- * (dev,production))
+ * (dev,production), BENCH_PARTS (d,b,t); with BENCH_ROWS=20000000 BENCH_PARTS=b the scaling row)
  */
 import type pg from 'pg';
 import { startRun, waitForResult } from '../src/operations';
@@ -27,6 +27,8 @@ const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
 const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
 /** The spec `npm run demo` runs. */
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown>;
+/** Which runs: d, b, t (default all); `BENCH_PARTS=b BENCH_ROWS=20000000` is the scaling row. */
+const PARTS = new Set((process.env.BENCH_PARTS || 'd,b,t').split(','));
 const SERVERS = (process.env.BENCH_SERVERS || 'dev,production').split(',') as ('dev' | 'production')[];
 
 interface Measured {
@@ -63,35 +65,39 @@ async function measureOn(server: 'dev' | 'production'): Promise<Record<string, M
   const stamp = Date.now();
   try {
     const out: Record<string, Measured> = {};
-    await ensureDemoData(pool, say);
-    await pool.query('TRUNCATE demo.orders_usd');
-    const { name: _n, reason: _r, database: _d, ...demo } = demoSpec;
-    out.d = await timedRun(env, `servers-demo-${server}-${stamp}`, demo);
-    say(`  ${server} (d): ${out.d.seconds.toFixed(2)} s`);
-
-    await truncate(pool, 'bench.orders_usd');
-    out.b = await timedRun(env, `servers-2m-${server}-${stamp}`, {
-      source: { table: 'bench.orders', key: 'id' },
-      partition: { by: 'range', column: 'id', size: Math.ceil((MAX_ID + 1) / PARTITIONS) },
-      transform: { name: 'bench-sql', version: 1, sql: TRANSFORM },
-      target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: CHUNK, concurrency: 2 },
-    });
-    say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
-
-    await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
+    if (PARTS.has('d')) {
+      await ensureDemoData(pool, say);
+      await pool.query('TRUNCATE demo.orders_usd');
+      const { name: _n, reason: _r, database: _d, ...demo } = demoSpec;
+      out.d = await timedRun(env, `servers-demo-${server}-${stamp}`, demo);
+      say(`  ${server} (d): ${out.d.seconds.toFixed(2)} s`);
+    }
+    if (PARTS.has('b')) {
+      await truncate(pool, 'bench.orders_usd');
+      out.b = await timedRun(env, `servers-2m-${server}-${stamp}`, {
+        source: { table: 'bench.orders', key: 'id' },
+        partition: { by: 'range', column: 'id', size: Math.ceil((MAX_ID + 1) / PARTITIONS) },
+        transform: { name: 'bench-sql', version: 1, sql: TRANSFORM },
+        target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
+        limits: { chunkSize: CHUNK, concurrency: 2 },
+      });
+      say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
+    }
+    if (PARTS.has('t')) {
+      await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
       CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
       INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${TINY}) g;
       CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
       ANALYZE bench_small.tiny;`);
-    out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
-      source: { table: 'bench_small.tiny', key: 'id' },
-      partition: { by: 'range', column: 'id', size: 1 },
-      transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
-      target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: 1000, concurrency: 20 },
-    });
-    say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
+      out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
+        source: { table: 'bench_small.tiny', key: 'id' },
+        partition: { by: 'range', column: 'id', size: 1 },
+        transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
+        target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
+        limits: { chunkSize: 1000, concurrency: 20 },
+      });
+      say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
+    }
     return out;
   } finally {
     await env.stop();
@@ -122,16 +128,18 @@ async function main(): Promise<void> {
   const lines = [
     '| run | partitions | dev: seconds (start) | production: seconds (start) | dev per unit | production per unit | production / dev |',
     '|---|---|---|---|---|---|---|',
-    ...labels.map(([key, label]) => {
-      const a = dev?.[key];
-      const b = prod?.[key];
-      const unit = key === 't' ? slot : rate;
-      const ratio = a && b ? (b.seconds / a.seconds).toFixed(2) : '—';
-      return (
-        `| ${label} | ${(a ?? b)?.partitions ?? '—'} | ${cell(a, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ` +
-        `${cell(b, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ${cell(a, unit)} | ${cell(b, unit)} | ${ratio} |`
-      );
-    }),
+    ...labels
+      .filter(([key]) => PARTS.has(key))
+      .map(([key, label]) => {
+        const a = dev?.[key];
+        const b = prod?.[key];
+        const unit = key === 't' ? slot : rate;
+        const ratio = a && b ? (b.seconds / a.seconds).toFixed(2) : '—';
+        return (
+          `| ${label} | ${(a ?? b)?.partitions ?? '—'} | ${cell(a, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ` +
+          `${cell(b, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ${cell(a, unit)} | ${cell(b, unit)} | ${ratio} |`
+        );
+      }),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
