@@ -2,7 +2,7 @@
 # Creates and migrates Temporal's two PostgreSQL databases (persistence and SQL visibility) with
 # temporal-sql-tool. One source for every deployment that runs the production server:
 # docker-compose.yml's temporal-admin-tools runs it, and so does the production-server test tier
-# (src/dev/temporal-production.ts) with the binaries it builds. Idempotent: a database or schema
+# (src/dev/temporal-server-build.ts) with the binaries it builds. Idempotent: a database or schema
 # that exists is kept and only updated.
 #
 # Environment: PG_HOST, PG_PORT (5432), PG_USER, PG_PASSWORD (empty: none), TEMPORAL_DB (temporal),

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { TEMPORAL_SERVER_VERSION } from '../src/dev/temporal-production';
+import { TEMPORAL_SERVER_VERSION } from '../src/dev/temporal-server-build';
 
 const ROOT = path.join(__dirname, '..');
 const DCLINT = path.join(ROOT, 'node_modules', '.bin', 'dclint');

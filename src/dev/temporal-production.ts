@@ -1,102 +1,25 @@
 /**
- * The Temporal server as production runs it — PostgreSQL persistence and SQL visibility, the
- * version docker-compose.yml pins — built here from the Go module proxy, cached outside the
- * clone like the CLI. Its databases are set up by deploy/temporal-schema.sh (the script compose
- * runs) and it reads deploy/dynamicconfig (the file compose mounts), so what is tested is what is
- * deployed. It runs as one process, or as its four services in four processes, each of which
- * can be killed and started again while a run is in flight.
+ * The Temporal server as production runs it — PostgreSQL persistence and SQL visibility — from
+ * the binaries temporal-server-build.ts makes: it reads deploy/dynamicconfig (the file compose
+ * mounts), so what is tested is what is deployed. It runs as one process, or as its four
+ * services in four processes, each of which can be killed and started again while a run is in
+ * flight; and the namespace is made by the admin step a cluster needs.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { cacheDir, projectRoot } from './paths';
+import { Connection } from '@temporalio/client';
+import { pollUntil } from '../util/poll-until';
+import { projectRoot } from './paths';
 import { ensureTemporalCli } from './temporal-cli';
 import { freePort, untilAnswers } from './temporal-server';
 import { stopOnExit } from './shutdown';
-import { Connection } from '@temporalio/client';
-import { pollUntil } from '../util/poll-until';
+import { ensureTemporalServer, postgresAccess, setupTemporalDatabases, type PostgresAccess, type ServerBinaries } from './temporal-server-build';
 
 const run = promisify(execFile);
-
-/** The version docker-compose.yml's temporalio/server image pins (test/compose.test.ts holds them equal). */
-export const TEMPORAL_SERVER_VERSION = 'v1.29.1';
-const MODULE = 'go.temporal.io/server';
-
-export interface ServerBinaries {
-  server: string;
-  sqlTool: string;
-  /** schema/postgresql/v12 of the module: temporal/ and visibility/, versioned. */
-  schemaDir: string;
-}
-
-function home(): string {
-  return path.join(cacheDir(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
-}
-
-export function cachedServerBinaries(): ServerBinaries | undefined {
-  const found = { server: path.join(home(), 'bin', 'server'), sqlTool: path.join(home(), 'bin', 'sql'), schemaDir: path.join(home(), 'schema') };
-  return existsSync(found.server) && existsSync(found.sqlTool) && existsSync(path.join(found.schemaDir, 'temporal')) ? found : undefined;
-}
-
-/** The cached server and schema tool, or a `go install` of both (minutes, the first time on a machine). */
-export async function ensureTemporalServer(say: (line: string) => void = () => undefined): Promise<ServerBinaries> {
-  const cached = cachedServerBinaries();
-  if (cached) return cached;
-  try {
-    await run('go', ['version']);
-  } catch {
-    throw new Error(`building the Temporal server ${TEMPORAL_SERVER_VERSION} needs Go and the Go module proxy; install Go (https://go.dev/dl) and try again`);
-  }
-  say(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} and its schema tool with go install (first time only; several minutes)…`);
-  const started = Date.now();
-  const tick = setInterval(() => say(`  still building the Temporal server (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
-  try {
-    await run('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
-      env: { ...process.env, GOBIN: path.join(home(), 'bin'), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    // the schemas ship in the module source, not in the binaries: keep them beside the binaries
-    const { stdout } = await run('go', ['mod', 'download', '-json', `${MODULE}@${TEMPORAL_SERVER_VERSION}`], { env: { ...process.env, GOFLAGS: '-mod=mod' } });
-    const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
-    cpSync(path.join(moduleDir, 'schema', 'postgresql', 'v12'), path.join(home(), 'schema'), { recursive: true });
-    // the module cache is read-only, and so would the copy be: a user could not delete the cache
-    await run('chmod', ['-R', 'u+w', path.join(home(), 'schema')]);
-  } finally {
-    clearInterval(tick);
-  }
-  const built = cachedServerBinaries();
-  if (!built) throw new Error(`go install finished but ${home()} lacks the server, the schema tool or the schemas`);
-  say(`Temporal server built: ${built.server}`);
-  return built;
-}
-
-export interface PostgresAccess {
-  host: string;
-  port: number;
-  user: string;
-  password?: string;
-}
-
-/** Creates and migrates the two databases with the script docker-compose runs. */
-export async function setupTemporalDatabases(binaries: ServerBinaries, pg: PostgresAccess, databases: { main: string; visibility: string }): Promise<void> {
-  await run('/bin/sh', [path.join(projectRoot(), 'deploy', 'temporal-schema.sh')], {
-    env: {
-      ...process.env,
-      PG_HOST: pg.host,
-      PG_PORT: String(pg.port),
-      PG_USER: pg.user,
-      PG_PASSWORD: pg.password ?? '',
-      TEMPORAL_DB: databases.main,
-      VISIBILITY_DB: databases.visibility,
-      SQL_TOOL: binaries.sqlTool,
-      SCHEMA_DIR: binaries.schemaDir,
-    },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-}
 
 export const SERVICES = ['frontend', 'history', 'matching', 'worker'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -304,17 +227,6 @@ function serverConfig(options: ProductionServerOptions, ports: Ports): unknown {
     },
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: path.join(projectRoot(), 'deploy', 'dynamicconfig', 'development-sql.yaml'), pollInterval: '10s' },
-  };
-}
-
-/** Host, port and credentials of a postgres:// URL, for the server's config and the schema tool. */
-export function postgresAccess(url: string): PostgresAccess {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 5432),
-    user: decodeURIComponent(u.username) || 'postgres',
-    password: decodeURIComponent(u.password) || undefined,
   };
 }
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startPostgres } from '../../src/dev/postgres';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
-import { ensureTemporalServer } from '../../src/dev/temporal-production';
+import { ensureTemporalServer } from '../../src/dev/temporal-server-build';
 import { freePort, startDevServer } from '../../src/dev/temporal-server';
 
 export default async function globalSetup(): Promise<void> {

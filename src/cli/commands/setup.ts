@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander';
 import { ensureTemporalCli } from '../../dev/temporal-cli';
-import { ensureTemporalServer } from '../../dev/temporal-production';
+import { ensureTemporalServer } from '../../dev/temporal-server-build';
 
 export function command(): Command {
   return new Command('setup')
