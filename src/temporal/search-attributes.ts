@@ -5,6 +5,7 @@
  * stored, before the frontend's view of the namespace refreshes (seconds later): a start in
  * between was refused with only "Failed to start Workflow", so a user's first run failed.
  */
+import { status } from '@grpc/grpc-js';
 import type { Client } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -59,7 +60,7 @@ async function acceptsQueriesOn(client: Client, attributes: Attribute[]): Promis
     await client.workflow.count(query);
     return true;
   } catch (err) {
-    if (grpcCause(err)?.code === 3) return false; // INVALID_ARGUMENT: an attribute the frontend does not know yet
+    if (grpcCause(err)?.code === status.INVALID_ARGUMENT) return false; // an attribute the frontend does not know yet
     throw err;
   }
 }
