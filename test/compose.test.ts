@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { TEMPORAL_SERVER_VERSION } from '../src/dev/temporal-server-build';
+import { TEMPORAL_UI_VERSION } from '../src/dev/temporal-ui';
 
 const ROOT = path.join(__dirname, '..');
 const DCLINT = path.join(ROOT, 'node_modules', '.bin', 'dclint');
@@ -72,9 +73,24 @@ test('Temporal runs on PostgreSQL with its schema set up first, beside a Web UI 
   );
   // the production-server test tier builds the version compose deploys
   expect(`v${temporal.image!.split(':')[1]}`).toBe(TEMPORAL_SERVER_VERSION);
-  const [major, minor] = ui.image!.split(':')[1].split('.').map(Number);
+  // and the Web UI server it builds is the image's version (2.42 or newer: User Metadata)
+  expect(`v${ui.image!.split(':')[1]}`).toBe(TEMPORAL_UI_VERSION);
+  const [major, minor] = TEMPORAL_UI_VERSION.slice(1).split('.').map(Number);
   expect(major > 2 || (major === 2 && minor >= 42)).toBe(true);
   expect(compose.name).toBe('backfill');
+});
+
+test('the worker connects as the least-privilege role deploy/worker-role.sql makes after the ledger is migrated, and refuses anything more powerful', () => {
+  const { worker, 'backfill-ledger': ledger, 'backfill-worker-role': role } = compose.services;
+  expect(worker.environment).toMatchObject({ BACKFILL_REQUIRE_LEAST_PRIVILEGE: '1' });
+  expect(new URL(String(worker.environment!.DATABASE_URL)).username).toBe('backfill_worker');
+  expect(worker.depends_on?.['backfill-worker-role']).toEqual({ condition: 'service_completed_successfully' });
+  expect(role.depends_on?.['backfill-ledger']).toEqual({ condition: 'service_completed_successfully' });
+  expect(role.command).toEqual(expect.arrayContaining(['--set=role=backfill_worker', '--file=/deploy/worker-role.sql', '--set=ON_ERROR_STOP=1']));
+  expect(role.volumes).toContain('./deploy:/deploy:ro');
+  // the ledger is migrated by its owner, the user the database was created with
+  expect(ledger.command).toEqual(['migrate', '--database', 'DATABASE_URL']);
+  expect(new URL(String(ledger.environment!.DATABASE_URL)).username).toBe(compose.services.postgresql.environment!.POSTGRES_USER);
 });
 
 test('the worker service scales with --scale worker=N and runs the entry point the tests run', () => {

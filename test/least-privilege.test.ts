@@ -4,8 +4,9 @@
  * database, runs a whole backfill as that role with an exact result, and shows the role can
  * do nothing else: no DDL, no writes to the source, no ledger migration.
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { createPool } from '../src/db/pool';
 import { migrateLedger } from '../src/ledger/migrate';
@@ -17,40 +18,25 @@ import { checkAndPlan } from '../src/checks/check-and-plan';
 import { rowSecurityProblems } from '../src/checks/role-posture';
 import { loadSpecFile } from '../src/specs/load';
 import { uniqueName } from './helpers/unique';
+import { createRunnerRole, dropRunnerRole } from './helpers/least-privilege-role';
 
+const execFileAsync = promisify(execFile);
 const env = useTestEnvironment('leastpriv', { rows: 20_000 });
 const role = uniqueName('bf_runner');
 const RUNNER_VAR = 'BF_TEST_DB_LEASTPRIV_RUNNER';
 let runner: pg.Pool;
 
-/** The SQL block between the grants markers of docs/security.md, with this test's names. */
-function documentedGrants(): string {
-  const doc = readFileSync(path.join(__dirname, '..', 'docs', 'security.md'), 'utf8');
-  const block = /<!-- grants:begin -->\s*```sql\n([\s\S]*?)```\s*<!-- grants:end -->/.exec(doc);
-  if (!block) throw new Error('docs/security.md has no grants block');
-  return block[1].replaceAll('backfill_runner', role).replaceAll('appdb', env.db.name).replace("'change-me'", "'runner-pw'");
-}
-
 beforeAll(async () => {
   // the ledger's owner migrates once; the runner never creates anything
-  await migrateLedger(env.db.pool);
-  await env.db.pool.query(documentedGrants());
-  const url = new URL(env.db.url);
-  url.username = role;
-  url.password = 'runner-pw';
-  process.env[RUNNER_VAR] = url.toString();
-  runner = createPool(url.toString(), { max: 2 });
+  const url = await createRunnerRole(env.db, role);
+  process.env[RUNNER_VAR] = url;
+  runner = createPool(url, { max: 2 });
 });
 
 afterAll(async () => {
   await runner?.end();
-  // a role that holds privileges cannot be dropped: the database goes first (env's afterAll),
-  // so drop it from the server once that is done
-  const admin = new pg.Client({ connectionString: process.env.BACKFILL_TEST_PG_URL });
-  await admin.connect();
-  await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
-  await admin.query(`DROP ROLE IF EXISTS ${role}`);
-  await admin.end();
+  // env's afterAll drops the database first; the role goes after it
+  await dropRunnerRole(role);
 });
 
 test('a whole backfill runs as the documented least-privilege role, with an exact result', async () => {
@@ -75,6 +61,46 @@ test.each([
   ['read a table the spec does not name', 'SELECT * FROM pg_catalog.pg_authid'],
 ])('the role cannot %s', async (_what, sql) => {
   await expect(runner.query(sql)).rejects.toMatchObject({ code: '42501' });
+});
+
+test('compose’s worker role (deploy/worker-role.sql, run twice with psql as compose runs it) holds exactly the ledger privileges the documented role holds', async () => {
+  const composeRole = uniqueName('bf_compose_worker');
+  const psql = () =>
+    execFileAsync('psql', [
+      env.db.url,
+      '--set=ON_ERROR_STOP=1',
+      `--set=role=${composeRole}`,
+      '--set=password=compose-pw',
+      `--set=database=${env.db.name}`,
+      `--file=${path.join(__dirname, '..', 'deploy', 'worker-role.sql')}`,
+    ]);
+  try {
+    await psql();
+    await psql(); // compose runs it on every `up`
+    const privileges = async (who: string) => {
+      const { rows } = await env.db.pool.query(
+        `SELECT c.relname, a.privilege_type
+           FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace, aclexplode(c.relacl) a
+          WHERE n.nspname = 'backfill' AND a.grantee = $1::regrole
+          ORDER BY 1, 2`,
+        [who],
+      );
+      const { rows: other } = await env.db.pool.query(
+        `SELECT has_schema_privilege($1, 'backfill', 'USAGE') AS schema, has_schema_privilege($1, 'backfill', 'CREATE') AS create_in_schema,
+                has_database_privilege($1, current_database(), 'TEMPORARY') AS temporary, has_database_privilege($1, current_database(), 'CREATE') AS create_in_database,
+                r.rolsuper, r.rolbypassrls, r.rolcanlogin
+           FROM pg_roles r WHERE r.rolname = $1`,
+        [who],
+      );
+      return { tables: rows.map((r) => `${r.relname}:${r.privilege_type}`), ...other[0] };
+    };
+    const documented = await privileges(role);
+    expect(documented.tables.length).toBeGreaterThan(10);
+    expect(await privileges(composeRole)).toEqual(documented);
+  } finally {
+    await env.db.pool.query(`DROP OWNED BY ${composeRole}`);
+    await env.db.pool.query(`DROP ROLE ${composeRole}`);
+  }
 });
 
 test('the role cannot migrate the ledger, and says who must', async () => {

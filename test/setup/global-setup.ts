@@ -10,13 +10,14 @@ import path from 'node:path';
 import { startPostgres } from '../../src/dev/postgres';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/dev/temporal-server-build';
+import { ensureTemporalUi } from '../../src/dev/temporal-ui';
 import { freePort, startDevServer } from '../../src/dev/temporal-server';
 
 export default async function globalSetup(): Promise<void> {
   const say = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
   const cliPath = await ensureTemporalCli(say);
-  // the production server's tier (test/production-server.test.ts): built once per machine, minutes the first time
-  await ensureTemporalServer(say).catch((err: Error) => {
+  // the production server's tier (test/production-*.test.ts) and the Web UI compose deploys: built once per machine, minutes the first time
+  await Promise.all([ensureTemporalServer(say), ensureTemporalUi(say)]).catch((err: Error) => {
     if (process.env.CI) throw err;
     process.env.BACKFILL_TEST_NO_TEMPORAL_SERVER = err.message;
     say(`the production-server tests will be skipped: ${err.message}`);

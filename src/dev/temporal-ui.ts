@@ -1,0 +1,106 @@
+/**
+ * The Temporal Web UI as docker-compose.yml deploys it (temporalio/ui), for a production server:
+ * its Go server built with `go install` from the Go module proxy at the image's version and cached
+ * beside the Temporal server, and run with the image's own templated config (docker.yaml, read
+ * from the module) and the environment variables compose sets.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, cpSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { pollUntil } from '../util/poll-until';
+import { cacheDir } from './paths';
+import { stopOnExit } from './shutdown';
+import { freePort } from './temporal-server';
+
+const run = promisify(execFile);
+
+/** The version of docker-compose.yml's temporalio/ui image (test/compose.test.ts holds them equal). */
+export const TEMPORAL_UI_VERSION = 'v2.42.1';
+const MODULE = 'github.com/temporalio/ui-server/v2';
+
+export interface UiBinaries {
+  server: string;
+  /** The module's config/ folder: docker.yaml reads TEMPORAL_ADDRESS, TEMPORAL_UI_PORT, … */
+  configDir: string;
+}
+
+function home(): string {
+  return path.join(cacheDir(), `temporal-ui-${TEMPORAL_UI_VERSION}`);
+}
+
+export function cachedUi(): UiBinaries | undefined {
+  const found = { server: path.join(home(), 'bin', 'server'), configDir: path.join(home(), 'config') };
+  return existsSync(found.server) && existsSync(path.join(found.configDir, 'docker.yaml')) ? found : undefined;
+}
+
+/** The cached UI server, or a `go install` of it (a minute or two the first time; the UI's assets are embedded). */
+export async function ensureTemporalUi(say: (line: string) => void = () => undefined): Promise<UiBinaries> {
+  const cached = cachedUi();
+  if (cached) return cached;
+  say(`Building the Temporal Web UI server ${TEMPORAL_UI_VERSION} with go install (first time only)…`);
+  try {
+    await run('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_UI_VERSION}`], {
+      env: { ...process.env, GOBIN: path.join(home(), 'bin'), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const { stdout } = await run('go', ['mod', 'download', '-json', `${MODULE}@${TEMPORAL_UI_VERSION}`], { env: { ...process.env, GOFLAGS: '-mod=mod' } });
+    const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
+    mkdirSync(path.join(home(), 'config'), { recursive: true });
+    cpSync(path.join(moduleDir, 'config', 'docker.yaml'), path.join(home(), 'config', 'docker.yaml'));
+    await run('chmod', ['-R', 'u+w', path.join(home(), 'config')]);
+  } catch (err) {
+    throw new Error(`building the Temporal Web UI server ${TEMPORAL_UI_VERSION} failed (needs Go and the Go module proxy): ${(err as Error).message}`);
+  }
+  const built = cachedUi();
+  if (!built) throw new Error(`go install finished but ${home()} lacks the UI server or its config`);
+  return built;
+}
+
+export interface RunningUi {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The UI server against a Temporal frontend, on a free port; resolves once it serves its page. */
+export async function startTemporalUi(binaries: UiBinaries, temporalAddress: string, root: string): Promise<RunningUi> {
+  const port = await freePort();
+  const logFile = path.join(root, 'ui.log');
+  const log = openSync(logFile, 'a');
+  const child = spawn(binaries.server, ['--root', path.dirname(binaries.configDir), '--config', 'config', '--env', 'docker', 'start'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_UI_PORT: String(port), TEMPORAL_CORS_ORIGINS: `http://127.0.0.1:${port}` },
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  const unregister = stopOnExit(stop);
+  const url = `http://127.0.0.1:${port}`;
+  const served = await pollUntil(
+    async () =>
+      child.exitCode !== null
+        ? false
+        : (await fetch(url)
+            .then((r) => r.ok)
+            .catch(() => false)) || undefined,
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+  if (served !== true) {
+    await stop();
+    unregister();
+    throw new Error(
+      `the Temporal Web UI server ${child.exitCode !== null ? `exited (${child.exitCode})` : 'did not serve'} on ${url} within 30 s; its log: ${logFile}`,
+    );
+  }
+  return {
+    url,
+    async stop() {
+      await stop();
+      unregister();
+    },
+  };
+}
