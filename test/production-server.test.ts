@@ -11,8 +11,6 @@
  * exact against the one-statement reference, with the ledger audited as in the chaos matrix.
  * Upgrades (patches, Worker Versioning) and the Web UI: production-upgrade.test.ts.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { startRun, waitForResult } from '../src/operations';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
@@ -25,11 +23,12 @@ import {
   finalStatus,
   pause,
   slowOrdersSpec,
+  spawnWorkerProcess,
   startSlowRun,
   untilRowsRead,
   type Deployment,
 } from './helpers/production';
-import { TEST_DATABASES, uniqueQueue } from './helpers/temporal';
+import { uniqueQueue } from './helpers/temporal';
 import { uniqueName } from './helpers/unique';
 import { createRunnerRole, dropRunnerRole } from './helpers/least-privilege-role';
 
@@ -74,19 +73,7 @@ describeWithServer('on the production Temporal server as one process', () => {
   });
   test('a run survives a worker process SIGKILLed mid-partition (as deployed: dist/worker.js), exact, the ledger consistent', async () => {
     const queue = uniqueQueue('prodkill');
-    const spawnWorker = () =>
-      spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
-        env: {
-          ...process.env,
-          TEMPORAL_ADDRESS: d.server.address,
-          BACKFILL_TASK_QUEUE: queue,
-          BACKFILL_DATABASES: TEST_DATABASES,
-          [env.db.envVar]: runnerUrl,
-          BACKFILL_REQUIRE_LEAST_PRIVILEGE: '1',
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+    const spawnWorker = () => spawnWorkerProcess({ address: d.server.address, taskQueue: queue, db: env.db, runnerUrl });
     const processes = [spawnWorker(), spawnWorker()];
     try {
       await env.db.pool.query('TRUNCATE app.orders_usd');

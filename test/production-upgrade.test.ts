@@ -10,7 +10,7 @@
  *   `backfill status` and the Web UI (the server compose deploys, in Chromium) say which build
  *   ran what.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,10 +30,11 @@ import {
   finalStatus,
   setCurrentVersion,
   slowOrdersSpec,
+  spawnWorkerProcess,
   untilRowsRead,
   type Deployment,
 } from './helpers/production';
-import { startTestWorker, TEST_DATABASES, uniqueQueue } from './helpers/temporal';
+import { startTestWorker, uniqueQueue } from './helpers/temporal';
 import { uniqueName } from './helpers/unique';
 import { BUILD_B_ACTIVITY_TAG, BUILD_B_PATCH, writeBuildB } from './helpers/worker-build';
 
@@ -53,19 +54,7 @@ const processes: ChildProcess[] = [];
 
 /** A worker process of a build, as a deploy starts one: the spec's database reached as the least-privilege role. */
 function spawnWorker(entry: string, queue: string, identity: string): ChildProcess {
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: d.server.address,
-      BACKFILL_TASK_QUEUE: queue,
-      BACKFILL_DATABASES: TEST_DATABASES,
-      [env.db.envVar]: runnerUrl,
-      BACKFILL_REQUIRE_LEAST_PRIVILEGE: '1',
-      BACKFILL_WORKER_IDENTITY: identity,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawnWorkerProcess({ entry, address: d.server.address, taskQueue: queue, db: env.db, runnerUrl, identity });
   processes.push(child);
   return child;
 }

@@ -4,7 +4,7 @@
  * what the production tier asks of a run (started slow enough to be hit mid-way, followed in the
  * ledger while the server may be down, audited as in the chaos matrix).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { connectClient } from '../../src/temporal/connect';
 import { pollUntil } from '../../src/util/poll-until';
 import type { TestDatabase } from './db';
 import { diffAgainstExpected, ordersSpec, writeSpec } from './orders';
-import { startTestWorker, uniqueQueue, type TestWorker } from './temporal';
+import { startTestWorker, TEST_DATABASES, uniqueQueue, type TestWorker } from './temporal';
 import { uniqueName } from './unique';
 
 const execFileAsync = promisify(execFile);
@@ -130,6 +130,30 @@ export async function setCurrentVersion(address: string, deploymentName: string,
     { timeoutMs: 60_000, intervalMs: 500 },
   );
   if (!done) throw new Error(`could not make ${deploymentName}:${buildId} current: ${String((last as { stderr?: string })?.stderr ?? last)}`);
+}
+
+/** The worker as deployed (dist/worker.js, or another build's), reaching the test database as the least-privilege role and refusing anything more. */
+export function spawnWorkerProcess(options: {
+  entry?: string;
+  address: string;
+  taskQueue: string;
+  db: TestDatabase;
+  runnerUrl: string;
+  identity?: string;
+}): ChildProcess {
+  return spawn(process.execPath, [options.entry ?? path.join(__dirname, '..', '..', 'dist', 'worker.js')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: options.address,
+      BACKFILL_TASK_QUEUE: options.taskQueue,
+      BACKFILL_DATABASES: TEST_DATABASES,
+      [options.db.envVar]: options.runnerUrl,
+      BACKFILL_REQUIRE_LEAST_PRIVILEGE: '1',
+      ...(options.identity ? { BACKFILL_WORKER_IDENTITY: options.identity } : {}),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
