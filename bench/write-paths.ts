@@ -23,16 +23,13 @@
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { COLS, createMonthlyDataset, GUARD, MAX_ID, ROWS, TIME_LAYOUT, TRANSFORM, WHOLE } from './dataset';
+import { COLS, createMonthlyDataset, GUARD, ROWS, TIME_LAYOUT, TRANSFORM, WHOLE } from './dataset';
+import { BARE_SHAPE, bareBench, benchSpec, CHUNK, PARTITIONS, sqlBenchSpec } from './bench-spec';
 import { say, startBenchEnvironment } from './harness';
 import { bareChunkLoop } from './bare-chunk-loop';
 import { listRuns } from '../src/ledger/runs';
 import { plannedBounds } from '../src/ledger/partition-reads';
-import type { Spec } from '../src/specs/schema';
-import type { PartitionBounds } from '../src/shared/types';
 
-const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);
-const CHUNK = Number(process.env.BENCH_CHUNK || 100_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 
 interface Measured {
@@ -55,31 +52,13 @@ async function measure(pool: pg.Pool, label: string, work: () => Promise<number>
   return m;
 }
 
-/** What registration reads from the catalog for (b)'s spec: the bare loop compiles the same SQL. */
-const BARE_SHAPE = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns: COLS.split(', '), targetKeyType: 'bigint', chunkOrder: 'key' as const };
-
 async function main(): Promise<void> {
   const env = await startBenchEnvironment();
   const { pool, version } = env;
   const truncate = () => pool.query('TRUNCATE bench.orders_usd').then(() => pool.query('VACUUM ANALYZE bench.orders_usd'));
-  const spec = (name: string, transform: Record<string, unknown>) => ({
-    source: { table: 'bench.orders', key: 'id' },
-    // few, large partitions: each runs many chunks, so per-partition orchestration stays small
-    partition: { by: 'range', column: 'id', size: Math.max(1, Math.ceil((MAX_ID + 1) / PARTITIONS)) },
-    transform: { name, version: 1, ...transform },
-    target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
-    limits: { chunkSize: CHUNK, concurrency: 2 },
-  });
-  const sqlSpec = spec('bench-sql', { sql: TRANSFORM });
-  const bareSpec = { name: 'bench-bare', reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...sqlSpec } as unknown as Spec;
-  const size = sqlSpec.partition.size;
-  const bareBounds: PartitionBounds[] = Array.from({ length: PARTITIONS }, (_, i) => ({
-    kind: 'range',
-    column: 'id',
-    lo: String(i * size),
-    hi: String((i + 1) * size),
-  }));
-  const tsSpec = spec('bench-ts', { module: path.join(__dirname, 'transforms', 'orders-usd.ts') });
+  const sqlSpec = sqlBenchSpec();
+  const { spec: bareSpec, bounds: bareBounds } = bareBench();
+  const tsSpec = benchSpec('bench-ts', { module: path.join(__dirname, 'transforms', 'orders-usd.ts') });
   await createMonthlyDataset(pool);
   const monthly = (sql: string) => sql.replace('bench.orders c', 'bench.orders_monthly c');
   const nativeSpec = {
