@@ -138,7 +138,9 @@ export interface WorkerProcesses {
 export function startWorkerProcesses(address: string, url: string, count: number, activities: number): WorkerProcesses {
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, [path.join(__dirname, '..', 'dist', 'worker.js')], {
+    // BENCH_WORKER_NODE_ARGS: Node options a worker process starts with (e.g. --cpu-prof, which NODE_OPTIONS refuses)
+    const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, path.join(__dirname, '..', 'dist', 'worker.js')], {
       env: {
         ...process.env,
         TEMPORAL_ADDRESS: address,
