@@ -5,9 +5,10 @@
  * PostgreSQL databases set up by deploy/temporal-schema.sh, the script compose runs.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { copyFromModule, goInstall } from './go-install';
 import { cacheDir, projectRoot } from './paths';
 
 const run = promisify(execFile);
@@ -36,25 +37,17 @@ export function cachedServerBinaries(): ServerBinaries | undefined {
 export async function ensureTemporalServer(say: (line: string) => void = () => undefined): Promise<ServerBinaries> {
   const cached = cachedServerBinaries();
   if (cached) return cached;
-  try {
-    await run('go', ['version']);
-  } catch {
-    throw new Error(`building the Temporal server ${TEMPORAL_SERVER_VERSION} needs Go and the Go module proxy; install Go (https://go.dev/dl) and try again`);
-  }
   say(`Building the Temporal server ${TEMPORAL_SERVER_VERSION} and its schema tool with go install (first time only; several minutes)…`);
   const started = Date.now();
   const tick = setInterval(() => say(`  still building the Temporal server (${Math.round((Date.now() - started) / 1000)} s)…`), 30_000);
   try {
-    await run('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`], {
-      env: { ...process.env, GOBIN: path.join(home(), 'bin'), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await goInstall(
+      [`${MODULE}/cmd/server@${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}`],
+      path.join(home(), 'bin'),
+      `the Temporal server ${TEMPORAL_SERVER_VERSION}`,
+    );
     // the schemas ship in the module source, not in the binaries: keep them beside the binaries
-    const { stdout } = await run('go', ['mod', 'download', '-json', `${MODULE}@${TEMPORAL_SERVER_VERSION}`], { env: { ...process.env, GOFLAGS: '-mod=mod' } });
-    const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
-    cpSync(path.join(moduleDir, 'schema', 'postgresql', 'v12'), path.join(home(), 'schema'), { recursive: true });
-    // the module cache is read-only, and so would the copy be: a user could not delete the cache
-    await run('chmod', ['-R', 'u+w', path.join(home(), 'schema')]);
+    await copyFromModule(`${MODULE}@${TEMPORAL_SERVER_VERSION}`, path.join('schema', 'postgresql', 'v12'), path.join(home(), 'schema'));
   } finally {
     clearInterval(tick);
   }

@@ -4,16 +4,14 @@
  * beside the Temporal server, and run with the image's own templated config (docker.yaml, read
  * from the module) and the environment variables compose sets.
  */
-import { execFile, spawn } from 'node:child_process';
-import { closeSync, cpSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { pollUntil } from '../util/poll-until';
+import { copyFromModule, goInstall } from './go-install';
 import { cacheDir } from './paths';
 import { stopOnExit } from './shutdown';
 import { freePort } from './temporal-server';
-
-const run = promisify(execFile);
 
 /** The version of docker-compose.yml's temporalio/ui image (test/compose.test.ts holds them equal). */
 export const TEMPORAL_UI_VERSION = 'v2.42.1';
@@ -40,17 +38,12 @@ export async function ensureTemporalUi(say: (line: string) => void = () => undef
   if (cached) return cached;
   say(`Building the Temporal Web UI server ${TEMPORAL_UI_VERSION} with go install (first time only)…`);
   try {
-    await run('go', ['install', `${MODULE}/cmd/server@${TEMPORAL_UI_VERSION}`], {
-      env: { ...process.env, GOBIN: path.join(home(), 'bin'), CGO_ENABLED: process.env.CGO_ENABLED ?? '0' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const { stdout } = await run('go', ['mod', 'download', '-json', `${MODULE}@${TEMPORAL_UI_VERSION}`], { env: { ...process.env, GOFLAGS: '-mod=mod' } });
-    const moduleDir = (JSON.parse(stdout) as { Dir: string }).Dir;
+    await goInstall([`${MODULE}/cmd/server@${TEMPORAL_UI_VERSION}`], path.join(home(), 'bin'), `the Temporal Web UI server ${TEMPORAL_UI_VERSION}`);
+    // the image's templated config ships in the module source
     mkdirSync(path.join(home(), 'config'), { recursive: true });
-    cpSync(path.join(moduleDir, 'config', 'docker.yaml'), path.join(home(), 'config', 'docker.yaml'));
-    await run('chmod', ['-R', 'u+w', path.join(home(), 'config')]);
+    await copyFromModule(`${MODULE}@${TEMPORAL_UI_VERSION}`, path.join('config', 'docker.yaml'), path.join(home(), 'config', 'docker.yaml'));
   } catch (err) {
-    throw new Error(`building the Temporal Web UI server ${TEMPORAL_UI_VERSION} failed (needs Go and the Go module proxy): ${(err as Error).message}`);
+    throw new Error(`building the Temporal Web UI server ${TEMPORAL_UI_VERSION} failed: ${(err as Error).message}`);
   }
   const built = cachedUi();
   if (!built) throw new Error(`go install finished but ${home()} lacks the UI server or its config`);
