@@ -3,15 +3,33 @@
  * session's output table, the guarded write, the sampled reconciliation, commit), partition
  * after partition in `streams` parallel sessions, with no Temporal, no worker and no ledger.
  * What is left between it and the backfill end to end is orchestration and checkpoints.
+ * With `images` (a table name) it takes each chunk's before-images as the worker does, into that
+ * table, created here: the run keeps them by default, and (b) / (e) measures orchestration alone.
  */
 import pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
+import { compileBeforeImages } from '../src/compiler/before-images';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import type { PartitionBounds } from '../src/shared/types';
 
-export async function bareChunkLoop(url: string, spec: Spec, shape: RunShape, partitions: PartitionBounds[], streams: number): Promise<number> {
+export async function bareChunkLoop(
+  url: string,
+  spec: Spec,
+  shape: RunShape,
+  partitions: PartitionBounds[],
+  streams: number,
+  images?: string,
+): Promise<number> {
   const compiled = compileRun(spec, shape);
+  const imaging = images ? compileBeforeImages(spec, shape) : undefined;
+  if (images && imaging) {
+    const setup = new pg.Client(url);
+    await setup.connect();
+    await setup.query(`DROP TABLE IF EXISTS ${images}`);
+    await setup.query(imaging.createTable(images));
+    await setup.end();
+  }
   const queue = [...partitions];
   const stream = async (): Promise<number> => {
     const client = new pg.Client(url);
@@ -32,6 +50,7 @@ export async function bareChunkLoop(url: string, spec: Spec, shape: RunShape, pa
           }
           const fill = compiled.fillFromSql(bounds, cursor, hi);
           await client.query(fill.text, fill.values);
+          if (images && imaging) for (const c of imaging.capture(images, bounds, 'bare')) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds)) await client.query(w.text, w.values);
           const check = compiled.reconcile();
           await client.query(check.text, check.values);

@@ -594,6 +594,27 @@ export async function ledgerCheck(pool: pg.Pool, runId: string, target = 'chaos.
     [runId],
   );
   if (totals[0].read !== totals[0].target) problems.push(`the partitions read ${totals[0].read} rows, the target holds ${totals[0].target}`);
+  problems.push(...(await imageCheck(pool, runId)));
+  return problems;
+}
+
+/**
+ * A run that keeps before-images has exactly one per row it wrote: a chunk rolled back by a
+ * fault left none behind, a retried one none twice.
+ */
+async function imageCheck(pool: pg.Pool, runId: string): Promise<string[]> {
+  const { rows: run } = await pool.query<{ undo_table: string | null; key: string[]; written: string }>(
+    `SELECT undo_table, ARRAY(SELECT jsonb_array_elements_text(spec->'target'->'key')) AS key,
+            (SELECT coalesce(sum(rows_written), 0) FROM backfill.partitions p WHERE p.run_id = r.run_id) AS written
+       FROM backfill.runs r WHERE run_id = $1`,
+    [runId],
+  );
+  if (!run[0]?.undo_table) return [];
+  const key = run[0].key.map((c) => `"${c}"`).join(', ');
+  const { rows } = await pool.query<{ n: string; keys: string }>(`SELECT count(*) AS n, count(DISTINCT (${key}, true)) AS keys FROM ${run[0].undo_table}`);
+  const problems: string[] = [];
+  if (rows[0].n !== run[0].written) problems.push(`the run wrote ${run[0].written} rows and kept ${rows[0].n} before-images`);
+  if (rows[0].keys !== rows[0].n) problems.push(`${Number(rows[0].n) - Number(rows[0].keys)} before-image(s) repeat a key`);
   return problems;
 }
 

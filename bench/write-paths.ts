@@ -16,6 +16,8 @@
  *   (i) as (g) with limits.splitTail: when March runs alone, the free slot takes half of what it
  *       has left, so the 3 leaves keep both concurrency slots busy to the end
  *       (BENCH_CUT_LEAVES=1 measures partition.rows instead: each leaf cut into 4 ranges at plan time)
+ *   (j) as (b) with undo: off — no before-images: (b) / (j) is what keeping them costs (every
+ *       row is an insert here, so every row is imaged). (b), (d), (e), (g), (h), (i) keep them.
  * Prints the median rows/s of BENCH_ROUNDS rounds (default 3), WAL bytes per row and the ratio
  * to the faster single statement. BENCH_WORKERS=N runs the backfills on N worker processes.
  * Run: npm run bench   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
@@ -31,6 +33,8 @@ import { listRuns } from '../src/ledger/runs';
 import { plannedBounds } from '../src/ledger/partition-reads';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+/** Where the bare chunk loops keep their before-images, as a run would. */
+const BARE_IMAGES = 'bench.bare_images';
 
 interface Measured {
   label: string;
@@ -113,7 +117,7 @@ async function main(): Promise<void> {
     await truncate();
     results.push(
       await measure(pool, "(e) bare chunk loop: (b)'s chunk statements in 2 sessions, no Temporal, no ledger", () =>
-        bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2),
+        bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2, BARE_IMAGES),
       ),
     );
     await truncate();
@@ -134,11 +138,19 @@ async function main(): Promise<void> {
     await truncate();
     results.push(
       await measure(pool, "(h) bare chunk loop: (g)'s chunk statements in 2 sessions, no Temporal, no ledger", () =>
-        bareChunkLoop(env.url, nativeRun.spec, nativeRun.shape, leaves, 2),
+        bareChunkLoop(env.url, nativeRun.spec, nativeRun.shape, leaves, 2, BARE_IMAGES),
       ),
     );
     await truncate();
     results.push(await measure(pool, `(i) as (g), ${tailLabel}`, async () => (await env.backfill(`bench-native-tail-${round}`, tailSpec)).rowsRead));
+    await truncate();
+    results.push(
+      await measure(
+        pool,
+        '(j) as (b), undo: off (no before-images)',
+        async () => (await env.backfill(`bench-sql-off-${round}`, { ...sqlSpec, undo: 'off' })).rowsRead,
+      ),
+    );
     rounds.push(results);
   }
 
@@ -161,7 +173,8 @@ async function main(): Promise<void> {
       `partitioned (g) / (f): ${(medianRate(7) / medianRate(6)).toFixed(2)} beside unpartitioned (b) / (a2): ${(medianRate(2) / medianRate(1)).toFixed(2)} ` +
       `(goal: within 10 %, ${((medianRate(7) / medianRate(6) / (medianRate(2) / medianRate(1))) * 100).toFixed(0)} % here); ` +
       `(g) / (h) its bare chunk loop: ${(medianRate(7) / medianRate(8)).toFixed(2)}; ` +
-      `${cutLeaves ? 'leaves cut' : 'splitTail'} (i) / (f): ${(medianRate(9) / medianRate(6)).toFixed(2)} (${((medianRate(9) / medianRate(6) / (medianRate(2) / medianRate(1))) * 100).toFixed(0)} % of the unpartitioned ratio)`,
+      `${cutLeaves ? 'leaves cut' : 'splitTail'} (i) / (f): ${(medianRate(9) / medianRate(6)).toFixed(2)} (${((medianRate(9) / medianRate(6) / (medianRate(2) / medianRate(1))) * 100).toFixed(0)} % of the unpartitioned ratio); ` +
+      `before-images (b) / (j): ${(medianRate(2) / medianRate(10)).toFixed(2)} (goal ≥ 0.85); (b) with images / (a2) MERGE: ${(medianRate(2) / medianRate(1)).toFixed(2)}`,
   ];
   const workers = process.env.BENCH_WORKERS
     ? `${process.env.BENCH_WORKERS} worker processes × ${process.env.BENCH_WORKER_ACTIVITIES || 2} activities`

@@ -16,6 +16,8 @@ GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA backfill TO :"role";
 GRANT USAGE ON ALL SEQUENCES IN SCHEMA backfill TO :"role";
 -- a run's rate-limit bucket is removed once the run is verified (cleanup)
 GRANT DELETE ON backfill.rate_limits TO :"role";
+-- before-images (docs/undo.md): each run creates one table of what it overwrote there
+GRANT USAGE, CREATE ON SCHEMA backfill_undo TO :"role";
 
 -- a session-private table holds each chunk's output
 GRANT TEMPORARY ON DATABASE :"database" TO :"role";

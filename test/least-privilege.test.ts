@@ -19,6 +19,7 @@ import { rowSecurityProblems } from '../src/checks/role-posture';
 import { loadSpecFile } from '../src/specs/load';
 import { uniqueName } from './helpers/unique';
 import { createRunnerRole, dropRunnerRole } from './helpers/least-privilege-role';
+import { quoteIdent } from '../src/db/sql';
 
 const execFileAsync = promisify(execFile);
 const env = useTestEnvironment('leastpriv', { rows: 20_000 });
@@ -49,6 +50,12 @@ test('a whole backfill runs as the documented least-privilege role, with an exac
   // the chunks were written by the role, not by the test's superuser
   const { rows: written } = await runner.query('SELECT current_user AS me, count(*)::int AS n FROM app.orders_usd');
   expect(written[0]).toEqual({ me: role, n: result.rowsWritten });
+  // its before-images: a table the role created in backfill_undo, one image per row written
+  const { rows: images } = await runner.query(
+    `SELECT (SELECT count(*)::int FROM backfill_undo.${quoteIdent(started.runId)}) AS n, (SELECT tableowner FROM pg_tables WHERE schemaname = 'backfill_undo' AND tablename = $1) AS owner`,
+    [started.runId],
+  );
+  expect(images[0]).toEqual({ n: result.rowsWritten, owner: role });
 });
 
 test.each([
@@ -87,6 +94,7 @@ test('compose’s worker role (deploy/worker-role.sql, run twice with psql as co
       );
       const { rows: other } = await env.db.pool.query(
         `SELECT has_schema_privilege($1, 'backfill', 'USAGE') AS schema, has_schema_privilege($1, 'backfill', 'CREATE') AS create_in_schema,
+                has_schema_privilege($1, 'backfill_undo', 'USAGE') AS undo_schema, has_schema_privilege($1, 'backfill_undo', 'CREATE') AS create_in_undo,
                 has_database_privilege($1, current_database(), 'TEMPORARY') AS temporary, has_database_privilege($1, current_database(), 'CREATE') AS create_in_database,
                 r.rolsuper, r.rolbypassrls, r.rolcanlogin
            FROM pg_roles r WHERE r.rolname = $1`,

@@ -116,10 +116,12 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
     const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
+    const imaged = await captureBeforeImages(client, ctx, bounds, partitionId);
     let rowsWritten = 0;
     for (const statement of compiled.write(bounds)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
     }
+    if (imaged !== null && imaged !== rowsWritten) throw imagesDiffer(ctx, imaged, rowsWritten);
     const rowsSkipped = await reconcile(client, ctx, partitionId);
     const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten - rowsSkipped), rowsSkipped };
     const checkpointed = await checkpoint(client, runId, partitionId, hi ?? cursor, counts);
@@ -200,6 +202,34 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
  */
 export function commitDurability(finishesPartition: boolean, flushEveryChunk = false): string {
   return finishesPartition || flushEveryChunk ? '' : 'SET LOCAL synchronous_commit = off; ';
+}
+
+/**
+ * Before-images (docs/undo.md): the rows the write is about to change, as they are, in the same
+ * transaction and snapshot — so an image exists exactly when its write commits. Returns how
+ * many, or null when the run keeps none (`undo: off`).
+ */
+async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds'], partitionId: string): Promise<number | null> {
+  if (!ctx.images) return null;
+  let imaged = 0;
+  for (const statement of ctx.images.compiled.capture(ctx.images.table, bounds, partitionId)) {
+    imaged += (await client.query(statement.text, statement.values)).rowCount ?? 0;
+  }
+  return imaged;
+}
+
+/**
+ * The write changed another number of rows than were imaged just before it, under the same
+ * snapshot: something between them (a trigger that skips rows, a rule) decides what is written,
+ * and a revert could not be exact. Nothing of the chunk commits.
+ */
+function imagesDiffer(ctx: RunContext, imaged: number, written: number): TransformError {
+  const target = ctx.run.spec.target.table;
+  const what =
+    `the write changed ${written} row(s) of ${target} but ${imaged} were about to change when their before-images were taken; ` +
+    `a trigger or rule on ${target} may be deciding what is written, so a revert could not be exact. Nothing of this chunk was committed; ` +
+    'drop the trigger or rule for the run, or set undo: off in the spec (docs/undo.md)';
+  return new TransformError(what, what);
 }
 
 /**

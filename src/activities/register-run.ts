@@ -23,7 +23,9 @@ import { FailureType } from '../shared/failures';
 import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import { specSchema, type Spec } from '../specs/schema';
+import { specSchema, undoKeep, type Spec } from '../specs/schema';
+import { createImageTable, imageTableOf } from '../ledger/before-images';
+import { compileBeforeImages } from '../compiler/before-images';
 import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 import type pg from 'pg';
@@ -121,6 +123,8 @@ export function registerRunActivity(deps: ActivityDeps) {
     const busy = await findActiveRunOnTarget(pool, targetRelation);
     if (busy) throw targetBusy(targetRelation, busy);
 
+    const keep = undoKeep(spec);
+    const imageTable = imageTableOf(runId);
     try {
       await withTransaction(pool, async (client) => {
         const inserted = await insertRun(client, {
@@ -146,8 +150,11 @@ export function registerRunActivity(deps: ActivityDeps) {
           approvedBy: input.approval?.approvedBy,
           onlyStale: input.onlyStale,
           rowsPlanned,
+          ...(keep !== null ? { undo: { table: imageTable, keep } } : {}),
         });
         if (!inserted) return;
+        // in the run's own transaction: a registered run that keeps images always has their table
+        if (keep !== null) await createImageTable(client, compileBeforeImages(spec, shape).createTable(imageTable));
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
         const planned = await insertPartitions(client, runId, partitions);
         if (planned !== partitions.length) {
@@ -175,6 +182,8 @@ export function registerRunActivity(deps: ActivityDeps) {
             codeHash: input.transform.codeHash,
             ...(artifact ? { bundled: artifact.inputs, builtins: artifact.builtins, bundler: artifact.bundler } : {}),
             ...(inputFingerprints.length > 0 ? { inputs: inputFingerprints.map((f) => f.name) } : {}),
+            // kept for the audit record: whether this run can be undone, and for how long
+            undo: keep ?? 'off',
             ...(input.approval ? { approvedBy: input.approval.approvedBy, plan: input.approval.plan.partitions.digest } : {}),
           },
         });

@@ -6,6 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../compiler/statements';
+import { compileBeforeImages, type CompiledImages } from '../compiler/before-images';
 import type { RunRow } from '../ledger/runs';
 import { artifactOriginRefusal } from '../security/module-origin';
 import type { WorkerTrust } from '../security/worker-trust';
@@ -19,6 +20,8 @@ export interface RunContext {
   run: RunRow;
   compiled: CompiledRun;
   module?: TransformModule;
+  /** Where chunks keep their before-images, and how they take them; absent with `undo: off`. */
+  images?: { table: string; compiled: CompiledImages };
 }
 
 export class RunContextCache {
@@ -40,7 +43,8 @@ export class RunContextCache {
 async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
   const run = await runOnThisDatabase(pool, runId);
   const compiled = compileRun(run.spec, run.shape);
-  if (run.transform_kind === 'sql') return { run, compiled };
+  const images = run.undo_table ? { images: { table: run.undo_table, compiled: compileBeforeImages(run.spec, run.shape) } } : {};
+  if (run.transform_kind === 'sql') return { run, compiled, ...images };
 
   const artifact = await getArtifact(pool, run.transform_hash);
   if (!artifact) {
@@ -61,5 +65,5 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
       FailureType.TransformChanged,
     );
   }
-  return { run, compiled, module };
+  return { run, compiled, module, ...images };
 }

@@ -9,7 +9,8 @@ import { describePgError } from '../db/errors';
 import { pasteableName, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import { parseInterval, sourceKeyColumns, type Spec } from '../specs/schema';
+import { parseInterval, sourceKeyColumns, undoKeep, type Spec } from '../specs/schema';
+import { compileBeforeImages } from '../compiler/before-images';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from '../compiler/shape';
 import { CHECK_TIMEOUT_MS, inReadOnlyCheck, querySingle } from '../db/session';
@@ -215,20 +216,51 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     // a leaf holds only its own rows: walking the key reads nothing twice
     chunkOrder: spec.partition.by === 'time' || (spec.partition.by === 'range' && spec.partition.column !== keyColumns[0]) ? 'column-key' : 'key',
     targetPartitionColumnType,
+    ...(spec.target.mode === 'replace' ? { targetColumns: [...target.columns.keys()] } : {}),
   };
   // the real statements, planned but not run: type mismatches between output and target surface here.
   // Their temp output table cannot be created read-only: a new transaction creates it, then turns read-only
   const compiled = compileRun(spec, shape);
   await client.query(`ROLLBACK; BEGIN; SET LOCAL statement_timeout = ${CHECK_TIMEOUT_MS}`);
   const createErr = await explainError(client, compiled.createOutputTable, false);
-  await client.query('SET LOCAL transaction_read_only = on');
   if (createErr) problem('target.table', `cannot hold the transform's output: ${createErr}`);
+  if (undoKeep(spec) !== null) for (const message of await beforeImageProblems(client, spec, shape)) problem('undo', message);
+  await client.query('SET LOCAL transaction_read_only = on');
   if (transform.kind === 'sql') {
     const fill = compiled.fillFromSql({ kind: 'null', column: spec.partition.column }, null, null);
     const err = await explainError(client, fill.text.replace(/\$\d+::/g, 'NULL::'));
     if (err) problem('transform.sql', `output does not fit ${spec.target.table}: ${err}; cast the column in the SELECT to the target's type`);
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, shape };
+}
+
+/**
+ * A run that keeps before-images creates a table of them when it registers: the target's
+ * columns must leave room for the images' own, and the role running the chunks must be allowed
+ * to create it (once the ledger is migrated; registration migrates it first).
+ */
+async function beforeImageProblems(client: pg.PoolClient, spec: Spec, shape: RunShape): Promise<string[]> {
+  let ddl: string;
+  try {
+    ddl = compileBeforeImages(spec, shape).createTable('backfill_images_check', { temporary: true });
+  } catch (err) {
+    return [(err as Error).message];
+  }
+  const err = await explainError(client, ddl, false);
+  if (err) return [`before-images of ${spec.target.table} cannot be kept: ${err}; or set undo: off`];
+  const { rows } = await client.query<{ allowed: boolean | null }>(
+    `SELECT CASE WHEN to_regnamespace('backfill_undo') IS NULL THEN NULL ELSE has_schema_privilege('backfill_undo', 'CREATE') END AS allowed`,
+  );
+  if (rows[0].allowed === false) {
+    return [
+      `keeps before-images (docs/undo.md), which needs CREATE on schema backfill_undo for ${await currentRole(client)}: GRANT USAGE, CREATE ON SCHEMA backfill_undo TO that role (docs/security.md), or set undo: off`,
+    ];
+  }
+  return [];
+}
+
+async function currentRole(client: pg.PoolClient): Promise<string> {
+  return (await client.query<{ r: string }>('SELECT current_user::text AS r')).rows[0].r;
 }
 
 async function explainError(client: pg.PoolClient, sql: string, explain = true): Promise<string | undefined> {

@@ -31,6 +31,11 @@ export interface RunShape {
   chunkOrder?: 'key' | 'column-key';
   /** Tables and functions a SQL transform reads, as written in it (from the PostgreSQL parser); absent for module transforms and older runs. */
   transformReads?: { tables: string[]; functions: string[] };
+  /**
+   * Replace mode: every column of the target, in order. What a replace partition deletes is
+   * kept whole in its before-images (compiler/before-images.ts), by these names.
+   */
+  targetColumns?: string[];
   /** format_type() of target.partitionColumn (replace mode only). */
   targetPartitionColumnType?: string;
   /**

@@ -11,11 +11,12 @@
  * already equals the computed one (after the target's own rounding) is never rewritten.
  */
 import { quoteIdent, quoteTable } from '../db/sql';
-import { fnv1a } from '../shared/ids';
 import { boundsText, crossableEnds, params, partitionPredicate, timeBound, type Param } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../specs/schema';
-import { hasMinMax, keysetWalk } from './keyset';
+import { keysetWalk } from './keyset';
+import { outputTableName } from './output-table';
+import { targetJoin, targetPartitionScope } from './target-join';
 import type { RunShape } from './shape';
 
 export interface Statement {
@@ -82,29 +83,7 @@ export interface CompiledRun {
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const src = quoteTable(spec.source.table);
-  const target = quoteTable(spec.target.table);
-  const out = `pg_temp.${outputTableName(spec, shape)}`;
-  const cols = shape.outputColumns.map(quoteIdent);
-  const keyCols = spec.target.key.map(quoteIdent);
-  const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
-  /** Target row t and output row o are the same row (compared in the target key's own collation, see RunShape). */
-  const join = keyCols.map((c, i) => `t.${c} = o.${c}${shape.targetKeyCollations?.[i] ? ` COLLATE ${shape.targetKeyCollations[i]}` : ''}`).join(' AND ');
-  /**
-   * `join`, plus: t's key lies within the key range of `rows` (the output rows, aliased o).
-   * Implied by the join, but saying so lets the planner read only that slice of the target's
-   * index instead of hashing the whole target — per chunk, and per page of a check. A text key
-   * is bounded only where `rows` is the output table (created from the target, so its min()
-   * and max() follow the target column's collation); a computed row set may sort otherwise.
-   */
-  const joinWithin = (rows: string, sortsLikeTarget: boolean) =>
-    shape.targetKeyType && hasMinMax(shape.targetKeyType) && (sortsLikeTarget || !COLLATABLE.test(shape.targetKeyType))
-      ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
-      : join;
-  /** Target row t holds other values than output row o. */
-  const changed =
-    valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false';
-  /** Output row o's key as text, for messages. */
-  const keyText = keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`;
+  const { target, out, cols, keyCols, valueCols, join, joinWithin, changed, keyText } = targetJoin(spec, shape);
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
 
@@ -133,13 +112,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     const wrong = spec.target.mode === 'update' ? `NOT ${absent} AND ${changed}` : `${absent} OR ${changed}`;
     let extra = '0::bigint';
     if (replaceBounds) {
-      const pcolT = spec.target.partitionColumn!;
-      const inPartition = partitionPredicate(
-        { ...replaceBounds, column: pcolT } as PartitionBounds,
-        't',
-        shape.targetPartitionColumnType ?? shape.partitionColumnType,
-        numbered.param,
-      );
+      const inPartition = targetPartitionScope(spec, shape, replaceBounds, 't', numbered.param);
       extra = `(SELECT count(*) FROM ${target} t WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM o WHERE ${join}))`;
     }
     return {
@@ -335,12 +308,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     outsidePartition(bounds) {
       const { values, param } = params();
       const pcol = spec.target.partitionColumn!;
-      const inPartition = partitionPredicate(
-        { ...bounds, column: pcol } as PartitionBounds,
-        'o',
-        shape.targetPartitionColumnType ?? shape.partitionColumnType,
-        param,
-      );
+      const inPartition = targetPartitionScope(spec, shape, bounds, 'o', param);
       return {
         text: `SELECT ${keyText} AS key, o.${quoteIdent(pcol)}::text AS value, count(*) OVER () AS total FROM ${out} o WHERE (${inPartition}) IS NOT TRUE LIMIT 5`,
         values,
@@ -364,9 +332,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         case 'replace': {
           // rows of this partition that the transform no longer produces go; the rest is merged
           const { values, param } = params();
-          const pcol = spec.target.partitionColumn!;
-          const targetBounds = { ...bounds, column: pcol } as PartitionBounds;
-          const inPartition = partitionPredicate(targetBounds, 't', shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
+          const inPartition = targetPartitionScope(spec, shape, bounds, 't', param);
           const del = `DELETE FROM ${target} t WHERE ${inPartition} ` + `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
           return [
             { text: del, values },
@@ -380,13 +346,6 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
 
 /** Without triggers or rules on the target, chunks reconcile one row in this many (a power of two). */
 export const RECONCILE_SAMPLE = 16;
-
-const COLLATABLE = /^(text|character varying)/;
-
-/** One temp table per target shape per session; the name is stable so sessions reuse it. */
-export function outputTableName(spec: Spec, shape: RunShape): string {
-  return `backfill_out_${fnv1a(`${spec.target.table}|${shape.outputColumns.join(',')}`)}`;
-}
 
 export function stripTrailingSemicolons(sql: string): string {
   return sql.replace(/[\s;]+$/, '');

@@ -68,6 +68,10 @@ export interface RunRow {
   /** Rows in scope at registration (bigint as text); NULL for runs registered before migration 0010. */
   rows_planned: string | null;
   rows_planned_exact: boolean | null;
+  /** The run's before-images table (ledger/before-images.ts); NULL with `undo: off` and for runs registered before migration 0014. */
+  undo_table: string | null;
+  /** How long its images are kept after the run finishes, as the spec said it (`14 days`). */
+  undo_keep: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -97,6 +101,8 @@ export interface NewRun {
   approvedBy?: string;
   onlyStale?: boolean;
   rowsPlanned?: { rows: number; exact: boolean };
+  /** Where its before-images go and how long they are kept; absent with `undo: off`. */
+  undo?: { table: string; keep: string };
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -116,8 +122,9 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
     `INSERT INTO backfill.runs (run_id, name, workflow_id, reason, status, spec, spec_file, spec_hash,
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
        shape, partitions_total, started_by, target_relation, database_identity,
-       input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale, rows_planned, rows_planned_exact)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27)
+       input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale, rows_planned, rows_planned_exact,
+       undo_table, undo_keep)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId,
@@ -147,6 +154,8 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
       run.onlyStale === true,
       run.rowsPlanned?.rows ?? null,
       run.rowsPlanned?.exact ?? null,
+      run.undo?.table ?? null,
+      run.undo?.keep ?? null,
     ],
   );
   return res.rowCount === 1;

@@ -9,7 +9,10 @@
  * WAL they produce. The projection is simple arithmetic over these, and says what binds it.
  */
 import type pg from 'pg';
-import { quoteTable } from '../db/sql';
+import { randomUUID } from 'node:crypto';
+import { quoteIdent, quoteTable } from '../db/sql';
+import { compileBeforeImages, type CompiledImages } from '../compiler/before-images';
+import { undoKeep } from '../specs/schema';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PlannedPartition } from '../shared/types';
@@ -59,6 +62,9 @@ export interface PlanEstimate {
     writeMs?: number;
     walBytes?: number;
     storageBytes?: number;
+    /** Before-images the written samples kept, and their bytes on disk; measured only with measureWrites. */
+    imageRows?: number;
+    imageBytes?: number;
   };
   projected: {
     inserts: number;
@@ -75,6 +81,12 @@ export interface PlanEstimate {
     /** Registering the run (its checks) and its final check and finish. */
     fixedSeconds: number;
     walBytes?: number;
+    /**
+     * Before-images (docs/undo.md): one per row inserted or updated (replace mode adds the rows
+     * it deletes, not sampled), kept `keep` after the run; bytes measured only with measureWrites.
+     * Absent with `undo: off`.
+     */
+    images?: { rows: number; bytes?: number; keep: string };
     /** The whole run, and what sets it. */
     durationSeconds: number;
     bindingLimit: string;
@@ -113,6 +125,9 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   let writeMs = 0;
   let walBytes = 0;
   let storageBytes = 0;
+  let imageRows = 0;
+  let imageBytes = 0;
+  const keep = undoKeep(spec);
   for (const p of picks) {
     const started = performance.now();
     const c = await comparePartition(pool, ctx, p.bounds, {
@@ -131,6 +146,8 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
       writeMs += w.ms;
       walBytes += w.walBytes;
       storageBytes += w.storageBytes;
+      imageRows += w.imageRows;
+      imageBytes += w.imageBytes;
     }
   }
   const unchanged = rows - inserts - updates;
@@ -181,7 +198,7 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
       inserts,
       updates,
       unchanged,
-      ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes, storageBytes } : {}),
+      ...(options.measureWrites ? { writeMs: Math.round(writeMs), walBytes, storageBytes, ...(keep !== null ? { imageRows, imageBytes } : {}) } : {}),
     },
     projected: {
       inserts: projectedInserts,
@@ -195,6 +212,16 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
             writeSeconds,
             walBytes: rows > 0 ? Math.round(scope.rows * (walBytes / rows)) : 0,
             storageBytes: rows > 0 ? Math.round(scope.rows * (storageBytes / rows)) : 0,
+          }
+        : {}),
+      ...(keep !== null
+        ? {
+            images: {
+              rows: projectedInserts + projectedUpdates,
+              // bytes per image as the samples stored them, for every row the run will change
+              ...(options.measureWrites ? { bytes: imageRows > 0 ? Math.round((projectedInserts + projectedUpdates) * (imageBytes / imageRows)) : 0 } : {}),
+              keep,
+            },
           }
         : {}),
       durationSeconds,
@@ -307,13 +334,26 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
   });
 }
 
-/** One sample chunk written for real, then rolled back: the time its writes take and the WAL they produce. */
-function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<{ ms: number; walBytes: number; storageBytes: number }> {
+interface WriteSample {
+  ms: number;
+  walBytes: number;
+  storageBytes: number;
+  imageRows: number;
+  imageBytes: number;
+}
+
+/**
+ * One sample chunk written for real, then rolled back: the time its writes take, the WAL they
+ * produce, and — when the run keeps before-images — the images it would keep, taken as a chunk
+ * takes them (into a table where the run's would go, so their WAL counts; a temporary one when
+ * this role may not create there).
+ */
+function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Promise<WriteSample> {
   return inTransaction(pool, { statementTimeoutMs: SAMPLE_TIMEOUT_MS, end: 'rollback' }, async (client) => {
     await client.query(ctx.compiled.createOutputTable);
     const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
-    if (range[0].n === 0) return { ms: 0, walBytes: 0, storageBytes: 0 };
+    if (range[0].n === 0) return { ms: 0, walBytes: 0, storageBytes: 0, imageRows: 0, imageBytes: 0 };
     if (ctx.module) {
       const read = ctx.compiled.readChunk(p.bounds, null, range[0].hi, ctx.module.reads);
       const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
@@ -323,6 +363,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       const fill = ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);
       await client.query(fill.text, fill.values);
     }
+    const images = undoKeep(ctx.run.spec) !== null ? await sampleImageTable(client, ctx) : null;
     // the write alone: computing the rows was timed by the comparison
     const target = quoteTable(ctx.run.spec.target.table);
     const { rows: was } = await client.query<{ lsn: string; size: string }>(
@@ -330,12 +371,36 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       [target],
     );
     const started = performance.now();
+    let imageRows = 0;
+    if (images) for (const c of images.compiled.capture(images.table, p.bounds, p.id)) imageRows += (await client.query(c.text, c.values)).rowCount ?? 0;
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
-    const { rows: now } = await client.query<{ bytes: string; size: string }>(
-      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size',
-      [was[0].lsn, target],
+    const { rows: now } = await client.query<{ bytes: string; size: string; images: string | null }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size, ' +
+        'pg_total_relation_size($3::regclass) AS images',
+      [was[0].lsn, target, images?.table ?? target],
     );
-    return { ms, walBytes: Number(now[0].bytes), storageBytes: Number(now[0].size) - Number(was[0].size) };
+    return {
+      ms,
+      walBytes: Number(now[0].bytes),
+      storageBytes: Number(now[0].size) - Number(was[0].size),
+      imageRows,
+      imageBytes: images ? Number(now[0].images) : 0,
+    };
   });
+}
+
+/** An empty image table for one sample, gone with its transaction's rollback. */
+async function sampleImageTable(client: pg.PoolClient, ctx: Recomputable): Promise<{ table: string; compiled: CompiledImages }> {
+  const compiled = compileBeforeImages(ctx.run.spec, ctx.run.shape);
+  const { rows } = await client.query<{ ok: boolean }>(
+    `SELECT to_regnamespace('backfill_undo') IS NOT NULL AND has_schema_privilege('backfill_undo', 'CREATE') AS ok`,
+  );
+  if (rows[0].ok) {
+    const table = `backfill_undo.${quoteIdent(`plan-sample-${randomUUID()}`)}`;
+    await client.query(compiled.createTable(table));
+    return { table, compiled };
+  }
+  await client.query(compiled.createTable('backfill_plan_images', { temporary: true }));
+  return { table: 'pg_temp.backfill_plan_images', compiled };
 }

@@ -16,6 +16,7 @@ import type { Limits } from '../shared/types';
 import { frozenTransformOf, getRun, ledgerExists, listRuns, type RunRow } from '../ledger/runs';
 import { transformLabel } from '../shared/labels';
 import { msUntilOpen } from '../shared/window';
+import { undoFacts } from '../ledger/before-images';
 
 export interface StatusReport {
   limits: Limits;
@@ -75,6 +76,11 @@ export interface StatusReport {
   computedBeforeInputChange: number;
   /** The worker processes that wrote the run's chunks, most rows first (from the chunk log). */
   workers: { worker: string; chunks: number; rows: number }[];
+  /**
+   * Its before-images (docs/undo.md): kept how long, until when (set once the run finished), and
+   * their size (null once dropped); null when the run keeps none (`undo: off`, or older runs).
+   */
+  undo: { keep: string; until: string | null; bytes: number | null } | 'off' | null;
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -150,7 +156,15 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     eta: ACTIVE_RUN_STATUSES.includes(run.status) && !run.paused ? await etaOf(pool, run, totals.rowsRead) : null,
     computedBeforeInputChange: await partitionsComputedBeforeInputChange(pool, run.run_id),
     workers: await chunkWriters(pool, run.run_id),
+    undo: await undoOf(pool, run),
   };
+}
+
+async function undoOf(pool: pg.Pool, run: RunRow): Promise<StatusReport['undo']> {
+  if (run.spec.undo === 'off') return 'off';
+  if (!run.undo_table) return null;
+  const facts = await undoFacts(pool, run.run_id);
+  return facts && { keep: facts.keep, until: facts.until?.toISOString() ?? null, bytes: facts.bytes };
 }
 
 /** The pace of the run's last minute of chunks (from its chunk log), carried over the rows still to read. */

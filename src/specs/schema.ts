@@ -117,6 +117,29 @@ export const transformSchema = z
 
 export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits-schema';
 
+/**
+ * Before-images (docs/undo.md): every row a run changes is kept as it was, so `backfill revert`
+ * can put it back; kept `keep` after the run finishes (default 14 days). `off` for runs whose
+ * target must not be copied (personal data under a deletion duty, say): recorded in the run.
+ */
+export const undoSchema = z.union(
+  [
+    z.literal('off'),
+    z.strictObject({
+      keep: z.string().refine((s) => parseInterval(s) !== null, { message: 'must be an interval such as "14 days", "12 hours" or "1 month"' }),
+    }),
+  ],
+  { message: 'must be off, or { keep: "14 days" } (how long before-images are kept after the run)' },
+);
+
+export const DEFAULT_UNDO_KEEP = '14 days';
+
+/** How long a run keeps its before-images, or null when it keeps none (`undo: off`). */
+export function undoKeep(spec: { undo?: z.infer<typeof undoSchema> }): string | null {
+  if (spec.undo === 'off') return null;
+  return spec.undo?.keep ?? DEFAULT_UNDO_KEEP;
+}
+
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
 export const specSchema = z
@@ -148,6 +171,8 @@ export const specSchema = z
         path: ['partitionColumn'],
       }),
     limits: limitsSchema.default(DEFAULT_LIMITS),
+    // optional, not defaulted: a spec without it hashes as before, and keeps images for DEFAULT_UNDO_KEEP
+    undo: undoSchema.optional(),
     validate: validateSchema.optional(),
     after: afterSchema.optional(),
     downstream: downstreamSchema.optional(),

@@ -9,6 +9,7 @@ import { shortHash, transformLabel } from '../../shared/labels';
 import type { InputFingerprint } from '../../checks/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
 import { outputOption } from '../options';
+import { bytes } from '../render/units';
 
 async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
   const checking = performance.now();
@@ -77,16 +78,6 @@ function seconds(s: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
-function bytes(b: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  while (b >= 1000 && i < units.length - 1) {
-    b /= 1000;
-    i++;
-  }
-  return `${b.toFixed(b < 10 && i > 0 ? 1 : 0)} ${units[i]}`;
-}
-
 function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
   const { scope, sample, projected } = e;
   const perThousand = sample.rows > 0 ? (sample.computeMs / sample.rows) * 1000 : 0;
@@ -100,6 +91,12 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
       (projected.walBytes !== undefined
         ? `; about ${bytes(projected.walBytes)} of WAL, the target growing by about ${bytes(projected.storageBytes ?? 0)} until vacuumed`
         : ''),
+    ...(projected.images
+      ? [
+          `  undo:      before-images of about ${n(projected.images.rows)} rows${projected.images.bytes !== undefined ? `, about ${bytes(projected.images.bytes)}` : ''}` +
+            `${e.sample.imageRows !== undefined ? '' : ' (their size: plan --measure-writes)'}, kept ${projected.images.keep} after the run (docs/undo.md)`,
+        ]
+      : []),
     `  duration:  ${projected.lowerBound ? 'at least ' : 'about '}${seconds(projected.durationSeconds)} at concurrency ${concurrency}, set by ${projected.bindingLimit}` +
       (projected.lowerBound ? ' (the writes are not measured: plan --measure-writes writes the sample and rolls it back)' : ''),
   ];

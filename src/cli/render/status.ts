@@ -8,6 +8,16 @@ import type { StatusReport } from '../../operations/status';
 import { runLabel } from '../../shared/labels';
 import type { Limits } from '../../shared/types';
 import { describeWindow } from '../../shared/window';
+import { bytes } from './units';
+
+/** Whether and until when the run's before-images are kept (docs/undo.md). */
+function describeUndo(undo: StatusReport['undo']): string | undefined {
+  if (undo === null) return undefined;
+  if (undo === 'off') return 'off: this run keeps no before-images (undo: off in its spec)';
+  const size = undo.bytes === null ? 'dropped' : bytes(undo.bytes);
+  const until = undo.until ? `until ${undo.until}` : `for ${undo.keep} after the run ends`;
+  return `before-images of every row it changed (${size}), kept ${until}`;
+}
 
 export function renderStatus(r: StatusReport): string {
   const lines = [
@@ -21,6 +31,8 @@ export function renderStatus(r: StatusReport): string {
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
   if (r.approvedBy) lines.push(`  approved:  started from a saved plan approved by ${r.approvedBy}`);
   if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
+  const undo = describeUndo(r.undo);
+  if (undo) lines.push(`  undo:      ${undo}`);
   if (r.inputs.length > 0) lines.push(`  inputs:    ${r.inputs.join(', ')} (checked before each partition; a change holds the run)`);
   if (r.computedBeforeInputChange > 0) {
     lines.push(

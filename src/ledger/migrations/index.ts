@@ -15,6 +15,7 @@ import { m0010InputsAndApproval } from './0010-inputs-and-approval';
 import { m0011ChunkWorker } from './0011-chunk-worker';
 import { m0012CommitProbes } from './0012-commit-probes';
 import { m0013PartitionSplits } from './0013-partition-splits';
+import { m0014BeforeImages } from './0014-before-images';
 
 import type { Migration } from './migration';
 
@@ -34,4 +35,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0011ChunkWorker,
   m0012CommitProbes,
   m0013PartitionSplits,
+  m0014BeforeImages,
 ];

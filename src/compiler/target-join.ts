@@ -1,0 +1,73 @@
+/**
+ * How a chunk's output rows meet the target's rows: the join on target.key, the same join
+ * bounded to the output's key range, and "the target row holds other values". Shared by the
+ * write, its checks (statements.ts) and the before-images taken just before it
+ * (before-images.ts), which must pick exactly the rows the write will change.
+ */
+import { quoteIdent, quoteTable } from '../db/sql';
+import type { Spec } from '../specs/schema';
+import { hasMinMax } from './keyset';
+import type { RunShape } from './shape';
+import { outputTableName } from './output-table';
+import { partitionPredicate, type Param } from './partition-predicate';
+import type { PartitionBounds } from '../shared/types';
+
+export interface TargetJoin {
+  /** The target, quoted. */
+  target: string;
+  /** The session's output table, `pg_temp.…`. */
+  out: string;
+  /** The output's columns, quoted, in order. */
+  cols: string[];
+  keyCols: string[];
+  /** Output columns that are not key columns: what an update writes. */
+  valueCols: string[];
+  /** Target row t and output row o are the same row (compared in the target key's own collation, see RunShape). */
+  join: string;
+  /**
+   * `join`, plus: t's key lies within the key range of `rows` (the output rows, aliased o).
+   * Implied by the join, but saying so lets the planner read only that slice of the target's
+   * index instead of hashing the whole target — per chunk, and per page of a check. A text key
+   * is bounded only where `rows` is the output table (created from the target, so its min()
+   * and max() follow the target column's collation); a computed row set may sort otherwise.
+   */
+  joinWithin(rows: string, sortsLikeTarget: boolean): string;
+  /** Target row t holds other values than output row o. */
+  changed: string;
+  /** Output row o's key as text, for messages. */
+  keyText: string;
+  /** No target row t joined output row o. */
+  absent: string;
+}
+
+export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
+  const keyCols = spec.target.key.map(quoteIdent);
+  const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
+  const join = keyCols.map((c, i) => `t.${c} = o.${c}${shape.targetKeyCollations?.[i] ? ` COLLATE ${shape.targetKeyCollations[i]}` : ''}`).join(' AND ');
+  return {
+    target: quoteTable(spec.target.table),
+    out: `pg_temp.${outputTableName(spec, shape)}`,
+    cols: shape.outputColumns.map(quoteIdent),
+    keyCols,
+    valueCols,
+    join,
+    joinWithin: (rows, sortsLikeTarget) =>
+      shape.targetKeyType && hasMinMax(shape.targetKeyType) && (sortsLikeTarget || !COLLATABLE.test(shape.targetKeyType))
+        ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
+        : join,
+    changed: valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false',
+    keyText: keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`,
+    absent: `t.${keyCols[0]} IS NULL`,
+  };
+}
+
+/**
+ * Replace mode: target row t belongs to the partition `bounds` (by target.partitionColumn) — the
+ * rows a replace partition owns, deletes when the transform no longer produces them, and images.
+ */
+export function targetPartitionScope(spec: Spec, shape: RunShape, bounds: PartitionBounds, alias: string, param: Param): string {
+  const column = spec.target.partitionColumn!;
+  return partitionPredicate({ ...bounds, column } as PartitionBounds, alias, shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
+}
+
+const COLLATABLE = /^(text|character varying)/;

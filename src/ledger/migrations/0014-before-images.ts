@@ -1,0 +1,17 @@
+import type { Migration } from './migration';
+
+/**
+ * Before-images (docs/undo.md): what each run overwrote, one table per run in its own schema,
+ * so dropping a run's images is one DROP TABLE and the ledger's schema keeps a fixed set of
+ * tables. A run records its image table (NULL: `undo: off`, or registered before this) and how
+ * long its images are kept after it finishes, as the spec said it (`14 days`).
+ */
+export const m0014BeforeImages: Migration = {
+  version: 14,
+  name: 'before-images',
+  sql: `
+CREATE SCHEMA IF NOT EXISTS backfill_undo;
+COMMENT ON SCHEMA backfill_undo IS 'backfill: before-images, one table per run (docs/undo.md); dropped by backfill cleanup';
+ALTER TABLE backfill.runs ADD COLUMN undo_table text, ADD COLUMN undo_keep text CHECK (undo_keep::interval > interval '0');
+`,
+};
