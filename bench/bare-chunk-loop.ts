@@ -50,7 +50,7 @@ export async function bareChunkLoop(
           }
           const fill = compiled.fillFromSql(bounds, cursor, hi);
           await client.query(fill.text, fill.values);
-          if (images && imaging) for (const c of imaging.capture(images, bounds, 'bare')) await client.query(c.text, c.values);
+          if (images && imaging) for (const c of imaging.capture(images, bounds)) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds)) await client.query(w.text, w.values);
           const check = compiled.reconcile();
           await client.query(check.text, check.values);

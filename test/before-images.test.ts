@@ -10,65 +10,16 @@ import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import type { SpecInput } from '../src/specs/schema';
 import { quoteIdent } from '../src/db/sql';
+import { CHANGES, createLineTotals, differences as diff, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
 
 const env = useTestEnvironment('before-images', { rows: 0 });
-const ORDERS = 3_000;
-const LINES = 3;
-const TARGET = '"Shop"."LineTotals"';
-/** The columns the run writes, after the key. */
-const WRITTEN = ['total', 'note', 'updatedAt'];
+beforeAll(() => createLineTotals(env.db.pool));
 
-beforeAll(async () => {
-  await env.db.pool.query(`
-    CREATE SCHEMA "Shop";
-    CREATE TABLE "Shop"."Order Lines" (order_id bigint, line_no smallint, sku text NOT NULL, qty integer NOT NULL, price numeric(10,2) NOT NULL,
-                                       placed_at timestamp(3) NOT NULL, PRIMARY KEY (order_id, line_no));
-    INSERT INTO "Shop"."Order Lines"
-      SELECT o, l, 'sku-' || (o * 7 + l) % 97, 1 + (o + l) % 5, ((o * 13 + l) % 5000) / 100.0 + 1, timestamp '2026-01-01 00:00:00.123' + o * interval '1 minute'
-        FROM generate_series(1, ${ORDERS}) o, generate_series(1, ${LINES}) l;
-    CREATE TABLE ${TARGET} (order_id bigint, line_no smallint, total numeric(12,2), note text, "updatedAt" timestamp(3), kept text DEFAULT 'untouched',
-                            PRIMARY KEY (order_id, line_no));
-  `);
-});
+const spec = (mode: 'upsert' | 'update' | 'replace', extra: Partial<SpecInput> = {}) =>
+  lineTotalsSpec(env.db.envVar, mode, { name: `images-${mode}${extra.undo === 'off' ? '-off' : ''}`, ...extra });
+const seedTarget = () => seedLineTotals(env.db.pool);
 
-const TRANSFORM = `SELECT order_id, line_no, (qty * price)::numeric(12,2) AS total, upper(sku) AS note, placed_at AS "updatedAt" FROM chunk`;
-
-function spec(mode: 'upsert' | 'update' | 'replace', extra: Partial<SpecInput> = {}): SpecInput {
-  return {
-    name: `images-${mode}${extra.undo === 'off' ? '-off' : ''}`,
-    reason: 'before-images test',
-    database: env.db.envVar,
-    source: { table: 'Shop.Order Lines', key: ['order_id', 'line_no'] },
-    partition: { by: 'range', column: 'order_id', size: 1_000 },
-    transform: { name: 'line-totals', version: 1, sql: TRANSFORM },
-    target: { table: 'Shop.LineTotals', key: ['order_id', 'line_no'], mode, ...(mode === 'replace' ? { partitionColumn: 'order_id' } : {}) },
-    limits: { chunkSize: 500, concurrency: 2 },
-    ...extra,
-  } as SpecInput;
-}
-
-/**
- * The target before the run: a third of the lines as the transform computes them (unchanged by
- * the run), a third with other values (updated), a third absent (inserted by upsert and replace;
- * update mode skips them); replace mode also finds rows the transform does not produce (line 9 of
- * some orders: deleted). `kept` holds a value no run writes.
- */
-async function seedTarget(): Promise<void> {
-  await env.db.pool.query(`TRUNCATE ${TARGET}`);
-  await env.db.pool.query(`
-    INSERT INTO ${TARGET} (order_id, line_no, total, note, "updatedAt", kept)
-      SELECT order_id, line_no,
-             CASE WHEN (order_id + line_no) % 3 = 0 THEN (qty * price)::numeric(12,2) ELSE 0.01 END,
-             CASE WHEN (order_id + line_no) % 3 = 0 THEN upper(sku) ELSE NULL END,
-             placed_at, 'kept ' || order_id
-        FROM "Shop"."Order Lines" WHERE (order_id + line_no) % 3 <> 2;
-    INSERT INTO ${TARGET} (order_id, line_no, total, note, kept) SELECT o, 9, 9.99, 'stray', 'stray' FROM generate_series(1, ${ORDERS}, 7) o;
-  `);
-}
-
-async function snapshot(name: string): Promise<void> {
-  await env.db.pool.query(`DROP TABLE IF EXISTS "Shop".${quoteIdent(name)}; CREATE TABLE "Shop".${quoteIdent(name)} AS SELECT * FROM ${TARGET}`);
-}
+const snapshot = (name: string) => snapshotLineTotals(env.db.pool, name);
 
 /** The images applied to a copy of the target, the way a revert would: returns the copy's name. */
 async function undoOnCopy(images: string): Promise<string> {
@@ -87,12 +38,7 @@ async function undoOnCopy(images: string): Promise<string> {
   return '"Shop"."undone"';
 }
 
-async function differences(a: string, b: string): Promise<{ onlyA: number; onlyB: number }> {
-  const { rows } = await env.db.pool.query<{ a: string; b: string }>(
-    `SELECT (SELECT count(*) FROM (TABLE ${a} EXCEPT ALL TABLE ${b}) x) AS a, (SELECT count(*) FROM (TABLE ${b} EXCEPT ALL TABLE ${a}) x) AS b`,
-  );
-  return { onlyA: Number(rows[0].a), onlyB: Number(rows[0].b) };
-}
+const differences = (a: string, b: string) => diff(env.db.pool, a, b);
 
 async function imageCounts(images: string): Promise<Record<string, number>> {
   const { rows } = await env.db.pool.query<{ change: string; n: string }>(
@@ -101,14 +47,7 @@ async function imageCounts(images: string): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.change, Number(r.n)]));
 }
 
-const lines = ORDERS * LINES;
-const strays = Math.ceil(ORDERS / 7);
-const EXPECTED: Record<string, Record<string, number>> = {
-  // (order_id + line_no) % 3: 0 unchanged, 1 updated, 2 absent
-  upsert: { i: lines / 3, u: lines / 3 },
-  update: { u: lines / 3 },
-  replace: { d: strays, i: lines / 3, u: lines / 3 },
-};
+const EXPECTED = CHANGES;
 
 describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
   test('keeps one image per row it changed; put back, they give the target as it was, row for row', async () => {
@@ -125,19 +64,17 @@ describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
     const written = Object.values(EXPECTED[mode]).reduce((a, b) => a + b, 0);
     expect(result.rowsWritten).toBe(written);
 
-    // what each image says the run wrote is what the target holds now
-    const after = WRITTEN.map((c, i) => `(t.${quoteIdent(c)} IS NOT DISTINCT FROM i.${quoteIdent(`backfill:after:${i + 1}`)})`).join(' AND ');
-    const { rows: stale } = await env.db.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${images} i LEFT JOIN ${TARGET} t USING (order_id, line_no) WHERE i."backfill:change" <> 'd' AND NOT coalesce(${after}, false)`,
-    );
-    expect(Number(stale[0].n)).toBe(0);
-    // every image names a partition of the run
-    const { rows: partitions } = await env.db.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${images} i WHERE NOT EXISTS (SELECT 1 FROM backfill.partitions p WHERE p.run_id = $1 AND p.partition_id = i."backfill:partition")`,
+    // every image carries the transaction of a chunk of this run, and the rows it wrote are still that version
+    const { rows: foreign } = await env.db.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${images} i WHERE NOT EXISTS (SELECT 1 FROM backfill.chunks c WHERE c.run_id = $1 AND c.xid = i."backfill:xid")`,
       [started.runId],
     );
-    expect(Number(partitions[0].n)).toBe(0);
-
+    expect(Number(foreign[0].n)).toBe(0);
+    const { rows: moved } = await env.db.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${images} i LEFT JOIN ${TARGET} t USING (order_id, line_no)
+        WHERE i."backfill:change" <> 'd' AND t.xmin IS DISTINCT FROM i."backfill:xid"::xid`,
+    );
+    expect(Number(moved[0].n)).toBe(0);
     expect(await differences(await undoOnCopy(images), '"Shop"."before"')).toEqual({ onlyA: 0, onlyB: 0 });
     // and the run really changed something, or the line above proves nothing
     const counts = EXPECTED[mode];

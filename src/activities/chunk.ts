@@ -20,6 +20,7 @@ import { boundsText } from '../compiler/partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
 import { EXACT_TYPES } from '../transforms/exact-types';
+import { revertChunk } from './revert-chunk';
 
 export interface ChunkRequest {
   runId: string;
@@ -100,6 +101,13 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     }
     cursor = locked.cursor;
     bounds = locked.bounds;
+    if (ctx.revert) {
+      const reverted = await revertChunk(client, ctx, request, locked, chunkStarted);
+      hi = reverted.hi;
+      await client.query(`${commitDurability(reverted.done, run.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
+      if (reverted.failure) throw ApplicationFailure.nonRetryable(reverted.failure, FailureType.DataError);
+      return { row: reverted.row, ...reverted.counts, turnMs };
+    }
     // replace mode computes the whole partition at once: a rollup must see all of its rows
     const limit = replace ? 2_147_483_647 : request.chunkSize;
     const b = compiled.chunkBounds(bounds, replace ? null : cursor, limit);
@@ -116,7 +124,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
     const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
-    const imaged = await captureBeforeImages(client, ctx, bounds, partitionId);
+    const imaged = await captureBeforeImages(client, ctx, bounds);
     let rowsWritten = 0;
     for (const statement of compiled.write(bounds)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
@@ -209,10 +217,10 @@ export function commitDurability(finishesPartition: boolean, flushEveryChunk = f
  * transaction and snapshot — so an image exists exactly when its write commits. Returns how
  * many, or null when the run keeps none (`undo: off`).
  */
-async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds'], partitionId: string): Promise<number | null> {
+async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds']): Promise<number | null> {
   if (!ctx.images) return null;
   let imaged = 0;
-  for (const statement of ctx.images.compiled.capture(ctx.images.table, bounds, partitionId)) {
+  for (const statement of ctx.images.compiled.capture(ctx.images.table, bounds)) {
     imaged += (await client.query(statement.text, statement.values)).rowCount ?? 0;
   }
   return imaged;

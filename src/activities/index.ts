@@ -8,6 +8,7 @@ import { onTheRunsDatabase } from './database-check';
 import { gateActivities } from './gates';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
+import { registerRevertActivity } from './register-revert';
 import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
   return refusedAtOnce({
     // registration checks the database it is about to write the run into (register-run.ts)
     registerRun: registerRunActivity(deps),
+    registerRevert: registerRevertActivity(deps),
     ...onTheRunsDatabase(deps.pools, {
       processPartition: processPartitionActivity(deps, contexts),
       splitTail: splitTailActivity(deps, contexts),

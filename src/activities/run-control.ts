@@ -194,8 +194,8 @@ export function runControlActivities(deps: ActivityDeps) {
  */
 async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDeps['logger']): Promise<number | null> {
   const run = await getRun(pool, runId);
-  // a run of only the stale partitions covers part of the scope on purpose
-  if (!run || run.only_stale) return null;
+  // a run of only the stale partitions covers part of the scope on purpose; a revert covers images, not a scope
+  if (!run || run.only_stale || run.reverts) return null;
   const statement = compileRun(run.spec, run.shape).outsidePlan(await plannedBounds(pool, runId));
   try {
     return await inReadOnlyCheck(

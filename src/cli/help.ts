@@ -11,7 +11,7 @@ export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
   { heading: 'Specs:', commands: ['validate', 'plan', 'stale', 'schema'] },
   {
     heading: 'Runs:',
-    commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'approve'],
+    commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'revert', 'approve'],
   },
   { heading: 'Proof:', commands: ['verify', 'after', 'cleanup', 'report'] },
   { heading: 'Infrastructure:', commands: ['worker', 'codec-server', 'migrate', 'dev', 'demo', 'setup', 'complete'] },
@@ -28,6 +28,10 @@ const EXAMPLES: Record<string, string[]> = {
   pause: [`backfill pause ${RUN} --reason "replica lag during the sale"`],
   resume: [`backfill resume ${RUN} --reason "lag back under 1 s"`, `backfill resume ${RUN} --accept-input-change --reason "fx rates reloaded on purpose"`],
   cancel: [`backfill cancel ${RUN} --reason "wrong rounding, fixing the transform"`],
+  revert: [
+    `backfill revert ${RUN} --reason "rates table was a day off" --wait`,
+    `backfill revert ${RUN} --partition p0003 p0004 --reason "only March was wrong"`,
+  ],
   'retry-failed': [`backfill retry-failed ${RUN} --reason "bad row fixed" --wait`],
   approve: [`backfill approve ${RUN} --reason "canary diff reviewed: 0 mismatches"`],
   verify: [`backfill verify ${RUN}`, `backfill verify ${RUN} --partition id:000200000-000300000 -o json`],

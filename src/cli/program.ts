@@ -20,6 +20,7 @@ import * as plan from './commands/plan';
 import * as report from './commands/report';
 import * as resume from './commands/resume';
 import * as retryFailed from './commands/retry-failed';
+import * as revert from './commands/revert';
 import * as schema from './commands/schema';
 import * as setLimits from './commands/set-limits';
 import * as setup from './commands/setup';
@@ -48,6 +49,7 @@ const COMMANDS = [
   cancel,
   setLimits,
   retryFailed,
+  revert,
   approve,
   verify,
   after,

@@ -43,4 +43,12 @@ export interface RunShape {
    * every chunk is then reconciled, not a sample. Absent (false) in runs registered before it.
    */
   targetRewrites?: boolean;
+  /** A revert run (docs/undo.md): what its statements need from the images' catalog; absent for every other run. */
+  revert?: RevertShape;
+}
+
+/** What a revert run needs beyond the original run's shape, read from the image table when it registers. */
+export interface RevertShape {
+  /** Replace mode: the columns a deleted row is inserted back into (every target column but generated ones). */
+  insertColumns?: string[];
 }

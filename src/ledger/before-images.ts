@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { quoteIdent } from '../db/sql';
+import { IMAGE_XID } from '../compiler/before-images';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -36,4 +37,24 @@ export async function undoFacts(db: Queryable, runId: string): Promise<UndoFacts
   );
   if (rows.length === 0 || rows[0].keep === null) return null;
   return { keep: rows[0].keep, until: rows[0].until, bytes: rows[0].bytes === null ? null : Number(rows[0].bytes) };
+}
+
+/**
+ * Readies a run's images for a revert, which restores them one original chunk at a time: an
+ * index on the chunk's transaction (built once; the run's chunks never paid for it), fresh
+ * statistics (autovacuum is off on image tables), and the columns a deleted row goes back into
+ * (every target column but generated ones, which PostgreSQL computes).
+ */
+export async function prepareImagesForRevert(db: Queryable, runId: string, targetTable: string): Promise<{ insertColumns: string[] }> {
+  const table = imageTableOf(runId);
+  await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${runId}:by-chunk`)} ON ${table} (${quoteIdent(IMAGE_XID)})`);
+  await db.query(`ANALYZE ${table}`);
+  const { rows: columns } = await db.query<{ name: string }>(
+    `SELECT t.attname::text AS name FROM pg_attribute t
+      WHERE t.attrelid = $1::regclass AND t.attnum > 0 AND NOT t.attisdropped AND t.attgenerated = ''
+        AND EXISTS (SELECT 1 FROM pg_attribute i WHERE i.attrelid = $2::regclass AND i.attname = t.attname AND NOT i.attisdropped)
+      ORDER BY t.attnum`,
+    [targetTable, table],
+  );
+  return { insertColumns: columns.map((c) => c.name) };
 }

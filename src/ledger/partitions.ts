@@ -166,7 +166,7 @@ export async function runTotals(db: Queryable, runId: string): Promise<RunTotals
        FROM backfill.partitions WHERE run_id = $1 GROUP BY status`,
     [runId],
   );
-  const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+  const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0, reverted: 0 };
   const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, rowsSkipped: 0, concurrentRetries: 0 };
   for (const r of rows) {
     byStatus[r.status] = Number(r.n);
@@ -223,8 +223,8 @@ export interface ChunkRecord {
 export async function recordChunk(client: pg.PoolClient, runId: string, partitionId: string, c: ChunkRecord): Promise<void> {
   await client.query(
     `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
-       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker, xid)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, pg_current_xact_id())`,
     [
       runId,
       partitionId,

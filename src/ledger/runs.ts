@@ -72,6 +72,8 @@ export interface RunRow {
   undo_table: string | null;
   /** How long its images are kept after the run finishes, as the spec said it (`14 days`). */
   undo_keep: string | null;
+  /** A revert run: the run it undoes (migration 0015); NULL for every other run. */
+  reverts: string | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -103,6 +105,8 @@ export interface NewRun {
   rowsPlanned?: { rows: number; exact: boolean };
   /** Where its before-images go and how long they are kept; absent with `undo: off`. */
   undo?: { table: string; keep: string };
+  /** A revert run: the run it undoes. */
+  reverts?: string;
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -123,8 +127,8 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
        shape, partitions_total, started_by, target_relation, database_identity,
        input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale, rows_planned, rows_planned_exact,
-       undo_table, undo_keep)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29)
+       undo_table, undo_keep, reverts)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId,
@@ -156,6 +160,7 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
       run.rowsPlanned?.exact ?? null,
       run.undo?.table ?? null,
       run.undo?.keep ?? null,
+      run.reverts ?? null,
     ],
   );
   return res.rowCount === 1;

@@ -372,7 +372,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     );
     const started = performance.now();
     let imageRows = 0;
-    if (images) for (const c of images.compiled.capture(images.table, p.bounds, p.id)) imageRows += (await client.query(c.text, c.values)).rowCount ?? 0;
+    if (images) for (const c of images.compiled.capture(images.table, p.bounds)) imageRows += (await client.query(c.text, c.values)).rowCount ?? 0;
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
     const { rows: now } = await client.query<{ bytes: string; size: string; images: string | null }>(

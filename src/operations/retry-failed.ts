@@ -50,6 +50,8 @@ export async function retryFailed(
     startedBy: run.started_by,
     ...(run.database_identity ? { databaseIdentity: run.database_identity } : {}),
     retry: { attempt, actor: who.actor, reason: who.reason },
+    // a revert's chunks restore images: its retry skips the backfill's whole-run check as it did
+    ...(run.reverts ? { revert: { of: run.reverts, reason: run.reason } } : {}),
   };
   let handle: WorkflowHandle;
   try {

@@ -135,7 +135,7 @@ function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, pa
 }
 
 /** Returns once the run is in the ledger; turns a refused registration (lost race, bad spec) into the operator's error. */
-async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId: string, timeoutMs: number): Promise<void> {
+export async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle, runId: string, timeoutMs: number): Promise<void> {
   const outcome = await pollUntil(
     async () => {
       if ((await ledgerExists(pool)) && (await getRun(pool, runId))) return 'registered';

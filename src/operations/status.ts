@@ -17,6 +17,7 @@ import { frozenTransformOf, getRun, ledgerExists, listRuns, type RunRow } from '
 import { transformLabel } from '../shared/labels';
 import { msUntilOpen } from '../shared/window';
 import { undoFacts } from '../ledger/before-images';
+import { conflictSummary, revertedPartitions, revertRunsOf, type ConflictSummary } from '../ledger/reverts';
 
 export interface StatusReport {
   limits: Limits;
@@ -81,6 +82,10 @@ export interface StatusReport {
    * their size (null once dropped); null when the run keeps none (`undo: off`, or older runs).
    */
   undo: { keep: string; until: string | null; bytes: number | null } | 'off' | null;
+  /** A revert run: the run it undoes, and the rows it left alone because they changed since (keys: row data, ledger only). */
+  revert: { of: string; conflicts: ConflictSummary } | null;
+  /** The revert runs of this run, and how many of its partitions are reverted. */
+  revertedBy: { runs: { runId: string; status: string }[]; partitions: number } | null;
 }
 
 /** The report of run `runId`, which must be in this ledger. */
@@ -157,7 +162,16 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     computedBeforeInputChange: await partitionsComputedBeforeInputChange(pool, run.run_id),
     workers: await chunkWriters(pool, run.run_id),
     undo: await undoOf(pool, run),
+    revert: run.reverts ? { of: run.reverts, conflicts: await conflictSummary(pool, run.run_id) } : null,
+    revertedBy: await revertedByOf(pool, run),
   };
+}
+
+async function revertedByOf(pool: pg.Pool, run: RunRow): Promise<StatusReport['revertedBy']> {
+  if (!run.undo_table) return null;
+  const runs = await revertRunsOf(pool, run.run_id);
+  if (runs.length === 0) return null;
+  return { runs: runs.map((r) => ({ runId: r.runId, status: r.status })), partitions: (await revertedPartitions(pool, run.run_id)).length };
 }
 
 async function undoOf(pool: pg.Pool, run: RunRow): Promise<StatusReport['undo']> {

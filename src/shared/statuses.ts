@@ -52,6 +52,8 @@ export const PartitionStatus = {
   Failed: 'failed',
   /** Stopped at a chunk boundary by a cancel; committed chunks stay. */
   Cancelled: 'cancelled',
+  /** A revert run put back what it wrote, from its before-images (docs/undo.md); final. */
+  Reverted: 'reverted',
 } as const;
 export type PartitionStatus = (typeof PartitionStatus)[keyof typeof PartitionStatus];
 
@@ -61,10 +63,12 @@ export const PARTITION_TRANSITIONS: Readonly<Record<PartitionStatus, readonly Pa
   pending: ['running', 'cancelled', 'failed'],
   // a restarted worker re-enters running from its own checkpoint (running -> running)
   running: ['running', 'succeeded', 'failed', 'cancelled'],
-  succeeded: [],
+  // a revert run restored what it wrote (a failed or cancelled one may have written some chunks)
+  succeeded: ['reverted'],
   // retry-failed puts them back in the plan; they resume from their checkpoint
-  failed: ['pending', 'running'],
-  cancelled: ['pending', 'running'],
+  failed: ['pending', 'running', 'reverted'],
+  cancelled: ['pending', 'running', 'reverted'],
+  reverted: [],
 };
 
 /** A partition in one of these statuses has ended: it leaves the run's in-flight set and counts as done. */

@@ -1,5 +1,6 @@
 import { compileBeforeImages } from '../../src/compiler/before-images';
 import { compileRun } from '../../src/compiler/statements';
+import { compileRevert } from '../../src/compiler/revert';
 import type { Spec } from '../../src/specs/schema';
 import { undoKeep, specSchema } from '../../src/specs/schema';
 
@@ -18,14 +19,14 @@ const range = { kind: 'range' as const, column: 'id', lo: '0', hi: '1000' };
 const IMAGES = 'backfill_undo."r1"';
 
 describe('compileBeforeImages', () => {
-  test('upsert: the rows the merge inserts or changes, old values beside the ones written, under the write’s own join', () => {
+  test('upsert: the rows the merge inserts or changes, with their old values and the chunk’s transaction, under the write’s own join', () => {
     const compiled = compileRun(base, shape);
-    const [capture, ...more] = compileBeforeImages(base, shape).capture(IMAGES, range, 'p1');
+    const [capture, ...more] = compileBeforeImages(base, shape).capture(IMAGES, range);
     expect(more).toEqual([]);
-    expect(capture.values).toEqual(['p1']);
+    expect(capture.values).toEqual([]);
     expect(capture.text).toBe(
-      `INSERT INTO ${IMAGES} ("id", "day", "amount", "backfill:partition", "backfill:change", "backfill:after:1", "backfill:after:2") ` +
-        `SELECT o."id", t."day", t."amount", $1::text, CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END, o."day", o."amount" ` +
+      `INSERT INTO ${IMAGES} ("id", "day", "amount", "backfill:change", "backfill:xid") ` +
+        `SELECT o."id", t."day", t."amount", CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END, pg_current_xact_id() ` +
         `FROM ${compiled.outputTable} o LEFT JOIN "public"."totals" t ON t."id" = o."id" ` +
         `AND t."id" >= (SELECT min("id") FROM ${compiled.outputTable}) AND t."id" <= (SELECT max("id") FROM ${compiled.outputTable}) ` +
         `WHERE t."id" IS NULL OR (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount")`,
@@ -36,25 +37,25 @@ describe('compileBeforeImages', () => {
 
   test('update: only existing rows that change; nothing to image when only the key is output', () => {
     const spec = { ...base, target: { ...base.target, mode: 'update' as const } };
-    const [capture] = compileBeforeImages(spec, shape).capture(IMAGES, range, 'p1');
-    expect(capture.text).toContain(`SELECT o."id", t."day", t."amount", $1::text, 'u', o."day", o."amount" FROM`);
+    const [capture] = compileBeforeImages(spec, shape).capture(IMAGES, range);
+    expect(capture.text).toContain(`SELECT o."id", t."day", t."amount", 'u', pg_current_xact_id() FROM`);
     expect(capture.text).toContain(' JOIN "public"."totals" t ON');
     expect(capture.text).not.toContain('LEFT JOIN');
-    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(IMAGES, range, 'p1')).toEqual([]);
+    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(IMAGES, range)).toEqual([]);
   });
 
   test('replace: whole old rows of the partition it deletes, by the column names registered, then the merge’s rows', () => {
     const spec = { ...base, target: { ...base.target, mode: 'replace' as const, partitionColumn: 'day' } };
     const replaceShape = { ...shape, targetPartitionColumnType: 'bigint', targetColumns: ['id', 'day', 'amount', 'note'] };
-    const [deleted, changed] = compileBeforeImages(spec, replaceShape).capture(IMAGES, { ...range, column: 'id' }, 'p7');
+    const [deleted, changed] = compileBeforeImages(spec, replaceShape).capture(IMAGES, { ...range, column: 'id' });
     expect(deleted.text).toMatch(
-      /^INSERT INTO backfill_undo."r1" \("id", "day", "amount", "note", "backfill:partition", "backfill:change"\) SELECT t."id", t."day", t."amount", t."note", \$3::text, 'd' FROM "public"."totals" t WHERE t."day" >= \$1::bigint AND t."day" < \$2::bigint AND NOT EXISTS/,
+      /^INSERT INTO backfill_undo."r1" \("id", "day", "amount", "note", "backfill:change", "backfill:xid"\) SELECT t."id", t."day", t."amount", t."note", 'd', pg_current_xact_id\(\) FROM "public"."totals" t WHERE t."day" >= \$1::bigint AND t."day" < \$2::bigint AND NOT EXISTS/,
     );
-    expect(deleted.values).toEqual(['0', '1000', 'p7']);
+    expect(deleted.values).toEqual(['0', '1000']);
     expect(changed.text).toContain(`CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END`);
     expect(compileBeforeImages(spec, replaceShape).createTable(IMAGES)).toBe(
-      `CREATE TABLE ${IMAGES} WITH (autovacuum_enabled = false) AS SELECT t."id", t."day", t."amount", t."note", NULL::text AS "backfill:partition", ` +
-        `NULL::"char" AS "backfill:change", t."day" AS "backfill:after:1", t."amount" AS "backfill:after:2" FROM "public"."totals" t WITH NO DATA`,
+      `CREATE TABLE ${IMAGES} WITH (autovacuum_enabled = false) AS SELECT t."id", t."day", t."amount", t."note", ` +
+        `NULL::"char" AS "backfill:change", NULL::xid8 AS "backfill:xid" FROM "public"."totals" t WITH NO DATA`,
     );
     // a run registered without the target's columns cannot keep whole rows: refused, not guessed
     expect(() => compileBeforeImages(spec, { ...replaceShape, targetColumns: undefined })).toThrow(/targetColumns/);
@@ -70,6 +71,43 @@ describe('compileBeforeImages', () => {
     expect(compileBeforeImages(base, shape).createTable('sample_images', { temporary: true })).toMatch(
       /^CREATE TEMP TABLE sample_images ON COMMIT DROP AS SELECT/,
     );
+  });
+});
+
+describe('compileRevert', () => {
+  const spec = { ...base, target: { ...base.target, key: ['id'] } };
+  const compiled = compileRevert(spec, shape, IMAGES, {});
+
+  test('restores only rows that are still the version the original chunk wrote (xmin), each kind by its own step, in one statement', () => {
+    const restore = compiled.restore('1234');
+    expect(restore.values).toEqual(['1234']);
+    expect(restore.text).toBe(
+      `WITH img AS MATERIALIZED (SELECT i.* FROM ${IMAGES} i WHERE i."backfill:xid" = $1::xid8), ` +
+        `updated AS (UPDATE "public"."totals" t SET "day" = i."day", "amount" = i."amount" FROM img i WHERE i."backfill:change" = 'u' AND t."id" = i."id" AND t.xmin = i."backfill:xid"::xid RETURNING 1), ` +
+        `inserted AS (DELETE FROM "public"."totals" t USING img i WHERE i."backfill:change" = 'i' AND t."id" = i."id" AND t.xmin = i."backfill:xid"::xid RETURNING 1) ` +
+        'SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::integer AS restored',
+    );
+  });
+
+  test('replace mode also inserts back what it deleted, identity values included, where the key is free', () => {
+    const replace = { ...spec, target: { ...spec.target, mode: 'replace' as const, partitionColumn: 'day' } };
+    const text = compileRevert(replace, { ...shape, targetColumns: ['id', 'day', 'amount', 'total'] }, IMAGES, {
+      insertColumns: ['id', 'day', 'amount'],
+    }).restore('7').text;
+    expect(text).toContain(
+      `deleted AS (INSERT INTO "public"."totals" ("id", "day", "amount") OVERRIDING SYSTEM VALUE SELECT i."id", i."day", i."amount" FROM img i ` +
+        `WHERE i."backfill:change" = 'd' AND NOT EXISTS (SELECT 1 FROM "public"."totals" t WHERE t."id" = i."id") RETURNING 1)`,
+    );
+    expect(text).toContain('+ (SELECT count(*) FROM deleted))::integer AS restored');
+  });
+
+  test('a row is as before the run, as the run left it, or a conflict — never two of them', () => {
+    const tally = compiled.tally('1').text;
+    expect(tally).toContain(
+      `count(*) FILTER (WHERE CASE i."backfill:change" WHEN 'd' THEN NOT t."id" IS NOT NULL ELSE t."id" IS NOT NULL AND t.xmin = i."backfill:xid"::xid END)::integer AS after`,
+    );
+    expect(tally).toContain(`ELSE t."id" IS NOT NULL AND (t."day", t."amount") IS NOT DISTINCT FROM (i."day", i."amount") END`);
+    expect(compiled.conflicts('1').text).toMatch(/^SELECT i."id"::text AS key, CASE i."backfill:change" WHEN 'u' THEN 'updated'/);
   });
 });
 

@@ -86,8 +86,11 @@ describe('status transitions', () => {
     expect(RUN_TRANSITIONS.cancelled).toEqual(['running']);
   });
 
-  test('a succeeded partition never runs again; failed and cancelled ones may be retried', () => {
-    expect(PARTITION_TRANSITIONS[PartitionStatus.Succeeded]).toEqual([]);
+  test('a succeeded partition never runs again (a revert may mark it reverted, for good); failed and cancelled ones may be retried', () => {
+    expect(PARTITION_TRANSITIONS[PartitionStatus.Succeeded]).toEqual(['reverted']);
+    expect(PARTITION_TRANSITIONS[PartitionStatus.Reverted]).toEqual([]);
+    expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'reverted')).toBe(true);
+    expect(canTransition(PARTITION_TRANSITIONS, 'pending', 'reverted')).toBe(false);
     expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'pending')).toBe(true);
     expect(canTransition(PARTITION_TRANSITIONS, 'failed', 'running')).toBe(true);
     expect(canTransition(PARTITION_TRANSITIONS, 'cancelled', 'running')).toBe(true);

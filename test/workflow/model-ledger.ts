@@ -201,7 +201,7 @@ export class ModelLedger {
       },
       finalizeRun: async (input): Promise<FinalizeRunResult> => {
         this.calls.push(input.checkError ? `finalizeRun:${input.checkError}` : 'finalizeRun');
-        const byStatus = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
+        const byStatus = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0, reverted: 0 };
         for (const p of this.partitions) byStatus[p.status]++;
         const rowsWritten = byStatus.succeeded * this.options.rows;
         const failed = byStatus.failed > 0 || input.checkError !== undefined;

@@ -33,6 +33,20 @@ export function renderStatus(r: StatusReport): string {
   if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
   const undo = describeUndo(r.undo);
   if (undo) lines.push(`  undo:      ${undo}`);
+  if (r.revert) {
+    const c = r.revert.conflicts;
+    lines.push(`  reverts:   run ${r.revert.of}: puts back what it wrote, from its before-images`);
+    if (c.total > 0) {
+      const shown = c.examples.map((e) => `${e.partitionId} ${e.key} (${e.change})`).join(', ');
+      lines.push(
+        `  conflicts: ${c.total} row(s) changed after ${r.revert.of} wrote them, left as they are: ${shown}${c.total > c.examples.length ? ', …' : ''}`,
+      );
+    }
+  }
+  if (r.revertedBy) {
+    const runs = r.revertedBy.runs.map((x) => `${x.runId} (${x.status})`).join(', ');
+    lines.push(`  reverted:  ${r.revertedBy.partitions} partition(s), by ${runs}`);
+  }
   if (r.inputs.length > 0) lines.push(`  inputs:    ${r.inputs.join(', ')} (checked before each partition; a change holds the run)`);
   if (r.computedBeforeInputChange > 0) {
     lines.push(

@@ -16,6 +16,7 @@ import { m0011ChunkWorker } from './0011-chunk-worker';
 import { m0012CommitProbes } from './0012-commit-probes';
 import { m0013PartitionSplits } from './0013-partition-splits';
 import { m0014BeforeImages } from './0014-before-images';
+import { m0015Reverts } from './0015-reverts';
 
 import type { Migration } from './migration';
 
@@ -36,4 +37,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0012CommitProbes,
   m0013PartitionSplits,
   m0014BeforeImages,
+  m0015Reverts,
 ];

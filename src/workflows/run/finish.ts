@@ -16,7 +16,8 @@ import type { RunResult } from './types';
 export async function finishRun(x: RunExecution): Promise<RunResult> {
   const { database, runId, spec, gated } = x;
   x.finishing = true;
-  if (gated && !x.s.cancelRequested && x.s.counts.failed === 0 && x.s.counts.cancelled === 0) {
+  // a revert verified every row it restored, in the chunk that restored it
+  if (gated && !x.input.revert && !x.s.cancelRequested && x.s.counts.failed === 0 && x.s.counts.cancelled === 0) {
     // finalizeRun reads the check's verdict from the ledger
     x.s = { ...x.s, finalCheck: await judged('the final check', () => x.checks.checkFinal({ database, runId })) };
     x.publishNow();

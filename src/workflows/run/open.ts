@@ -12,19 +12,32 @@ export async function openRun(x: RunExecution): Promise<void> {
   const { input, spec, database, runId } = x;
   const opening = input.retry
     ? await x.acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE })
-    : await x.acts.registerRun({
-        runId,
-        workflowId: workflowInfo().workflowId,
-        spec,
-        specFile: input.specFile,
-        specHash: input.specHash,
-        transform: input.transform,
-        startedBy: input.startedBy,
-        databaseIdentity: input.databaseIdentity,
-        ...(input.approval ? { approval: input.approval } : {}),
-        ...(input.onlyStale ? { onlyStale: true } : {}),
-        pageSize: PAGE,
-      });
+    : input.revert
+      ? await x.acts.registerRevert({
+          runId,
+          workflowId: workflowInfo().workflowId,
+          spec,
+          specHash: input.specHash,
+          reverts: input.revert.of,
+          ...(input.revert.partitions ? { partitions: input.revert.partitions } : {}),
+          reason: input.revert.reason,
+          startedBy: input.startedBy,
+          databaseIdentity: input.databaseIdentity,
+          pageSize: PAGE,
+        })
+      : await x.acts.registerRun({
+          runId,
+          workflowId: workflowInfo().workflowId,
+          spec,
+          specFile: input.specFile,
+          specHash: input.specHash,
+          transform: input.transform,
+          startedBy: input.startedBy,
+          databaseIdentity: input.databaseIdentity,
+          ...(input.approval ? { approval: input.approval } : {}),
+          ...(input.onlyStale ? { onlyStale: true } : {}),
+          pageSize: PAGE,
+        });
   x.s = run.opened(x.s, opening, input.retry !== undefined);
   x.queue = opening.firstPage;
   x.exhausted = x.queue.length < PAGE;

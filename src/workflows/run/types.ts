@@ -25,6 +25,12 @@ export interface RunWorkflowInput {
   onlyStale?: boolean;
   /** retry-failed: this execution is a new attempt of a finished run, re-running only its failed and cancelled partitions. */
   retry?: { attempt: number; actor: string; reason?: string };
+  /**
+   * A revert run (docs/undo.md): the run it undoes and, with `--partition`, which of its
+   * partitions. Its chunks restore before-images and verify every row they restore, so the
+   * backfill's whole-run check (which recomputes the transform) does not apply.
+   */
+  revert?: { of: string; partitions?: string[]; reason: string };
   /** Carried across continue-as-new; absent on the first execution. */
   state?: RunState;
 }

@@ -1,0 +1,71 @@
+/** `backfill revert`: put back what a run wrote, from its before-images, where nobody changed it since (docs/undo.md). */
+import { Command, Option } from 'commander';
+import { defaultActor } from '../../operations/actor';
+import { revertRun } from '../../operations/revert-run';
+import { statusReportFor } from '../../operations/status';
+import { temporalConfig, webUiUrl } from '../../temporal/config';
+import { followToEnd } from '../follow';
+import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
+import { emit, format, UsageError } from '../output';
+import { withLedgerAndTemporal } from '../session';
+
+async function revert(ref: string, opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string }): Promise<void> {
+  if (!opts.reason?.trim()) throw new UsageError('--reason is required: why this run is undone is kept in the audit record');
+  const config = temporalConfig();
+  await withLedgerAndTemporal(opts.database, async (session) => {
+    const original = await session.findRun(ref);
+    const started = await revertRun({ client: session.client, pool: session.pool, taskQueue: config.taskQueue }, original, {
+      reason: opts.reason!,
+      actor: opts.actor ?? defaultActor(),
+      partitions: opts.partition,
+      runId: opts.runId,
+    });
+    const info = {
+      runId: started.runId,
+      reverts: original.run_id,
+      name: started.name,
+      partitions: started.partitions,
+      webUi: webUiUrl(config.address, config.namespace, started.workflowId),
+    };
+    if (!opts.wait) {
+      emit(
+        opts,
+        info,
+        (i) =>
+          `Reverting ${original.name}/${i.reverts} as ${i.name}/${i.runId}: ${i.partitions} partitions\n  Web UI:   ${i.webUi}\n  follow:   backfill status ${i.runId}`,
+      );
+      return;
+    }
+    if (format(opts) === 'text')
+      process.stderr.write(
+        `Reverting ${original.name}/${original.run_id} as ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${info.webUi}\n`,
+      );
+    await followToEnd(session, started.runId, opts);
+    // every row restored, or the operator has rows to look at
+    const conflicts = (await statusReportFor(session.pool, started.runId)).revert?.conflicts ?? { total: 0 };
+    if (conflicts.total > 0) {
+      process.exitCode = 1;
+      if (format(opts) === 'text') {
+        process.stderr.write(
+          `${conflicts.total} row(s) were changed after ${original.run_id} wrote them and were left as they are (conflicts); their keys: backfill status ${started.runId}\n`,
+        );
+      }
+    }
+  });
+}
+
+export function command(): Command {
+  return new Command('revert')
+    .description(
+      'undo a run: put back every row it changed, from its before-images, where nobody changed the row since (those are listed as conflicts, never overwritten)',
+    )
+    .argument('<run>', 'run id or workflow id of the run to undo')
+    .addOption(new Option('--reason <text>', 'why it is undone; kept in the audit record of both runs').makeOptionMandatory())
+    .addOption(new Option('--partition <id...>', 'only these partitions of the run (default: every one it wrote)'))
+    .option('--wait', 'follow the revert to its end; exit 0 only when every row was restored')
+    .option('--run-id <id>', "the revert run's id (default: a new one)")
+    .addOption(actorOption())
+    .addOption(databaseOption())
+    .addOption(outputOption())
+    .action(revert);
+}
