@@ -26,8 +26,8 @@ export async function bareChunkLoop(
   if (images && imaging) {
     const setup = new pg.Client(url);
     await setup.connect();
-    await setup.query(`DROP TABLE IF EXISTS ${images}`);
-    await setup.query(imaging.createTable(images));
+    await setup.query(`DROP TABLE IF EXISTS ${images}, ${images}_row`);
+    for (const statement of imaging.createTables({ table: images, rowType: `${images}_row` })) await setup.query(statement);
     await setup.end();
   }
   const queue = [...partitions];
@@ -50,7 +50,7 @@ export async function bareChunkLoop(
           }
           const fill = compiled.fillFromSql(bounds, cursor, hi);
           await client.query(fill.text, fill.values);
-          if (images && imaging) for (const c of imaging.capture(images, bounds)) await client.query(c.text, c.values);
+          if (images && imaging) for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds)) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds)) await client.query(w.text, w.values);
           const check = compiled.reconcile();
           await client.query(check.text, check.values);

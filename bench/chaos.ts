@@ -611,7 +611,9 @@ async function imageCheck(pool: pg.Pool, runId: string): Promise<string[]> {
   );
   if (!run[0]?.undo_table) return [];
   const key = run[0].key.map((c) => `"${c}"`).join(', ');
-  const { rows } = await pool.query<{ n: string; keys: string }>(`SELECT count(*) AS n, count(DISTINCT (${key}, true)) AS keys FROM ${run[0].undo_table}`);
+  const { rows } = await pool.query<{ n: string; keys: string }>(
+    `SELECT count(*) AS n, count(DISTINCT (${key}, true)) AS keys FROM ${run[0].undo_table} i CROSS JOIN LATERAL unnest(i."backfill:rows") u`,
+  );
   const problems: string[] = [];
   if (rows[0].n !== run[0].written) problems.push(`the run wrote ${run[0].written} rows and kept ${rows[0].n} before-images`);
   if (rows[0].keys !== rows[0].n) problems.push(`${Number(rows[0].n) - Number(rows[0].keys)} before-image(s) repeat a key`);

@@ -3,7 +3,8 @@
  * dataset (examples/orders-usd.yaml), at two sizes (the whole spec, and its first
  * BENCH_SMALL_DAYS days) and two write mixes (an empty target, and a target already half
  * correct), it makes the plan's estimate and then runs the backfill, and prints projected
- * against actual: duration, WAL and the target's storage growth. Goal: within ±30 %.
+ * against actual: duration, WAL, the target's storage growth and the before-images' size (rows
+ * and bytes of the run's image table, docs/undo.md). Goal: within ±30 %.
  * Run: npm run bench:estimate   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,8 +30,8 @@ interface Row {
   size: string;
   mix: string;
   rows: number;
-  projected: { seconds: number; wal: number; storage: number };
-  actual: { seconds: number; wal: number; storage: number };
+  projected: { seconds: number; wal: number; storage: number; images: number; imageBytes: number };
+  actual: { seconds: number; wal: number; storage: number; images: number; imageBytes: number };
 }
 
 async function main(): Promise<void> {
@@ -67,15 +68,22 @@ async function main(): Promise<void> {
         const started = process.hrtime.bigint();
         // the harness names the run and its database itself
         const body = Object.fromEntries(Object.entries(spec).filter(([k]) => k !== 'name' && k !== 'database'));
-        const { rowsRead } = await env.backfill(name, body);
+        const { rowsRead, runId } = await env.backfill(name, body);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         const after = await marks(env.pool);
+        const images = await imagesOf(env.pool, runId);
         const row: Row = {
           size,
           mix,
           rows: rowsRead,
-          projected: { seconds: estimate.projected.durationSeconds, wal: estimate.projected.walBytes ?? 0, storage: estimate.projected.storageBytes ?? 0 },
-          actual: { seconds, wal: after.wal - before.wal, storage: after.size - before.size },
+          projected: {
+            seconds: estimate.projected.durationSeconds,
+            wal: estimate.projected.walBytes ?? 0,
+            storage: estimate.projected.storageBytes ?? 0,
+            images: estimate.projected.images?.rows ?? 0,
+            imageBytes: estimate.projected.images?.bytes ?? 0,
+          },
+          actual: { seconds, wal: after.wal - before.wal, storage: after.size - before.size, ...images },
         };
         results.push(row);
         const p = estimate.projected;
@@ -92,15 +100,28 @@ async function main(): Promise<void> {
   const ratio = (p: number, a: number) => (a > 0 ? `${(p / a).toFixed(2)}` : '—');
   const mb = (b: number) => (b / 1e6).toFixed(1);
   const lines = [
-    '| scope | target | rows | duration projected / actual (s) | ratio | WAL projected / actual (MB) | ratio | storage growth projected / actual (MB) | ratio |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| scope | target | rows | duration projected / actual (s) | ratio | WAL projected / actual (MB) | ratio | storage growth projected / actual (MB) | ratio | before-images projected / actual (rows) | ratio | their size projected / actual (MB) | ratio |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
         `| ${r.size} | ${r.mix} | ${r.rows.toLocaleString('en-US')} | ${r.projected.seconds.toFixed(1)} / ${r.actual.seconds.toFixed(1)} | ${ratio(r.projected.seconds, r.actual.seconds)} | ` +
-        `${mb(r.projected.wal)} / ${mb(r.actual.wal)} | ${ratio(r.projected.wal, r.actual.wal)} | ${mb(r.projected.storage)} / ${mb(r.actual.storage)} | ${ratio(r.projected.storage, r.actual.storage)} |`,
+        `${mb(r.projected.wal)} / ${mb(r.actual.wal)} | ${ratio(r.projected.wal, r.actual.wal)} | ${mb(r.projected.storage)} / ${mb(r.actual.storage)} | ${ratio(r.projected.storage, r.actual.storage)} | ` +
+        `${r.projected.images.toLocaleString('en-US')} / ${r.actual.images.toLocaleString('en-US')} | ${ratio(r.projected.images, r.actual.images)} | ` +
+        `${mb(r.projected.imageBytes)} / ${mb(r.actual.imageBytes)} | ${ratio(r.projected.imageBytes, r.actual.imageBytes)} |`,
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The run's before-images as stored: rows, and bytes on disk. */
+async function imagesOf(pool: import('pg').Pool, runId: string): Promise<{ images: number; imageBytes: number }> {
+  const { rows } = await pool.query<{ t: string | null }>('SELECT undo_table AS t FROM backfill.runs WHERE run_id = $1', [runId]);
+  if (!rows[0]?.t) return { images: 0, imageBytes: 0 };
+  const { rows: n } = await pool.query<{ n: string; b: string }>(
+    `SELECT coalesce(sum(cardinality("backfill:rows")), 0) AS n, pg_total_relation_size($1::regclass) AS b FROM ${rows[0].t}`,
+    [rows[0].t],
+  );
+  return { images: Number(n[0].n), imageBytes: Number(n[0].b) };
 }
 
 async function marks(pool: import('pg').Pool): Promise<{ wal: number; size: number }> {

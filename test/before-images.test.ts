@@ -26,13 +26,13 @@ async function undoOnCopy(images: string): Promise<string> {
   await snapshot('undone');
   const key = `u.order_id = i.order_id AND u.line_no = i.line_no`;
   await env.db.pool.query(`
-    DELETE FROM "Shop"."undone" u USING ${images} i WHERE ${key} AND i."backfill:change" = 'i';
-    UPDATE "Shop"."undone" u SET total = i.total, note = i.note, "updatedAt" = i."updatedAt" FROM ${images} i WHERE ${key} AND i."backfill:change" = 'u';
+    DELETE FROM "Shop"."undone" u USING ${images} AS i WHERE ${key} AND i."backfill:change" = 'i';
+    UPDATE "Shop"."undone" u SET total = i.total, note = i.note, "updatedAt" = i."updatedAt" FROM ${images} AS i WHERE ${key} AND i."backfill:change" = 'u';
   `);
-  const { rows } = await env.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${images} WHERE "backfill:change" = 'd'`);
+  const { rows } = await env.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${images} AS i WHERE "backfill:change" = 'd'`);
   if (Number(rows[0].n) > 0) {
     await env.db.pool.query(
-      `INSERT INTO "Shop"."undone" SELECT order_id, line_no, total, note, "updatedAt", kept FROM ${images} WHERE "backfill:change" = 'd'`,
+      `INSERT INTO "Shop"."undone" SELECT order_id, line_no, total, note, "updatedAt", kept FROM ${images} AS i WHERE "backfill:change" = 'd'`,
     );
   }
   return '"Shop"."undone"';
@@ -42,7 +42,7 @@ const differences = (a: string, b: string) => diff(env.db.pool, a, b);
 
 async function imageCounts(images: string): Promise<Record<string, number>> {
   const { rows } = await env.db.pool.query<{ change: string; n: string }>(
-    `SELECT "backfill:change" AS change, count(*) AS n FROM ${images} GROUP BY 1 ORDER BY 1`,
+    `SELECT "backfill:change" AS change, count(*) AS n FROM ${images} AS i GROUP BY 1 ORDER BY 1`,
   );
   return Object.fromEntries(rows.map((r) => [r.change, Number(r.n)]));
 }
@@ -59,19 +59,20 @@ describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
 
     const { rows: run } = await env.db.pool.query('SELECT undo_table, undo_keep FROM backfill.runs WHERE run_id = $1', [started.runId]);
     expect(run[0]).toEqual({ undo_table: `backfill_undo.${quoteIdent(started.runId)}`, undo_keep: '14 days' });
-    const images = run[0].undo_table as string;
+    // one SQL row per imaged target row: the table keeps them packed, a few image rows per chunk
+    const images = `(SELECT i."backfill:change", i."backfill:xid", u.* FROM ${run[0].undo_table} i CROSS JOIN LATERAL unnest(i."backfill:rows") u)`;
     expect(await imageCounts(images)).toEqual(EXPECTED[mode]);
     const written = Object.values(EXPECTED[mode]).reduce((a, b) => a + b, 0);
     expect(result.rowsWritten).toBe(written);
 
     // every image carries the transaction of a chunk of this run, and the rows it wrote are still that version
     const { rows: foreign } = await env.db.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${images} i WHERE NOT EXISTS (SELECT 1 FROM backfill.chunks c WHERE c.run_id = $1 AND c.xid = i."backfill:xid")`,
+      `SELECT count(*) AS n FROM ${images} AS i WHERE NOT EXISTS (SELECT 1 FROM backfill.chunks c WHERE c.run_id = $1 AND c.xid = i."backfill:xid")`,
       [started.runId],
     );
     expect(Number(foreign[0].n)).toBe(0);
     const { rows: moved } = await env.db.pool.query<{ n: string }>(
-      `SELECT count(*) AS n FROM ${images} i LEFT JOIN ${TARGET} t USING (order_id, line_no)
+      `SELECT count(*) AS n FROM ${images} AS i LEFT JOIN ${TARGET} t USING (order_id, line_no)
         WHERE i."backfill:change" <> 'd' AND t.xmin IS DISTINCT FROM i."backfill:xid"::xid`,
     );
     expect(Number(moved[0].n)).toBe(0);

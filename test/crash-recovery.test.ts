@@ -3,13 +3,16 @@
  * different points. After each restart the run resumes from the ledger's checkpoints
  * and ends exact: every partition succeeded exactly once, and the counts add up to the
  * source. Workers here are real processes (dist/worker.js), as operators deploy them.
+ * A revert (docs/undo.md) killed the same way puts back every row exactly.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
-import { createOrders, diffAgainstExpected, ordersSpec, WHERE, writeSpec } from './helpers/orders';
+import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
+import { getRun } from '../src/ledger/runs';
+import { revertRun } from '../src/operations/revert-run';
 import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 
 let db: TestDatabase;
@@ -104,5 +107,45 @@ test('a worker killed with SIGKILL mid-partition, twice, leaves a run that resum
   // the target started empty, so every row was written exactly once
   expect(rows[0].read).toBe(source.rows[0].n);
   expect(rows[0].written).toBe(source.rows[0].n);
+  await kill(worker);
+});
+
+test('a revert whose worker is killed with SIGKILL mid-partition resumes from its checkpoints and puts back every row exactly', async () => {
+  // the target as the first test left it: exact. A second run doubles every amount; its revert must give this back
+  await db.pool.query('DROP TABLE IF EXISTS app.before_wrong; CREATE TABLE app.before_wrong AS SELECT * FROM app.orders_usd');
+  const wrong = ordersSpec(db.envVar, {
+    name: 'crash-wrong',
+    partition: { by: 'range', column: 'id', size: 50_000 },
+    transform: { name: 'orders-usd', version: 2, sql: TRANSFORM_SQL.replace('round(c.amount_cents', '2 * round(c.amount_cents') },
+    limits: { chunkSize: 2000, concurrency: 3, rowsPerSecond: 25_000 },
+  });
+  let worker = startWorkerProcess();
+  const run = await startRun({ client, taskQueue }, { specFile: writeSpec(wrong), actor: 'test' });
+  expect((await waitForResult(run.handle)).status).toBe('succeeded');
+
+  const original = (await getRun(db.pool, run.runId))!;
+  const revert = await revertRun({ client, pool: db.pool, taskQueue }, original, { reason: 'amounts doubled', actor: 'test' });
+  await waitForMidPartition(revert.runId, 40_000);
+  await kill(worker);
+  worker = startWorkerProcess();
+  const result = await waitForResult(revert.handle);
+  expect(result.status).toBe('succeeded');
+
+  const { rows: diff } = await db.pool.query(
+    `SELECT (SELECT count(*) FROM (TABLE app.orders_usd EXCEPT ALL TABLE app.before_wrong) x)::int AS extra,
+            (SELECT count(*) FROM (TABLE app.before_wrong EXCEPT ALL TABLE app.orders_usd) x)::int AS missing`,
+  );
+  expect(diff[0]).toEqual({ extra: 0, missing: 0 });
+  const { rows } = await db.pool.query(
+    `SELECT count(*)::int AS partitions, count(*) FILTER (WHERE status = 'succeeded' AND completions = 1)::int AS once,
+            max(attempts)::int AS max_attempts, sum(rows_read)::int AS read, sum(rows_written)::int AS written, sum(rows_skipped)::int AS conflicts
+       FROM backfill.partitions WHERE run_id = $1`,
+    [revert.runId],
+  );
+  const { rows: images } = await db.pool.query(`SELECT sum(cardinality("backfill:rows"))::int AS n FROM ${original.undo_table}`);
+  expect(rows[0].once).toBe(rows[0].partitions);
+  expect(rows[0].max_attempts).toBeGreaterThan(1);
+  // every image restored once: none twice (the counts would exceed the images), none skipped
+  expect({ read: rows[0].read, written: rows[0].written, conflicts: rows[0].conflicts }).toEqual({ read: images[0].n, written: images[0].n, conflicts: 0 });
   await kill(worker);
 });

@@ -3,12 +3,15 @@
  * violation, a bad cast and a throwing TypeScript transform fails those partitions; every
  * history of the run (the run workflow and each partition child, every continue-as-new
  * run) is scanned for the rows' values and for list values, and none is found. The full
- * errors, values included, are in the ledger, where `status` reads them.
+ * errors, values included, are in the ledger, where `status` reads them. Before-images and a
+ * revert's conflicts (docs/undo.md) stay in the ledger too.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { statusReportFor, waitForResult } from '../src/operations';
-import { partitionWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId, runWorkflowId } from '../src/shared/ids';
+import { getRun } from '../src/ledger/runs';
+import { revertRun } from '../src/operations/revert-run';
 import { useTestEnvironment } from './helpers/environment';
 import { historiesText } from './helpers/histories';
 import { writeSpec } from './helpers/orders';
@@ -116,4 +119,42 @@ test('a throwing TypeScript transform and list partitions leave neither row valu
   expect(text).toContain('"partitionId":"team#000002"');
   expect(text).not.toContain(SECRET);
   expect(text).not.toMatch(/team-\d/);
+});
+
+test('before-images and a revert with conflicts put neither the old values nor the conflicting rows into any history', async () => {
+  const OLD = 'OLD-VALUE-77-';
+  await env.db.pool.query(`
+    CREATE TABLE app.people_v (id bigint PRIMARY KEY, ssn text NOT NULL);
+    INSERT INTO app.people_v SELECT i, '${OLD}' || i FROM generate_series(1, 400) AS i;
+  `);
+  const spec = {
+    name: 'redact-undo',
+    reason: 'test: images stay in the ledger',
+    database: env.db.envVar,
+    source: { table: 'app.people', key: 'id', where: 'id <= 500' },
+    partition: { by: 'range', column: 'id', size: 100 },
+    transform: { name: 'people-v', version: 1, sql: 'SELECT c.id, c.ssn FROM chunk c' },
+    target: { table: 'app.people_v', key: ['id'], mode: 'upsert' },
+    limits: { chunkSize: 50, concurrency: 3 },
+  };
+  const started = await env.start(spec);
+  expect((await waitForResult(started.handle)).status).toBe('succeeded');
+  // the application changes some rows the run wrote: the revert leaves them, as conflicts
+  await env.db.pool.query(`UPDATE app.people_v SET ssn = ssn || '-app' WHERE id IN (7, 170, 450)`);
+  const original = (await getRun(env.db.pool, started.runId))!;
+  const revert = await revertRun({ client: env.client, pool: env.db.pool, taskQueue: env.worker.taskQueue }, original, { reason: 'undo', actor: 'test' });
+  expect((await waitForResult(revert.handle)).status).toBe('succeeded');
+  expect((await statusReportFor(env.db.pool, revert.runId)).revert!.conflicts.total).toBe(3);
+  // the images did their job: the old values are back, in the target
+  expect((await env.db.pool.query(`SELECT count(*)::int AS n FROM app.people_v WHERE ssn LIKE '${OLD}%'`)).rows[0].n).toBe(400 - 2);
+
+  const ids = async (runId: string, name: string) => {
+    const { rows } = await env.db.pool.query<{ partition_id: string }>('SELECT partition_id FROM backfill.partitions WHERE run_id = $1', [runId]);
+    return [runWorkflowId(name, runId), ...rows.map((r) => partitionWorkflowId(name, runId, r.partition_id))];
+  };
+  const text = await historiesText(env.client, [...(await ids(started.runId, spec.name)), ...(await ids(revert.runId, revert.name))]);
+  expect(text).toContain('registerRevert');
+  expect(text).not.toContain(OLD);
+  expect(text).not.toContain(SECRET);
+  expect(text).not.toContain('-app');
 });

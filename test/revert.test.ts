@@ -13,6 +13,7 @@ import { controlRun } from '../src/operations/control';
 import { revertRun } from '../src/operations/revert-run';
 import { statusReportFor } from '../src/operations/status';
 import { getRun } from '../src/ledger/runs';
+import { stalePartitions } from '../src/ledger/stale';
 import { renderStatus } from '../src/cli/render/status';
 import { useTestEnvironment } from './helpers/environment';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
@@ -53,7 +54,7 @@ describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
     await seedLineTotals(env.db.pool);
     const before = await snapshotLineTotals(env.db.pool, 'before');
     const wrong = await runWrong(mode);
-    const { rows: imaged } = await env.db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${wrong.undo_table}`);
+    const { rows: imaged } = await env.db.pool.query<{ n: number }>(`SELECT sum(cardinality("backfill:rows"))::int AS n FROM ${wrong.undo_table}`);
     const changed = imaged[0].n;
     // the wrong transform rewrites every line (and replace mode deletes the strays)
     expect(changed).toBe(mode === 'update' ? (2 * ORDERS * LINES) / 3 : ORDERS * LINES + (mode === 'replace' ? CHANGES.replace.d : 0));
@@ -197,4 +198,28 @@ test('a run whose window has passed is refused, with the date it could be revert
   await expect(revert(off.run_id)).rejects.toThrow(
     `run ${off.run_id} kept no before-images (undo: off, or it ran before backfill kept them): it cannot be reverted`,
   );
+});
+
+test('stale shows reverted partitions as never written since, and start --only-stale re-runs exactly them', async () => {
+  await seedLineTotals(env.db.pool);
+  const spec = lineTotalsSpec(env.db.envVar, 'upsert', { name: 'wrong-stale', transform: { name: 'line-totals', version: 1, sql: WRONG } });
+  const first = await env.start(spec);
+  expect((await waitForResult(first.handle)).status).toBe('succeeded');
+  const written = await snapshotLineTotals(env.db.pool, 'written');
+  const original = (await getRun(env.db.pool, first.runId))!;
+  expect(await stalePartitions(env.db.pool, 'wrong-stale', 1)).toEqual([]);
+
+  const { started } = await revert(first.runId, { partitions: ['order_id:000001000-000002000', 'order_id:000002000-000003000'] });
+  const stale = await stalePartitions(env.db.pool, 'wrong-stale', 1);
+  expect(stale.map((p) => [p.partitionId, p.reason])).toEqual([
+    ['order_id:000001000-000002000', `reverted by ${started.runId}; no run has written it since`],
+    ['order_id:000002000-000003000', `reverted by ${started.runId}; no run has written it since`],
+  ]);
+  expect(await partitionStatuses(original.run_id)).toEqual({ reverted: 2, succeeded: original.partitions_total - 2 });
+
+  const again = await env.start(spec, { onlyStale: true });
+  expect(again.partitions).toBe(2);
+  expect((await waitForResult(again.handle)).status).toBe('succeeded');
+  expect(await differences(env.db.pool, TARGET, written)).toEqual({ onlyA: 0, onlyB: 0 });
+  expect(await stalePartitions(env.db.pool, 'wrong-stale', 1)).toEqual([]);
 });

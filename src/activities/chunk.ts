@@ -220,8 +220,8 @@ export function commitDurability(finishesPartition: boolean, flushEveryChunk = f
 async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds']): Promise<number | null> {
   if (!ctx.images) return null;
   let imaged = 0;
-  for (const statement of ctx.images.compiled.capture(ctx.images.table, bounds)) {
-    imaged += (await client.query(statement.text, statement.values)).rowCount ?? 0;
+  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds)) {
+    imaged += (await client.query<{ imaged: number }>(statement.text, statement.values)).rows[0].imaged;
   }
   return imaged;
 }

@@ -24,7 +24,7 @@ import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLa
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { specSchema, undoKeep, type Spec } from '../specs/schema';
-import { createImageTable, imageTableOf } from '../ledger/before-images';
+import { createImageTables, imageTableOf, imageTablesOf } from '../ledger/before-images';
 import { compileBeforeImages } from '../compiler/before-images';
 import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
@@ -154,7 +154,7 @@ export function registerRunActivity(deps: ActivityDeps) {
         });
         if (!inserted) return;
         // in the run's own transaction: a registered run that keeps images always has their table
-        if (keep !== null) await createImageTable(client, compileBeforeImages(spec, shape).createTable(imageTable));
+        if (keep !== null) await createImageTables(client, compileBeforeImages(spec, shape).createTables(imageTablesOf(runId)));
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
         const planned = await insertPartitions(client, runId, partitions);
         if (planned !== partitions.length) {

@@ -6,9 +6,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../compiler/statements';
-import { compileBeforeImages, type CompiledImages } from '../compiler/before-images';
+import { compileBeforeImages, type CompiledImages, type ImageTables } from '../compiler/before-images';
 import { compileRevert, type CompiledRevert } from '../compiler/revert';
-import { imageTableOf } from '../ledger/before-images';
+import { imageTablesOf } from '../ledger/before-images';
 import type { RunRow } from '../ledger/runs';
 import { artifactOriginRefusal } from '../security/module-origin';
 import type { WorkerTrust } from '../security/worker-trust';
@@ -23,7 +23,7 @@ export interface RunContext {
   compiled: CompiledRun;
   module?: TransformModule;
   /** Where chunks keep their before-images, and how they take them; absent with `undo: off`. */
-  images?: { table: string; compiled: CompiledImages };
+  images?: { tables: ImageTables; compiled: CompiledImages };
   /** A revert run: the run it undoes, and the statements that restore its images (chunks run these instead). */
   revert?: { of: string; compiled: CompiledRevert };
 }
@@ -49,9 +49,9 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
   const compiled = compileRun(run.spec, run.shape);
   if (run.reverts) {
     // a revert reads images, not the transform: nothing of the original's code is loaded
-    return { run, compiled, revert: { of: run.reverts, compiled: compileRevert(run.spec, run.shape, imageTableOf(run.reverts), run.shape.revert!) } };
+    return { run, compiled, revert: { of: run.reverts, compiled: compileRevert(run.spec, run.shape, imageTablesOf(run.reverts), run.shape.revert!) } };
   }
-  const images = run.undo_table ? { images: { table: run.undo_table, compiled: compileBeforeImages(run.spec, run.shape) } } : {};
+  const images = run.undo_table ? { images: { tables: imageTablesOf(run.run_id), compiled: compileBeforeImages(run.spec, run.shape) } } : {};
   if (run.transform_kind === 'sql') return { run, compiled, ...images };
 
   const artifact = await getArtifact(pool, run.transform_hash);

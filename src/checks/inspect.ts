@@ -240,13 +240,17 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
  * to create it (once the ledger is migrated; registration migrates it first).
  */
 async function beforeImageProblems(client: pg.PoolClient, spec: Spec, shape: RunShape): Promise<string[]> {
-  let ddl: string;
+  let ddl: string[];
   try {
-    ddl = compileBeforeImages(spec, shape).createTable('backfill_images_check', { temporary: true });
+    ddl = compileBeforeImages(spec, shape).createTables(
+      { table: 'pg_temp.backfill_images_check', rowType: 'pg_temp.backfill_images_check_row' },
+      { temporary: true },
+    );
   } catch (err) {
     return [(err as Error).message];
   }
-  const err = await explainError(client, ddl, false);
+  let err: string | undefined;
+  for (const statement of ddl) err ??= await explainError(client, statement, false);
   if (err) return [`before-images of ${spec.target.table} cannot be kept: ${err}; or set undo: off`];
   const { rows } = await client.query<{ allowed: boolean | null }>(
     `SELECT CASE WHEN to_regnamespace('backfill_undo') IS NULL THEN NULL ELSE has_schema_privilege('backfill_undo', 'CREATE') END AS allowed`,

@@ -1,6 +1,6 @@
 /**
  * The statements of a revert run (docs/undo.md). A revert chunk restores the images of one chunk
- * of the original run — those its transaction took (`backfill:xid`) — and puts each row back only
+ * of the original run — those its transaction took (`backfill:xid`), unpacked to a row each — and puts each row back only
  * while it is still the version that chunk wrote (its `xmin` is the chunk's transaction):
  * compare-and-set, in the statement that restores it. An image's row is then in one of three
  * states: as the run left it (restorable), as it was before the run (restored, by this revert or
@@ -9,7 +9,7 @@
  */
 import { quoteIdent, quoteTable } from '../db/sql';
 import type { Spec } from '../specs/schema';
-import { IMAGE_CHANGE, IMAGE_XID } from './before-images';
+import { compileBeforeImages, IMAGE_CHANGE, IMAGE_XID, type ImageTables } from './before-images';
 import type { RevertShape, RunShape } from './shape';
 import type { Statement } from './statements';
 
@@ -22,7 +22,7 @@ export interface CompiledRevert {
   conflicts(xid: string): Statement;
 }
 
-export function compileRevert(spec: Spec, shape: RunShape, images: string, revert: RevertShape): CompiledRevert {
+export function compileRevert(spec: Spec, shape: RunShape, tables: ImageTables, revert: RevertShape): CompiledRevert {
   const target = quoteTable(spec.target.table);
   const keys = spec.target.key;
   const keyCols = keys.map(quoteIdent);
@@ -49,8 +49,9 @@ export function compileRevert(spec: Spec, shape: RunShape, images: string, rever
       valueCols.map((c) => `i.${c}`),
     )} END`;
   const keyText = keyCols.length === 1 ? `i.${keyCols[0]}::text` : `row(${keyCols.map((c) => `i.${c}`).join(', ')})::text`;
-  const ofChunk = `${xid} = $1::xid8`;
-  const withTarget = `FROM ${images} i LEFT JOIN ${target} t ON ${join} WHERE ${ofChunk}`;
+  /** The chunk's images (`$1`: its transaction), one SQL row per imaged target row. */
+  const images = compileBeforeImages(spec, shape).unpacked(tables);
+  const withTarget = `FROM ${images} i LEFT JOIN ${target} t ON ${join}`;
 
   return {
     restore(chunkXid) {
@@ -76,7 +77,7 @@ export function compileRevert(spec: Spec, shape: RunShape, images: string, rever
       return {
         // every step reads the target as the statement's snapshot had it: they restore disjoint keys
         text:
-          `WITH img AS MATERIALIZED (SELECT i.* FROM ${images} i WHERE ${ofChunk}), ${steps.map(([name, sql]) => `${name} AS (${sql})`).join(', ')} ` +
+          `WITH img AS MATERIALIZED (SELECT * FROM ${images} i), ${steps.map(([name, sql]) => `${name} AS (${sql})`).join(', ')} ` +
           `SELECT (${counted})::integer AS restored`,
         values: [chunkXid],
       };
@@ -95,7 +96,7 @@ export function compileRevert(spec: Spec, shape: RunShape, images: string, rever
       return {
         text:
           `SELECT ${keyText} AS key, CASE ${change} WHEN 'u' THEN 'updated' WHEN 'i' THEN 'inserted' ELSE 'deleted' END AS change ` +
-          `${withTarget} AND NOT (${asBefore}) AND NOT (${asRunLeftIt})`,
+          `${withTarget} WHERE NOT (${asBefore}) AND NOT (${asRunLeftIt})`,
         values: [chunkXid],
       };
     },

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { quoteIdent } from '../db/sql';
-import { IMAGE_XID } from '../compiler/before-images';
+import { IMAGE_XID, type ImageTables } from '../compiler/before-images';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -15,9 +15,14 @@ export function imageTableOf(runId: string): string {
   return `backfill_undo.${quoteIdent(runId)}`;
 }
 
-/** Creates the run's empty image table (`ddl` from CompiledImages.createTable), in the registration's transaction. */
-export async function createImageTable(client: pg.PoolClient, ddl: string): Promise<void> {
-  await client.query(ddl);
+/** The run's image table and the row type its images are kept as (compiler/before-images.ts). */
+export function imageTablesOf(runId: string): ImageTables {
+  return { table: imageTableOf(runId), rowType: `backfill_undo.${quoteIdent(`${runId}:row`)}` };
+}
+
+/** Creates the run's empty image tables (`ddl` from CompiledImages.createTables), in the registration's transaction. */
+export async function createImageTables(client: pg.PoolClient, ddl: string[]): Promise<void> {
+  for (const statement of ddl) await client.query(statement);
 }
 
 /** What status says of a run's images: kept how long, until when (once it finished), and their size on disk (null once dropped). */
@@ -46,7 +51,7 @@ export async function undoFacts(db: Queryable, runId: string): Promise<UndoFacts
  * (every target column but generated ones, which PostgreSQL computes).
  */
 export async function prepareImagesForRevert(db: Queryable, runId: string, targetTable: string): Promise<{ insertColumns: string[] }> {
-  const table = imageTableOf(runId);
+  const { table, rowType } = imageTablesOf(runId);
   await db.query(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${runId}:by-chunk`)} ON ${table} (${quoteIdent(IMAGE_XID)})`);
   await db.query(`ANALYZE ${table}`);
   const { rows: columns } = await db.query<{ name: string }>(
@@ -54,7 +59,7 @@ export async function prepareImagesForRevert(db: Queryable, runId: string, targe
       WHERE t.attrelid = $1::regclass AND t.attnum > 0 AND NOT t.attisdropped AND t.attgenerated = ''
         AND EXISTS (SELECT 1 FROM pg_attribute i WHERE i.attrelid = $2::regclass AND i.attname = t.attname AND NOT i.attisdropped)
       ORDER BY t.attnum`,
-    [targetTable, table],
+    [targetTable, rowType],
   );
   return { insertColumns: columns.map((c) => c.name) };
 }

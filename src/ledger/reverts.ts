@@ -136,3 +136,21 @@ export async function nextOriginalChunk(
   );
   return rows[0] ? { seq: rows[0].seq, xid: rows[0].xid, written: Number(rows[0].rows_written) } : null;
 }
+
+/** The transaction ids of a run's chunks of one partition, in order: a revert restores, and verify checks, one at a time. */
+export async function chunkTransactions(db: Queryable, runId: string, partitionId: string): Promise<string[]> {
+  const { rows } = await db.query<{ xid: string }>(
+    'SELECT xid::text AS xid FROM backfill.chunks WHERE run_id = $1 AND partition_id = $2 AND xid IS NOT NULL ORDER BY seq',
+    [runId, partitionId],
+  );
+  return rows.map((r) => r.xid);
+}
+
+/** Conflicts a revert recorded, by partition. */
+export async function conflictsByPartition(db: Queryable, runId: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ partition_id: string; n: string }>(
+    'SELECT partition_id, count(*) AS n FROM backfill.revert_conflicts WHERE run_id = $1 GROUP BY 1',
+    [runId],
+  );
+  return new Map(rows.map((r) => [r.partition_id, Number(r.n)]));
+}

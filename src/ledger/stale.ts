@@ -6,7 +6,8 @@
  * the partition's first chunk was committed (its rows may come from the earlier input).
  * Partitions are matched by id, so a spec whose partitioning changed is stale as a whole only
  * through its version; a partition cut while it ran (limits.splitTail) counts as its planned
- * partition, written once all of its parts were.
+ * partition, written once all of its parts were. A partition a revert restored (docs/undo.md) is
+ * stale until a run writes it again: its rows are back as they were before the run it undid.
  */
 import type pg from 'pg';
 
@@ -32,16 +33,19 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
     finished_at: Date;
     accepted_at: Date | null;
     first_chunk: Date | null;
+    status: string;
+    reverted_by: string | null;
   }>(
     `WITH latest AS (
-       SELECT DISTINCT ON (p.partition_id) p.partition_id, p.run_id, r.transform_version AS version, p.finished_at, p.ordinal
+       SELECT DISTINCT ON (p.partition_id) p.partition_id, p.run_id, r.transform_version AS version, p.finished_at, p.ordinal, p.status, p.reverted_by
          FROM backfill.partitions p JOIN backfill.runs r USING (run_id)
-        WHERE r.name = $1 AND p.status = 'succeeded' AND p.split_from IS NULL
+        WHERE r.name = $1 AND p.status IN ('succeeded', 'reverted') AND p.split_from IS NULL
           -- a partition cut while running was written by that run only if every part cut from it was
-          AND NOT EXISTS (SELECT 1 FROM backfill.partitions q WHERE ${partsOf('p', 'q')} AND q.status <> 'succeeded')
-        ORDER BY p.partition_id, p.finished_at DESC
+          AND NOT EXISTS (SELECT 1 FROM backfill.partitions q WHERE ${partsOf('p', 'q')} AND q.status NOT IN ('succeeded', 'reverted'))
+        -- a revert is the partition's latest event from the moment it marked it
+        ORDER BY p.partition_id, CASE WHEN p.status = 'reverted' THEN p.updated_at ELSE p.finished_at END DESC
      )
-     SELECT l.partition_id, l.run_id, l.version, l.finished_at,
+     SELECT l.partition_id, l.run_id, l.version, l.finished_at, l.status, l.reverted_by,
             ${lastAcceptedInputChange('l.run_id')} AS accepted_at,
             (SELECT min(c.committed_at) FROM backfill.chunks c JOIN backfill.partitions q ON q.run_id = c.run_id AND q.partition_id = c.partition_id
               WHERE c.run_id = l.run_id AND (c.partition_id = l.partition_id OR ${partsOf('l', 'q')})) AS first_chunk
@@ -52,7 +56,9 @@ export async function stalePartitions(db: Queryable, name: string, currentVersio
   const stale: StalePartition[] = [];
   for (const r of rows) {
     let reason: string | undefined;
-    if (r.version !== currentVersion) reason = `written by transform version ${r.version}, the spec is at ${currentVersion}`;
+    // reverted: its rows are back as they were before that run, which counts as never written by it
+    if (r.status === 'reverted') reason = `reverted by ${r.reverted_by}; no run has written it since`;
+    else if (r.version !== currentVersion) reason = `written by transform version ${r.version}, the spec is at ${currentVersion}`;
     else if (r.accepted_at && r.first_chunk && r.first_chunk < r.accepted_at) {
       reason = `computed before the input change accepted at ${r.accepted_at.toISOString()}`;
     }

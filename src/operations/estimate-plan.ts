@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { quoteIdent, quoteTable } from '../db/sql';
-import { compileBeforeImages, type CompiledImages } from '../compiler/before-images';
+import { compileBeforeImages, type CompiledImages, type ImageTables } from '../compiler/before-images';
 import { undoKeep } from '../specs/schema';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
@@ -372,13 +372,14 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     );
     const started = performance.now();
     let imageRows = 0;
-    if (images) for (const c of images.compiled.capture(images.table, p.bounds)) imageRows += (await client.query(c.text, c.values)).rowCount ?? 0;
+    if (images)
+      for (const c of images.compiled.capture(images.tables, p.bounds)) imageRows += (await client.query<{ imaged: number }>(c.text, c.values)).rows[0].imaged;
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
     const { rows: now } = await client.query<{ bytes: string; size: string; images: string | null }>(
       'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size, ' +
         'pg_total_relation_size($3::regclass) AS images',
-      [was[0].lsn, target, images?.table ?? target],
+      [was[0].lsn, target, images?.tables.table ?? target],
     );
     return {
       ms,
@@ -391,16 +392,18 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
 }
 
 /** An empty image table for one sample, gone with its transaction's rollback. */
-async function sampleImageTable(client: pg.PoolClient, ctx: Recomputable): Promise<{ table: string; compiled: CompiledImages }> {
+async function sampleImageTable(client: pg.PoolClient, ctx: Recomputable): Promise<{ tables: ImageTables; compiled: CompiledImages }> {
   const compiled = compileBeforeImages(ctx.run.spec, ctx.run.shape);
   const { rows } = await client.query<{ ok: boolean }>(
     `SELECT to_regnamespace('backfill_undo') IS NOT NULL AND has_schema_privilege('backfill_undo', 'CREATE') AS ok`,
   );
   if (rows[0].ok) {
-    const table = `backfill_undo.${quoteIdent(`plan-sample-${randomUUID()}`)}`;
-    await client.query(compiled.createTable(table));
-    return { table, compiled };
+    const name = `plan-sample-${randomUUID()}`;
+    const tables = { table: `backfill_undo.${quoteIdent(name)}`, rowType: `backfill_undo.${quoteIdent(`${name}:row`)}` };
+    for (const statement of compiled.createTables(tables)) await client.query(statement);
+    return { tables, compiled };
   }
-  await client.query(compiled.createTable('backfill_plan_images', { temporary: true }));
-  return { table: 'pg_temp.backfill_plan_images', compiled };
+  const tables = { table: 'pg_temp.backfill_plan_images', rowType: 'pg_temp.backfill_plan_images_row' };
+  for (const statement of compiled.createTables(tables, { temporary: true })) await client.query(statement);
+  return { tables, compiled };
 }

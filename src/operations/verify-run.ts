@@ -16,35 +16,16 @@ import { compileRun } from '../compiler/statements';
 import { evaluateArtifact } from '../transforms/artifact';
 import type { Recomputable } from '../validation/compare';
 import { wrongRows } from '../validation/compare';
-import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext, type PartitionFindings } from '../validation/gates';
-import type { InvariantResult } from '../validation/invariants';
+import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext } from '../validation/gates';
+import type { VerifiedPartition, VerifyOptions, VerifyReport } from './verify-report';
 import { UsageError } from './errors';
+import { verifyRevert } from './verify-revert';
 
-export interface VerifiedPartition extends PartitionFindings {
-  id: string;
-  status: string;
-  /** Wrong rows: compared and not as the transform computes them, plus invariant violations. */
-  wrong: number;
-}
-
-export interface VerifyReport {
-  runId: string;
-  name: string;
-  clean: boolean;
-  rowsCompared: number;
-  partitions: VerifiedPartition[];
-  runInvariants: InvariantResult[];
-  /** Partitions not compared because they did not succeed. */
-  skipped: { id: string; status: string }[];
-}
-
-export interface VerifyOptions {
-  /** One partition id; all succeeded partitions when absent. */
-  partition?: string;
-  onPartition?: (p: VerifiedPartition, done: number, total: number) => void;
-}
+export type { VerifiedPartition, VerifyOptions, VerifyReport } from './verify-report';
 
 export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
+  // a revert is checked against the images it restored, not by recomputing the transform it undid
+  if (run.reverts) return verifyRevert(pool, run, options);
   const ctx = await recomputable(pool, run);
   const rows = await partitionsToVerify(pool, run.run_id, options.partition ?? null);
   if (options.partition && rows.length === 0)

@@ -18,18 +18,26 @@ const shape = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns:
 const range = { kind: 'range' as const, column: 'id', lo: '0', hi: '1000' };
 const IMAGES = 'backfill_undo."r1"';
 
+const TABLES = { table: 'backfill_undo."r1"', rowType: 'backfill_undo."r1:row"' };
+const packedInto = (select: string) =>
+  `WITH img AS (INSERT INTO ${IMAGES} ("backfill:change", "backfill:xid", "backfill:rows") ` +
+  `SELECT x.kind, pg_current_xact_id(), array_agg(ROW(x.c0, x.c1, x.c2)::backfill_undo."r1:row") ` +
+  `FROM (SELECT s.*, row_number() OVER () - 1 AS n FROM (${select}) s) x GROUP BY x.kind, x.n / 10000 ` +
+  `RETURNING cardinality("backfill:rows") AS n) SELECT coalesce(sum(n), 0)::integer AS imaged FROM img`;
+
 describe('compileBeforeImages', () => {
-  test('upsert: the rows the merge inserts or changes, with their old values and the chunk’s transaction, under the write’s own join', () => {
+  test('upsert: the rows the merge inserts or changes, with their old values, packed 10,000 to an image row, under the write’s own join', () => {
     const compiled = compileRun(base, shape);
-    const [capture, ...more] = compileBeforeImages(base, shape).capture(IMAGES, range);
+    const [capture, ...more] = compileBeforeImages(base, shape).capture(TABLES, range);
     expect(more).toEqual([]);
     expect(capture.values).toEqual([]);
     expect(capture.text).toBe(
-      `INSERT INTO ${IMAGES} ("id", "day", "amount", "backfill:change", "backfill:xid") ` +
-        `SELECT o."id", t."day", t."amount", CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END, pg_current_xact_id() ` +
-        `FROM ${compiled.outputTable} o LEFT JOIN "public"."totals" t ON t."id" = o."id" ` +
-        `AND t."id" >= (SELECT min("id") FROM ${compiled.outputTable}) AND t."id" <= (SELECT max("id") FROM ${compiled.outputTable}) ` +
-        `WHERE t."id" IS NULL OR (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount")`,
+      packedInto(
+        `SELECT CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END::"char" AS kind, o."id" AS c0, t."day" AS c1, t."amount" AS c2 ` +
+          `FROM ${compiled.outputTable} o LEFT JOIN "public"."totals" t ON t."id" = o."id" ` +
+          `AND t."id" >= (SELECT min("id") FROM ${compiled.outputTable}) AND t."id" <= (SELECT max("id") FROM ${compiled.outputTable}) ` +
+          `WHERE t."id" IS NULL OR (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount")`,
+      ),
     );
     // the same rows the merge writes: its WHEN MATCHED guard is the same expression
     expect(compiled.write(range)[0].text).toContain('WHEN MATCHED AND (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount") THEN UPDATE');
@@ -37,52 +45,50 @@ describe('compileBeforeImages', () => {
 
   test('update: only existing rows that change; nothing to image when only the key is output', () => {
     const spec = { ...base, target: { ...base.target, mode: 'update' as const } };
-    const [capture] = compileBeforeImages(spec, shape).capture(IMAGES, range);
-    expect(capture.text).toContain(`SELECT o."id", t."day", t."amount", 'u', pg_current_xact_id() FROM`);
+    const [capture] = compileBeforeImages(spec, shape).capture(TABLES, range);
+    expect(capture.text).toContain(`SELECT 'u'::"char" AS kind, o."id" AS c0, t."day" AS c1, t."amount" AS c2 FROM`);
     expect(capture.text).toContain(' JOIN "public"."totals" t ON');
     expect(capture.text).not.toContain('LEFT JOIN');
-    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(IMAGES, range)).toEqual([]);
+    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(TABLES, range)).toEqual([]);
   });
 
   test('replace: whole old rows of the partition it deletes, by the column names registered, then the merge’s rows', () => {
     const spec = { ...base, target: { ...base.target, mode: 'replace' as const, partitionColumn: 'day' } };
     const replaceShape = { ...shape, targetPartitionColumnType: 'bigint', targetColumns: ['id', 'day', 'amount', 'note'] };
-    const [deleted, changed] = compileBeforeImages(spec, replaceShape).capture(IMAGES, { ...range, column: 'id' });
-    expect(deleted.text).toMatch(
-      /^INSERT INTO backfill_undo."r1" \("id", "day", "amount", "note", "backfill:change", "backfill:xid"\) SELECT t."id", t."day", t."amount", t."note", 'd', pg_current_xact_id\(\) FROM "public"."totals" t WHERE t."day" >= \$1::bigint AND t."day" < \$2::bigint AND NOT EXISTS/,
+    const compiled = compileBeforeImages(spec, replaceShape);
+    const [deleted, changed] = compiled.capture(TABLES, { ...range, column: 'id' });
+    expect(deleted.text).toContain(
+      `FROM (SELECT 'd'::"char" AS kind, t."id" AS c0, t."day" AS c1, t."amount" AS c2, t."note" AS c3 FROM "public"."totals" t WHERE t."day" >= $1::bigint AND t."day" < $2::bigint AND NOT EXISTS`,
     );
+    expect(deleted.text).toContain('array_agg(ROW(x.c0, x.c1, x.c2, x.c3)::backfill_undo."r1:row")');
     expect(deleted.values).toEqual(['0', '1000']);
-    expect(changed.text).toContain(`CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END`);
-    expect(compileBeforeImages(spec, replaceShape).createTable(IMAGES)).toBe(
-      `CREATE TABLE ${IMAGES} WITH (autovacuum_enabled = false) AS SELECT t."id", t."day", t."amount", t."note", ` +
-        `NULL::"char" AS "backfill:change", NULL::xid8 AS "backfill:xid" FROM "public"."totals" t WITH NO DATA`,
-    );
+    // an output column the target has but the run does not write is kept as NULL for updated rows
+    expect(changed.text).toContain(`o."id" AS c0, t."day" AS c1, t."amount" AS c2, NULL AS c3`);
+    expect(compiled.createTables(TABLES)).toEqual([
+      `CREATE TABLE backfill_undo."r1:row" AS SELECT t."id", t."day", t."amount", t."note" FROM "public"."totals" t WITH NO DATA`,
+      `CREATE TABLE ${IMAGES} ("backfill:change" "char" NOT NULL, "backfill:xid" xid8 NOT NULL, "backfill:rows" backfill_undo."r1:row"[] NOT NULL) WITH (autovacuum_enabled = false)`,
+    ]);
     // a run registered without the target's columns cannot keep whole rows: refused, not guessed
     expect(() => compileBeforeImages(spec, { ...replaceShape, targetColumns: undefined })).toThrow(/targetColumns/);
   });
 
-  test('a target column named like the images’ own is refused, with the way out', () => {
-    expect(() => compileBeforeImages(base, { ...shape, outputColumns: ['id', 'backfill:change'] })).toThrow(
-      'target column backfill:change starts with "backfill:", which before-images use for their own columns; rename it, or set undo: off in the spec',
-    );
-  });
-
-  test('plan’s sample table is temporary and goes with its transaction', () => {
-    expect(compileBeforeImages(base, shape).createTable('sample_images', { temporary: true })).toMatch(
-      /^CREATE TEMP TABLE sample_images ON COMMIT DROP AS SELECT/,
-    );
+  test('plan’s sample tables are temporary and go with their transaction', () => {
+    const [row, images] = compileBeforeImages(base, shape).createTables({ table: 'pg_temp.s', rowType: 'pg_temp.s_row' }, { temporary: true });
+    expect(row).toMatch(/^CREATE TEMP TABLE s_row ON COMMIT DROP AS SELECT /);
+    expect(images).toMatch(/^CREATE TEMP TABLE s \(.*"backfill:rows" pg_temp.s_row\[\] NOT NULL\) ON COMMIT DROP$/);
   });
 });
 
 describe('compileRevert', () => {
   const spec = { ...base, target: { ...base.target, key: ['id'] } };
-  const compiled = compileRevert(spec, shape, IMAGES, {});
+  const compiled = compileRevert(spec, shape, TABLES, {});
+  const unpacked = `(SELECT i."backfill:change", i."backfill:xid", u.* FROM ${IMAGES} i CROSS JOIN LATERAL unnest(i."backfill:rows") u WHERE i."backfill:xid" = $1::xid8)`;
 
   test('restores only rows that are still the version the original chunk wrote (xmin), each kind by its own step, in one statement', () => {
     const restore = compiled.restore('1234');
     expect(restore.values).toEqual(['1234']);
     expect(restore.text).toBe(
-      `WITH img AS MATERIALIZED (SELECT i.* FROM ${IMAGES} i WHERE i."backfill:xid" = $1::xid8), ` +
+      `WITH img AS MATERIALIZED (SELECT * FROM ${unpacked} i), ` +
         `updated AS (UPDATE "public"."totals" t SET "day" = i."day", "amount" = i."amount" FROM img i WHERE i."backfill:change" = 'u' AND t."id" = i."id" AND t.xmin = i."backfill:xid"::xid RETURNING 1), ` +
         `inserted AS (DELETE FROM "public"."totals" t USING img i WHERE i."backfill:change" = 'i' AND t."id" = i."id" AND t.xmin = i."backfill:xid"::xid RETURNING 1) ` +
         'SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::integer AS restored',
@@ -91,7 +97,7 @@ describe('compileRevert', () => {
 
   test('replace mode also inserts back what it deleted, identity values included, where the key is free', () => {
     const replace = { ...spec, target: { ...spec.target, mode: 'replace' as const, partitionColumn: 'day' } };
-    const text = compileRevert(replace, { ...shape, targetColumns: ['id', 'day', 'amount', 'total'] }, IMAGES, {
+    const text = compileRevert(replace, { ...shape, targetColumns: ['id', 'day', 'amount', 'total'] }, TABLES, {
       insertColumns: ['id', 'day', 'amount'],
     }).restore('7').text;
     expect(text).toContain(
@@ -107,6 +113,7 @@ describe('compileRevert', () => {
       `count(*) FILTER (WHERE CASE i."backfill:change" WHEN 'd' THEN NOT t."id" IS NOT NULL ELSE t."id" IS NOT NULL AND t.xmin = i."backfill:xid"::xid END)::integer AS after`,
     );
     expect(tally).toContain(`ELSE t."id" IS NOT NULL AND (t."day", t."amount") IS NOT DISTINCT FROM (i."day", i."amount") END`);
+    expect(tally).toContain(`FROM ${unpacked} i LEFT JOIN "public"."totals" t ON t."id" = i."id"`);
     expect(compiled.conflicts('1').text).toMatch(/^SELECT i."id"::text AS key, CASE i."backfill:change" WHEN 'u' THEN 'updated'/);
   });
 });
