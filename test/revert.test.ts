@@ -15,7 +15,9 @@ import { statusReportFor } from '../src/operations/status';
 import { getRun } from '../src/ledger/runs';
 import { stalePartitions } from '../src/ledger/stale';
 import { renderStatus } from '../src/cli/render/status';
+import { cleanupRun } from '../src/downstream/cleanup';
 import { useTestEnvironment } from './helpers/environment';
+import { runCli } from './helpers/cli';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
 import type { SpecInput } from '../src/specs/schema';
 
@@ -188,11 +190,19 @@ test('after-actions run again after the revert: a materialized view over the tar
 test('a run whose window has passed is refused, with the date it could be reverted until', async () => {
   await seedLineTotals(env.db.pool);
   const wrong = await runWrong('update', { name: 'wrong-late', undo: { keep: '2 days' } });
+  // cleanup inside the window keeps the images, and says until when
+  const early = await cleanupRun(env.db.pool, wrong.run_id, 'test');
+  expect(early.removed.images).toBe(false);
+  expect(early.imagesKept?.until).toBe(new Date(wrong.finished_at!.getTime() + 2 * 86_400_000).toISOString());
   await env.db.pool.query("UPDATE backfill.runs SET finished_at = finished_at - interval '3 days' WHERE run_id = $1", [wrong.run_id]);
   const { rows } = await env.db.pool.query("SELECT finished_at + interval '2 days' AS until FROM backfill.runs WHERE run_id = $1", [wrong.run_id]);
   await expect(revert(wrong.run_id)).rejects.toThrow(
     `run ${wrong.run_id} could be reverted until ${(rows[0].until as Date).toISOString()} (undo keep: 2 days after it finished); that window has passed`,
   );
+  // past the window, cleanup drops them; status says so
+  expect((await cleanupRun(env.db.pool, wrong.run_id, 'test')).removed.images).toBe(true);
+  expect((await env.db.pool.query('SELECT to_regclass($1) AS t', [wrong.undo_table])).rows[0].t).toBeNull();
+  expect(renderStatus(await statusReportFor(env.db.pool, wrong.run_id))).toMatch(/ {2}undo: {6}before-images of every row it changed \(dropped\), kept until /);
   // and a run that kept no images says so
   const off = await runWrong('update', { name: 'wrong-off', undo: 'off' });
   await expect(revert(off.run_id)).rejects.toThrow(
@@ -222,4 +232,29 @@ test('stale shows reverted partitions as never written since, and start --only-s
   expect((await waitForResult(again.handle)).status).toBe('succeeded');
   expect(await differences(env.db.pool, TARGET, written)).toEqual({ onlyA: 0, onlyB: 0 });
   expect(await stalePartitions(env.db.pool, 'wrong-stale', 1)).toEqual([]);
+});
+
+test('backfill revert --wait, as an operator runs it: exit 1 with conflicts and where to see them, exit 0 when every row was restored, exit 2 when refused', async () => {
+  await seedLineTotals(env.db.pool);
+  const before = await snapshotLineTotals(env.db.pool, 'before');
+  const wrong = await runWrong('update', { name: 'wrong-cli' });
+  const cli = (args: string[]) => runCli(['revert', ...args, '--database', env.db.envVar], { BACKFILL_TASK_QUEUE: env.worker.taskQueue });
+
+  expect(await cli([wrong.run_id])).toMatchObject({ code: 2, stderr: expect.stringContaining("required option '--reason <text>' not specified") });
+  const unknown = await cli([wrong.run_id, '--partition', 'nope', '--reason', 'x']);
+  expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining(`run ${wrong.run_id} has no partition nope`) });
+
+  await env.db.pool.query(`UPDATE ${TARGET} SET note = 'app' WHERE order_id = 5 AND line_no = 1`);
+  const first = await cli([wrong.run_id, '--partition', 'order_id:000000000-000001000', '--reason', 'first thousand orders', '--wait']);
+  expect(first.code).toBe(1);
+  expect(first.stderr).toMatch(/1 row\(s\) were changed after \S+ wrote them and were left as they are \(conflicts\); their keys: backfill status \S+/);
+  expect(first.stdout).toContain('  conflicts: 1 row(s) changed after');
+
+  const rest = await cli([wrong.run_id, '--reason', 'the rest', '--wait']);
+  expect(rest.code).toBe(0);
+  expect(rest.stdout).toMatch(/: SUCCEEDED/);
+  // every row but the conflict is as before the run; the conflict is the run's write plus the application's
+  expect(await differences(env.db.pool, TARGET, before)).toEqual({ onlyA: 1, onlyB: 1 });
+  const { rows } = await env.db.pool.query(`SELECT note FROM ${TARGET} WHERE order_id = 5 AND line_no = 1`);
+  expect(rows).toEqual([{ note: 'app' }]);
 });

@@ -1,8 +1,9 @@
 /**
  * Temporary state goes only once the result is proven and downstream is refreshed: the run
  * succeeded (every gate of its final check passed) and its after-actions, if any, succeeded.
- * What a run leaves behind that is not audit record — today its rate-limit bucket — is
- * removed; run metadata, the chunk log, gate results and distribution captures stay. Each
+ * What a run leaves behind that is not audit record — its rate-limit bucket, and its
+ * before-images once its revert window has passed (docs/undo.md) — is removed; run metadata, the
+ * chunk log, gate results and distribution captures stay. Each
  * chunk's output table is private to its database session and goes with the session.
  */
 import type pg from 'pg';
@@ -10,6 +11,7 @@ import { recordEvent } from '../ledger/events';
 import { gateResults } from '../ledger/gates';
 import { getRun, markCleaned } from '../ledger/runs';
 import { deleteRateLimits } from '../ledger/rate-limits';
+import { dropExpiredImages } from '../ledger/before-images';
 
 /** Why the run's temporary state must stay, or undefined when it may go. */
 export async function cleanupRefusal(pool: pg.Pool | pg.PoolClient, runId: string): Promise<string | undefined> {
@@ -24,13 +26,24 @@ export async function cleanupRefusal(pool: pg.Pool | pg.PoolClient, runId: strin
   return undefined;
 }
 
-export async function cleanupRun(pool: pg.Pool, runId: string, actor: string): Promise<{ removed: { rateLimits: number } }> {
+export interface CleanedUp {
+  removed: { rateLimits: number; images: boolean };
+  /** The run's before-images stay until then (its revert window), or while a revert reads them. */
+  imagesKept?: { until?: string; reverting?: string };
+}
+
+export async function cleanupRun(pool: pg.Pool, runId: string, actor: string): Promise<CleanedUp> {
   const refusal = await cleanupRefusal(pool, runId);
   if (refusal) throw new CleanupRefused(refusal);
   const rateLimits = await deleteRateLimits(pool, runId);
+  const images = await dropExpiredImages(pool, runId);
+  const dropped = images?.dropped === true;
   await markCleaned(pool, runId);
   await recordEvent(pool, { runId, key: 'cleaned', kind: 'cleaned', actor, detail: { rateLimits } });
-  return { removed: { rateLimits } };
+  // dropping images is its own event: a later cleanup, after the window, does it
+  if (dropped) await recordEvent(pool, { runId, key: 'images-dropped', kind: 'images-dropped', actor });
+  const kept = images && !images.dropped ? { imagesKept: { until: images.until?.toISOString(), reverting: images.reverting } } : {};
+  return { removed: { rateLimits, images: dropped }, ...kept };
 }
 
 export class CleanupRefused extends Error {}

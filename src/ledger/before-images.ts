@@ -63,3 +63,27 @@ export async function prepareImagesForRevert(db: Queryable, runId: string, targe
   );
   return { insertColumns: columns.map((c) => c.name) };
 }
+
+/**
+ * Drops a run's before-images once its revert window has passed and no revert of it is active:
+ * true when they were dropped now, else why they stay (`until` the window closes, or a revert
+ * is reading them), or null when the run keeps none.
+ */
+export async function dropExpiredImages(
+  db: Queryable,
+  runId: string,
+): Promise<{ dropped: true } | { dropped: false; until?: Date; reverting?: string } | null> {
+  const { rows } = await db.query<{ undo_table: string | null; until: Date | null; expired: boolean | null; reverting: string | null }>(
+    `SELECT undo_table, finished_at + undo_keep::interval AS until, finished_at + undo_keep::interval <= now() AS expired,
+            (SELECT run_id FROM backfill.runs v WHERE v.reverts = r.run_id AND v.status IN ('pending', 'running', 'paused', 'cancelling') LIMIT 1) AS reverting
+       FROM backfill.runs r WHERE run_id = $1`,
+    [runId],
+  );
+  const run = rows[0];
+  if (!run?.undo_table) return null;
+  if (!run.expired) return { dropped: false, until: run.until ?? undefined };
+  if (run.reverting) return { dropped: false, reverting: run.reverting };
+  const { table, rowType } = imageTablesOf(runId);
+  await db.query(`DROP TABLE IF EXISTS ${table}, ${rowType}`);
+  return { dropped: true };
+}

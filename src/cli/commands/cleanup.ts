@@ -11,12 +11,19 @@ async function cleanup(ref: string, opts: ActorOptions): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
     try {
-      const { removed } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
+      const { removed, imagesKept } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
+      const images = removed.images
+        ? '; its before-images dropped (it can no longer be reverted)'
+        : imagesKept?.reverting
+          ? `; its before-images stay while revert ${imagesKept.reverting} reads them`
+          : imagesKept?.until
+            ? `; its before-images stay until ${imagesKept.until} (it can be reverted until then; clean up again after)`
+            : '';
       emit(
         opts,
-        { runId: run.run_id, removed },
+        { runId: run.run_id, removed, ...(imagesKept ? { imagesKept } : {}) },
         () =>
-          `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s)); the run's record, chunk log and gate results stay.`,
+          `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s))${images}; the run's record, chunk log and gate results stay.`,
       );
     } catch (err) {
       if (err instanceof CleanupRefused) throw new UsageError(`cannot clean up yet: ${err.message}`);
