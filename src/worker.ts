@@ -9,6 +9,7 @@
  * elsewhere from their checkpoints.
  */
 import os from 'node:os';
+import { scheduleImageRetention } from './downstream/image-retention';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
@@ -35,6 +36,8 @@ export interface BackfillWorkerOptions {
   pausePollMs?: number;
   /** Worker Versioning: the deployment and build this worker serves; default from BACKFILL_BUILD_ID (off when unset). */
   deployment?: WorkerDeployment;
+  /** Drop before-images past their window once a day (default on; tests sharing one process turn it off). */
+  imageRetention?: boolean;
 }
 
 export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
@@ -60,9 +63,11 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     maxConcurrentActivityTaskExecutions: maxActivities,
     ...deploymentOptions(deployment),
   });
+  const stopRetention = options.imageRetention === false ? () => undefined : scheduleImageRetention(trust.databases, (d) => pools.get(d), logger);
   return {
     worker,
     close: async () => {
+      stopRetention();
       await pools.close();
       if (!options.connection) await connection.close();
     },

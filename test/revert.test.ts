@@ -16,6 +16,7 @@ import { getRun } from '../src/ledger/runs';
 import { stalePartitions } from '../src/ledger/stale';
 import { renderStatus } from '../src/cli/render/status';
 import { cleanupRun } from '../src/downstream/cleanup';
+import { servedDatabases, sweepExpiredImages } from '../src/downstream/image-retention';
 import { useTestEnvironment } from './helpers/environment';
 import { runCli } from './helpers/cli';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
@@ -203,6 +204,12 @@ test('a run whose window has passed is refused, with the date it could be revert
   expect((await cleanupRun(env.db.pool, wrong.run_id, 'test')).removed.images).toBe(true);
   expect((await env.db.pool.query('SELECT to_regclass($1) AS t', [wrong.undo_table])).rows[0].t).toBeNull();
   expect(renderStatus(await statusReportFor(env.db.pool, wrong.run_id))).toMatch(/ {2}undo: {6}before-images of every row it changed \(dropped\), kept until /);
+  // the workers' daily sweep does the same for every run whose window has passed
+  const other = await runWrong('update', { name: 'wrong-swept', undo: { keep: '1 hour' } });
+  await env.db.pool.query("UPDATE backfill.runs SET finished_at = finished_at - interval '2 hours' WHERE run_id = $1", [other.run_id]);
+  expect(await sweepExpiredImages(env.db.pool)).toEqual([other.run_id]);
+  expect((await env.db.pool.query('SELECT to_regclass($1) AS t', [other.undo_table])).rows[0].t).toBeNull();
+  expect(servedDatabases(['BF_TEST_*', 'NOT_SET_HERE'], { BF_TEST_A: 'x', BF_TEST_B: 'y', OTHER: 'z' })).toEqual(['BF_TEST_A', 'BF_TEST_B']);
   // and a run that kept no images says so
   const off = await runWrong('update', { name: 'wrong-off', undo: 'off' });
   await expect(revert(off.run_id)).rejects.toThrow(

@@ -87,3 +87,15 @@ export async function dropExpiredImages(
   await db.query(`DROP TABLE IF EXISTS ${table}, ${rowType}`);
   return { dropped: true };
 }
+
+/** Runs whose before-images are still there though their revert window has passed (none when the ledger does not exist). */
+export async function runsWithExpiredImages(db: Queryable): Promise<string[]> {
+  const { rows: ledger } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.runs')::text AS t");
+  if (!ledger[0].t) return [];
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM backfill.runs
+      WHERE undo_table IS NOT NULL AND finished_at + undo_keep::interval <= now() AND to_regclass(undo_table) IS NOT NULL
+      ORDER BY finished_at`,
+  );
+  return rows.map((r) => r.run_id);
+}

@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { quoteIdent, quoteTable } from '../db/sql';
-import { compileBeforeImages, type CompiledImages, type ImageTables } from '../compiler/before-images';
+import { compileBeforeImages, IMAGE_ROWS, type CompiledImages, type ImageTables } from '../compiler/before-images';
 import { undoKeep } from '../specs/schema';
 import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
@@ -376,20 +376,34 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       for (const c of images.compiled.capture(images.tables, p.bounds)) imageRows += (await client.query<{ imaged: number }>(c.text, c.values)).rows[0].imaged;
     for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
-    const { rows: now } = await client.query<{ bytes: string; size: string; images: string | null }>(
-      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size, ' +
-        'pg_total_relation_size($3::regclass) AS images',
-      [was[0].lsn, target, images?.tables.table ?? target],
+    const { rows: now } = await client.query<{ bytes: string; size: string }>(
+      'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size',
+      [was[0].lsn, target],
     );
     return {
       ms,
       walBytes: Number(now[0].bytes),
       storageBytes: Number(now[0].size) - Number(was[0].size),
       imageRows,
-      imageBytes: images ? Number(now[0].images) : 0,
+      imageBytes: images ? await storedImageBytes(client, images.tables.table) : 0,
     };
   });
 }
+
+/**
+ * What the sample's images take on disk: their values as stored (compressed, out of line) and
+ * each image row's tuple. Not the sample table's size: a new table's first pages, TOAST table and
+ * index would outweigh a sample's few image rows many times over.
+ */
+async function storedImageBytes(client: pg.PoolClient, table: string): Promise<number> {
+  const { rows } = await client.query<{ b: string }>(
+    `SELECT coalesce(sum(pg_column_size(i.${quoteIdent(IMAGE_ROWS)}) + ${IMAGE_ROW_OVERHEAD}), 0) AS b FROM ${table} i`,
+  );
+  return Number(rows[0].b);
+}
+
+/** An image row's own bytes besides its rows: tuple header, line pointer, change, transaction id, TOAST pointer. */
+const IMAGE_ROW_OVERHEAD = 64;
 
 /** An empty image table for one sample, gone with its transaction's rollback. */
 async function sampleImageTable(client: pg.PoolClient, ctx: Recomputable): Promise<{ tables: ImageTables; compiled: CompiledImages }> {

@@ -74,6 +74,8 @@ export async function startTestWorker(taskQueue: string, options: TestWorkerOpti
     maxConcurrentActivities,
     pausePollMs: 200,
     deployment: options.deployment,
+    // one jest process serves many test files: no timers outliving them
+    imageRetention: false,
   });
   return { worker: running.worker, taskQueue, stop: running.stop };
 }
