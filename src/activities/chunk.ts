@@ -21,6 +21,8 @@ import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
 import { EXACT_TYPES } from '../transforms/exact-types';
 import { revertChunk } from './revert-chunk';
+import { captureBeforeImages, imagesDiffer } from './chunk-images';
+import { TransformError } from './transform-error';
 
 export interface ChunkRequest {
   runId: string;
@@ -213,34 +215,6 @@ export function commitDurability(finishesPartition: boolean, flushEveryChunk = f
 }
 
 /**
- * Before-images (docs/undo.md): the rows the write is about to change, as they are, in the same
- * transaction and snapshot — so an image exists exactly when its write commits. Returns how
- * many, or null when the run keeps none (`undo: off`).
- */
-async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds']): Promise<number | null> {
-  if (!ctx.images) return null;
-  let imaged = 0;
-  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds)) {
-    imaged += (await client.query<{ imaged: number }>(statement.text, statement.values)).rows[0].imaged;
-  }
-  return imaged;
-}
-
-/**
- * The write changed another number of rows than were imaged just before it, under the same
- * snapshot: something between them (a trigger that skips rows, a rule) decides what is written,
- * and a revert could not be exact. Nothing of the chunk commits.
- */
-function imagesDiffer(ctx: RunContext, imaged: number, written: number): TransformError {
-  const target = ctx.run.spec.target.table;
-  const what =
-    `the write changed ${written} row(s) of ${target} but ${imaged} were about to change when their before-images were taken; ` +
-    `a trigger or rule on ${target} may be deciding what is written, so a revert could not be exact. Nothing of this chunk was committed; ` +
-    'drop the trigger or rule for the run, or set undo: off in the spec (docs/undo.md)';
-  return new TransformError(what, what);
-}
-
-/**
  * Replace mode deletes and rewrites exactly its partition's target rows. An output row that
  * belongs to another partition (6-hour partitions feeding a daily rollup, a day computed in
  * another time zone) would overwrite what that partition computed: the chunk writes nothing
@@ -285,16 +259,6 @@ async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: st
     [differing ? `${differing} row(s) (other values)` : '', missing && mode !== 'update' ? `${missing} row(s) (absent)` : ''].filter(Boolean).join(' and ') +
     `; a trigger or rule on ${target} may be rewriting them. Nothing of this chunk was committed`;
   throw new TransformError(`${what}; keys: ${(rows[0].examples ?? []).join(', ')}`, `${what} (partition ${partitionId}; keys in the ledger)`);
-}
-
-/** A TypeScript transform failed: `message` may quote row values (ledger only), `summary` does not. */
-class TransformError extends Error {
-  constructor(
-    message: string,
-    readonly summary: string,
-  ) {
-    super(message);
-  }
 }
 
 /** Fills the session's output table with the chunk's transformed rows; returns how many. */

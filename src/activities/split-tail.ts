@@ -48,6 +48,8 @@ export function splitTailActivity(deps: ActivityDeps, contexts: RunContextCache)
     const ctx = await contexts.get(pool, input.runId);
     const { chunkSize } = (await readRunControl(pool, input.runId)).limits;
     const timeoutMs = (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
+    // a revert's partition is a list of the original's chunks, not a key range to cut
+    if (ctx.revert) return { piece: null, partitions: await partitionCount(pool, input.runId) };
 
     try {
       const piece = await cutTheLargest(pool, ctx, input, chunkSize, timeoutMs);

@@ -62,10 +62,12 @@ export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQ
 
 /**
  * The revert's spec: the original's, renamed (it holds its own name while it runs), with no gates
- * (they recompute the transform, which a revert undoes) and no images of its own; after-actions
- * stay, so aggregates and views are refreshed once the old rows are back.
+ * (they recompute the transform, which a revert undoes), no images of its own and no tail
+ * splitting (its partitions are lists of the original's chunks, not key ranges to cut);
+ * after-actions stay, so aggregates and views are refreshed once the old rows are back.
  */
 export function revertSpec(original: Spec, reason: string): Spec {
   const { validate: _validate, ...rest } = original;
-  return { ...rest, name: `${original.name.slice(0, 56)}-revert`, reason, undo: 'off' };
+  const { splitTail: _splitTail, ...limits } = original.limits;
+  return { ...rest, name: `${original.name.slice(0, 56)}-revert`, reason, undo: 'off', limits };
 }

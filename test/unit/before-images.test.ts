@@ -1,6 +1,7 @@
 import { compileBeforeImages } from '../../src/compiler/before-images';
 import { compileRun } from '../../src/compiler/statements';
 import { compileRevert } from '../../src/compiler/revert';
+import { revertSpec } from '../../src/operations/revert-run';
 import type { Spec } from '../../src/specs/schema';
 import { undoKeep, specSchema } from '../../src/specs/schema';
 
@@ -134,5 +135,23 @@ describe('undo in the spec', () => {
     expect(parsed.success).toBe(false);
     const issue = parsed.error!.issues[0];
     expect(`${issue.path.join('.')}: ${issue.message}`).toBe(message);
+  });
+});
+
+describe('revertSpec', () => {
+  test('the original renamed, without gates, tail splitting or images of its own; after-actions kept', () => {
+    const original = {
+      ...base,
+      name: 'x'.repeat(63),
+      limits: { chunkSize: 100, concurrency: 2, splitTail: true },
+      validate: { canary: { partitions: 1 } },
+      after: [{ action: 'analyze' as const }],
+    } as Spec;
+    const spec = revertSpec(original, 'wrong rates');
+    expect(spec.name).toBe(`${'x'.repeat(56)}-revert`);
+    expect(specSchema.safeParse(spec).success).toBe(true);
+    expect(spec).toMatchObject({ reason: 'wrong rates', undo: 'off', after: [{ action: 'analyze' }], limits: { chunkSize: 100, concurrency: 2 } });
+    expect(spec.validate).toBeUndefined();
+    expect(spec.limits.splitTail).toBeUndefined();
   });
 });
