@@ -4,7 +4,6 @@
  * anything starts, for the reasons the worker's registration refuses it (not finished, no images,
  * past its window, a partition unknown or reverted already, its target busy).
  */
-import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { revertable } from '../ledger/reverts';
@@ -12,6 +11,8 @@ import { findActiveRunOnTarget, type RunRow } from '../ledger/runs';
 import { runWorkflowId } from '../shared/ids';
 import { targetBusyMessage } from '../shared/labels';
 import type { Spec } from '../specs/schema';
+import { canonicalJson } from '../util/canonical-json';
+import { sha256 } from '../util/hash';
 import { ensureSearchAttributes } from '../temporal/search-attributes';
 import type { RunWorkflowInput } from '../workflows/backfill-run';
 import { UsageError } from './errors';
@@ -40,7 +41,8 @@ export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQ
   const input: RunWorkflowInput = {
     runId,
     spec,
-    specHash: createHash('sha256').update(JSON.stringify(spec)).digest('hex'),
+    // hashed as every spec is: the same spec, the same hash, whoever serialised it
+    specHash: sha256(canonicalJson(spec)),
     transform: { name: original.transform_name, version: original.transform_version, kind: original.transform_kind, codeHash: original.transform_hash },
     startedBy: options.actor,
     ...(original.database_identity ? { databaseIdentity: original.database_identity } : {}),
