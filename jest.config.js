@@ -13,7 +13,8 @@ const shared = {
 
 module.exports = {
   testTimeout: 300000,
-  maxWorkers: 1,
+  maxWorkers: 2,
+  testSequencer: '<rootDir>/test/setup/sequencer.js',
   verbose: true,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
@@ -29,6 +30,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/*.test.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/setup/take-turns.ts'],
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },
   ],

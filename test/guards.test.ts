@@ -18,6 +18,9 @@ import { getRun } from '../src/ledger/runs';
 import { nextChunkSize } from '../src/governor';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec } from './helpers/orders';
+import { runsAlone } from './helpers/runs-alone';
+
+runsAlone('its commit-latency guard reads the whole server');
 
 const env = useTestEnvironment('guards', { rows: 150_000 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -17,13 +17,19 @@ export interface LocalPostgres {
   stop(): Promise<void>;
 }
 
-export async function startPostgres(options: { dataDir: string; port: number; say?: (line: string) => void }): Promise<LocalPostgres> {
+export async function startPostgres(options: {
+  dataDir: string;
+  port: number;
+  say?: (line: string) => void;
+  /** Server settings for an embedded server (`-c name=value`); a DATABASE_URL server is used as it is. */
+  settings?: Record<string, string>;
+}): Promise<LocalPostgres> {
   if (process.env.DATABASE_URL) {
     return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
   }
   const home = embeddedPostgresHome(packageDirOf(resolveEmbeddedPostgres()), path.resolve(options.dataDir));
   if (home.relocated) options.say?.(`PostgreSQL: ${home.relocated}`);
-  return startEmbeddedPostgres({ ...home, port: options.port, say: options.say });
+  return startEmbeddedPostgres({ ...home, port: options.port, say: options.say, settings: options.settings });
 }
 
 /**
@@ -46,6 +52,7 @@ export async function startEmbeddedPostgres(options: {
   dataDir: string;
   port: number;
   say?: (line: string) => void;
+  settings?: Record<string, string>;
 }): Promise<LocalPostgres> {
   const EmbeddedPostgres = loadEmbeddedPostgres(options.packageDir);
   const dir = options.dataDir;
@@ -58,6 +65,7 @@ export async function startEmbeddedPostgres(options: {
     user: 'postgres',
     password: 'postgres',
     persistent: true,
+    postgresFlags: Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     onLog: () => undefined,
     onError: () => undefined,
   });

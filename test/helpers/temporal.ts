@@ -1,9 +1,9 @@
 /**
- * An in-process worker and a client against the test dev server. The workflow bundle is
- * built once per test file (bundling takes seconds).
+ * An in-process worker and a client against the test dev server. The workflow bundles come
+ * from test/helpers/workflow-bundles.ts (built once per test run).
  */
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap, type Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap, Worker } from '@temporalio/worker';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -13,27 +13,18 @@ import type { WorkerDeployment } from '../../src/temporal/worker-versioning';
 import { connectClient } from '../../src/temporal/connect';
 import { launchWorker } from '../../src/worker';
 import { uniqueName } from './unique';
+import { workflowBundleOf } from './workflow-bundles';
 
 /** The allow-list entry for every test file's database variable (see helpers/db.ts). */
 export const TEST_DATABASES = 'BF_TEST_DB_*';
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../../src/workflows'),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
-  });
-  return bundle;
+  return workflowBundleOf('plain');
 }
 
 /** The bundle a worker with payload encryption needs: failures are encoded inside the sandbox too. */
 export function encryptedWorkflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({
-    workflowsPath: require.resolve('../../src/workflows'),
-    failureConverterPath: require.resolve('../../src/temporal/failure-converter'),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
-  });
+  return workflowBundleOf('encrypted');
 }
 
 export function temporalAddress(): string {

@@ -12,6 +12,7 @@ import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/dev/temporal-server-build';
 import { ensureTemporalUi } from '../../src/dev/temporal-ui';
 import { freePort, startDevServer } from '../../src/dev/temporal-server';
+import { writeWorkflowBundles } from '../helpers/workflow-bundles';
 
 export default async function globalSetup(): Promise<void> {
   const say = (line: string) => process.stderr.write(`[test setup] ${line}\n`);
@@ -22,10 +23,14 @@ export default async function globalSetup(): Promise<void> {
     process.env.BACKFILL_TEST_NO_TEMPORAL_SERVER = err.message;
     say(`the production-server tests will be skipped: ${err.message}`);
   });
-  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error' });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'backfill-test-'));
   chmodSync(tmp, 0o777);
-  const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say });
+  const bundles = writeWorkflowBundles(tmp);
+  bundles.catch(() => undefined); // awaited below; a server failing first must not leave it unhandled
+  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error' });
+  // two files run at once (test/setup/take-turns.ts), each with its pools, workers and spawned CLIs
+  const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say, settings: { max_connections: '300' } });
+  await bundles;
   say(`Temporal ${server.address} (UI ${server.uiUrl}), PostgreSQL ${postgres.embedded ? 'embedded' : 'from DATABASE_URL'}`);
 
   process.env.BACKFILL_TEST_TEMPORAL_ADDRESS = server.address;
