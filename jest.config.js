@@ -1,10 +1,12 @@
 /**
- * Two tiers. `unit`: pure code (test/unit), starts nothing, runs in seconds —
+ * Three tiers. `unit`: pure code (test/unit), starts nothing, runs in seconds —
  * `npm run test:unit` while changing the SQL compiler, the governor or the run state.
+ * `workflow`: the workflows on a dev server against a model ledger (test/workflow).
  * `integration`: everything that needs a real Temporal dev server and real PostgreSQL,
  * started once in its globalSetup (test/setup/global-setup.ts), which jest runs only when
- * a test of that project is selected. `npm test` runs both, files one at a time: the 2-core
- * machines this runs on are shared by the dev server, PostgreSQL and the workers.
+ * a test of that project is selected. `npm test` runs all three, two files at a time; an
+ * integration file that measures wall time runs alone (test/setup/take-turns.ts) and last
+ * (test/setup/sequencer.js).
  */
 const shared = {
   testEnvironment: 'node',
