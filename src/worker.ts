@@ -18,6 +18,7 @@ import { createLogger } from './logger';
 import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
+import { prebuiltBundle } from './temporal/prebuilt-bundle';
 import { envSettings } from './util/env-settings';
 import { sdkLoggerFor } from './sdk-logger';
 import { deploymentFromSettings, deploymentOptions, type WorkerDeployment } from './temporal/worker-versioning';
@@ -29,7 +30,7 @@ export interface BackfillWorkerOptions {
   /** Databases and transform directories this worker accepts; default from BACKFILL_DATABASES and BACKFILL_TRANSFORM_DIRS. */
   trust?: Partial<WorkerTrust>;
   logger?: Logger;
-  /** Pre-built workflow bundle (tests build it once per file). */
+  /** Pre-built workflow bundle (tests build it once per run); default dist/workflows.bundle.js when fresh. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   maxConcurrentActivities?: number;
   /** How often a partition looks at its run's control row while it waits (tests shorten it). */
@@ -38,6 +39,12 @@ export interface BackfillWorkerOptions {
   deployment?: WorkerDeployment;
   /** Drop before-images past their window once a day (default on; tests sharing one process turn it off). */
   imageRetention?: boolean;
+}
+
+/** The bundle given, else the one the build wrote (tests, plain payloads), else bundle at start. */
+function workflowCode(given: WorkerOptions['workflowBundle'], encrypted: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const bundle = given ?? (encrypted ? undefined : prebuiltBundle());
+  return bundle ? { workflowBundle: bundle } : { workflowsPath: require.resolve('./workflows') };
 }
 
 export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
@@ -54,7 +61,7 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     identity,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: require.resolve('./workflows') }),
+    ...workflowCode(options.workflowBundle, config.payloadKeys !== undefined),
     activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs, workerIdentity: identity }),
     // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
     // workflow bundle must have been bundled with the same failureConverterPath)

@@ -10,6 +10,7 @@
  * Each change must find its anchor exactly once, or the build fails: a refactor that moves the
  * code fails the test that needs it instead of silently testing nothing.
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -54,5 +55,7 @@ export function writeBuildB(): string {
     if (found !== 1) throw new Error(`build B: "${change.anchor}" occurs ${found} times in dist/${change.file}, not once; update test/helpers/worker-build.ts`);
     writeFileSync(file, code.replace(change.anchor, change.replacement));
   }
+  // its own workflow bundle, as its build would write it (the copied one is A's workflows)
+  execFileSync(process.execPath, [path.join(home, 'dist', 'temporal', 'prebuilt-bundle.js')], { stdio: 'pipe' });
   return path.join(home, 'dist', 'worker.js');
 }
