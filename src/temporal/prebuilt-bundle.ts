@@ -24,9 +24,11 @@ export function prebuiltBundle(dist = DIST): { codePath: string } | undefined {
   return statSync(bundle).mtimeMs >= statSync(entry).mtimeMs ? { codePath: bundle } : undefined;
 }
 
+/** The bundler's logger, silenced: its webpack progress lines are noise in a build or a test run. */
+export const QUIET_BUNDLER_LOGGER = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
+
 async function writePrebuiltBundle(): Promise<void> {
-  const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntryIn(DIST), logger: quiet });
+  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsEntryIn(DIST), logger: QUIET_BUNDLER_LOGGER });
   writeFileSync(bundleIn(DIST), code);
 }
 

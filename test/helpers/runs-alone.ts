@@ -1,6 +1,6 @@
 /**
- * Integration files run two at a time. A file whose assertions lean on wall time or on the
- * whole machine (a rate, a pause's latency, a fault injected into a shared server, a browser)
+ * Integration files run two at a time. A file whose assertions lean on wall time (a rate, a
+ * pause's latency, a latency guard) or that keeps both cores busy by itself (the chaos matrix)
  * says so at its top with `runsAlone(reason)`: test/setup/take-turns.ts then gives it the test
  * server's turn lock exclusively, so no other file runs beside it.
  */

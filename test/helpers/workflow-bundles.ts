@@ -7,6 +7,7 @@
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
 
 export type BundleKind = 'plain' | 'encrypted';
 
@@ -17,13 +18,11 @@ const FILE_VARIABLE: Record<BundleKind, string> = {
   encrypted: 'BACKFILL_TEST_ENCRYPTED_WORKFLOW_BUNDLE',
 };
 
-const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never;
-
 function build(kind: BundleKind): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath: require.resolve('../../src/workflows'),
     ...(kind === 'encrypted' ? { failureConverterPath: require.resolve('../../src/temporal/failure-converter') } : {}),
-    logger: quiet,
+    logger: QUIET_BUNDLER_LOGGER,
   });
 }
 

@@ -8,6 +8,7 @@ import { Client, Connection, WorkflowFailedError, WorkflowUpdateStage, type Work
 import { cancelUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/messages';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
+import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
 import type { RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
 import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
@@ -27,7 +28,7 @@ beforeAll(async () => {
   native = await NativeConnection.connect({ address: address() });
   bundle = await bundleWorkflowCode({
     workflowsPath: require.resolve('../../src/workflows'),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} } as never,
+    logger: QUIET_BUNDLER_LOGGER,
   });
 });
 
