@@ -4,9 +4,9 @@
  * `workflow`: the workflows on a dev server against a model ledger (test/workflow).
  * `integration`: everything that needs a real Temporal dev server and real PostgreSQL,
  * started once in its globalSetup (test/setup/global-setup.ts), which jest runs only when
- * a test of that project is selected. `npm test` runs all three, two files at a time; an
- * integration file that measures wall time runs alone (test/setup/take-turns.ts) and last
- * (test/setup/sequencer.js).
+ * a test of that project is selected. `npm test` runs all three, two files at a time; how an
+ * integration file shares the machine (alone, or first) is said in the file
+ * (test/helpers/turns.ts) and read by test/setup/take-turns.ts and test/setup/sequencer.js.
  */
 const shared = {
   testEnvironment: 'node',

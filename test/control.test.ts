@@ -21,9 +21,6 @@ import { runCli } from './helpers/cli';
 import { writeSpec } from './helpers/orders';
 import { startTestWorker, uniqueQueue } from './helpers/temporal';
 import { startRun } from '../src/operations';
-import { runsAlone } from './helpers/runs-alone';
-
-runsAlone("a pause's latency and a running partition count are measured against wall time");
 
 const env = useTestEnvironment('control', { rows: 200_000 });
 

@@ -10,9 +10,6 @@ import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
 import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
-import { runsAlone } from './helpers/runs-alone';
-
-runsAlone('its rates are measured against wall time');
 
 let db: TestDatabase;
 let client: Client;

@@ -7,7 +7,7 @@
  * asking for a shared turn after it.
  */
 import pg from 'pg';
-import { runsAloneBecause } from '../helpers/runs-alone';
+import { runsAloneBecause } from '../helpers/turns';
 
 const TURN_LOCK = 0x62660001;
 /** A file waiting to run alone waits for the longest file beside it: far longer than any test's timeout. */
