@@ -1,6 +1,6 @@
 /**
  * Every integration file takes the turn lock before its first test: shared by default, so two
- * files run side by side; exclusive for a file that calls runsAlone (test/helpers/runs-alone.ts).
+ * files run side by side; exclusive for a file that calls runsAlone (test/helpers/turns.ts).
  * The lock is a PostgreSQL advisory lock on the test server, held by a session of its own, so it
  * spans jest's worker processes and ends with the file (or its process). PostgreSQL grants lock
  * requests in the order they queue: a file waiting to run alone is not overtaken by files
