@@ -5,68 +5,54 @@
  * 130 interrupted.
  */
 import { Command } from 'commander';
-import * as after from './commands/after';
-import * as approve from './commands/approve';
-import * as cancel from './commands/cancel';
-import * as cleanup from './commands/cleanup';
-import * as codecServer from './commands/codec-server';
-import * as demo from './commands/demo';
-import * as dev from './commands/dev';
-import * as list from './commands/list';
-import * as migrate from './commands/migrate';
-import * as partitionsCmd from './commands/partitions';
-import * as pause from './commands/pause';
-import * as plan from './commands/plan';
-import * as report from './commands/report';
-import * as resume from './commands/resume';
-import * as retryFailed from './commands/retry-failed';
-import * as revert from './commands/revert';
-import * as schema from './commands/schema';
-import * as setLimits from './commands/set-limits';
-import * as setup from './commands/setup';
-import * as stale from './commands/stale';
-import * as start from './commands/start';
-import * as status from './commands/status';
-import * as validate from './commands/validate';
-import * as verify from './commands/verify';
-import * as watch from './commands/watch';
-import * as worker from './commands/worker';
 import { completionCommand } from './completion';
 import { arrangeHelp, HELP_GROUPS } from './help';
 import { reportError, type OutputOptions } from './output';
 import { versionText } from '../util/engine-version';
 
-/** Every command; `--help` lists them in groups (help.ts HELP_GROUPS). */
-const COMMANDS = [
-  start,
-  plan,
-  validate,
-  stale,
-  status,
-  partitionsCmd,
-  pause,
-  resume,
-  cancel,
-  setLimits,
-  retryFailed,
-  revert,
-  approve,
-  verify,
-  after,
-  cleanup,
-  report,
-  watch,
-  list,
-  migrate,
-  schema,
-  worker,
-  codecServer,
-  dev,
-  demo,
-  setup,
-];
+interface CommandModule {
+  command(): Command;
+}
 
-export function buildProgram(options: { completion?: boolean } = {}): Command {
+/**
+ * Every command by name (its file in ./commands), loaded when used: `backfill plan` loads what
+ * plan needs, not the Temporal client and every operation of the other commands (a third of a
+ * second of every process). `--help` lists them in groups (help.ts HELP_GROUPS).
+ */
+export const COMMANDS: Record<string, () => CommandModule> = {
+  start: () => require('./commands/start'),
+  plan: () => require('./commands/plan'),
+  validate: () => require('./commands/validate'),
+  stale: () => require('./commands/stale'),
+  status: () => require('./commands/status'),
+  partitions: () => require('./commands/partitions'),
+  pause: () => require('./commands/pause'),
+  resume: () => require('./commands/resume'),
+  cancel: () => require('./commands/cancel'),
+  'set-limits': () => require('./commands/set-limits'),
+  'retry-failed': () => require('./commands/retry-failed'),
+  revert: () => require('./commands/revert'),
+  approve: () => require('./commands/approve'),
+  verify: () => require('./commands/verify'),
+  after: () => require('./commands/after'),
+  cleanup: () => require('./commands/cleanup'),
+  report: () => require('./commands/report'),
+  watch: () => require('./commands/watch'),
+  list: () => require('./commands/list'),
+  migrate: () => require('./commands/migrate'),
+  schema: () => require('./commands/schema'),
+  worker: () => require('./commands/worker'),
+  'codec-server': () => require('./commands/codec-server'),
+  dev: () => require('./commands/dev'),
+  demo: () => require('./commands/demo'),
+  setup: () => require('./commands/setup'),
+};
+
+/**
+ * The program with every command, or with `only` the one named (what a run of one command needs:
+ * its options, arguments and help are its own).
+ */
+export function buildProgram(options: { completion?: boolean; only?: string } = {}): Command {
   const program = new Command('backfill')
     .description('Plan and run historical data backfills on Temporal and PostgreSQL')
     .version(versionText(), '-V, --version', 'print the version (recorded with every run it registers), and the Temporal SDK and Node.js versions')
@@ -75,15 +61,18 @@ export function buildProgram(options: { completion?: boolean } = {}): Command {
     .exitOverride();
   // addCommand does not pass the program's settings on as .command() does: errors must throw, not exit
   const order = HELP_GROUPS.flatMap((g) => g.commands);
-  const commands = COMMANDS.map((c) => c.command()).sort((a, b) => order.indexOf(a.name()) - order.indexOf(b.name()));
+  const names = options.only ? [options.only] : Object.keys(COMMANDS);
+  const commands = names.map((name) => COMMANDS[name]().command()).sort((a, b) => order.indexOf(a.name()) - order.indexOf(b.name()));
   for (const c of commands) program.addCommand(c.copyInheritedSettings(program));
-  if (options.completion !== false) program.addCommand(completionCommand(program, () => buildProgram({ completion: false })));
+  if (options.completion !== false && !options.only) program.addCommand(completionCommand(program, () => buildProgram({ completion: false })));
   arrangeHelp(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  // `backfill <command> …` builds that command alone; anything else (help, a typo, `complete`) all of them
+  const named = argv[2];
+  const program = buildProgram(named !== undefined && Object.hasOwn(COMMANDS, named) ? { only: named } : {});
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

@@ -4,7 +4,9 @@
  * cause. Every error the CLI reports carries them.
  */
 import { status, type ServiceError as GrpcServiceError } from '@grpc/grpc-js';
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+// the SDK's own error module, not its index: every CLI error passes through here, and the index
+// loads the whole client and its protobufs (a third of a second) for commands that never connect
+import { isGrpcServiceError, ServiceError } from '@temporalio/client/lib/errors';
 
 /** The gRPC error under an SDK error, or the error itself when it is one. */
 export function grpcCause(err: unknown): GrpcServiceError | undefined {

@@ -1,4 +1,5 @@
-import { buildProgram } from '../../src/cli/program';
+import { buildProgram, COMMANDS } from '../../src/cli/program';
+import { HELP_GROUPS } from '../../src/cli/help';
 import { engineVersion } from '../../src/util/engine-version';
 
 test('backfill --version prints the engine version runs record, the SDK and Node.js versions, and every command is listed in --help', async () => {
@@ -29,4 +30,13 @@ test('--help lists the commands in four groups, each command once, and every com
     })
     .map((c) => c.name());
   expect(withoutExamples).toEqual([]);
+});
+
+test('each command is found under its own name, alone, as `backfill <command>` builds it, and every one is in a help group', () => {
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    expect(load().command().name()).toBe(name);
+    expect(buildProgram({ only: name }).commands.map((c) => c.name())).toEqual([name]);
+  }
+  const grouped = HELP_GROUPS.flatMap((g) => g.commands);
+  expect([...grouped].sort()).toEqual([...Object.keys(COMMANDS), 'complete'].sort());
 });
