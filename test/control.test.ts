@@ -15,7 +15,7 @@ import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
 import { partitionWorkflowId } from '../src/shared/ids';
 import type { SpecInput } from '../src/specs/schema';
-import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
+import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 import { runCli } from './helpers/cli';
 import { writeSpec } from './helpers/orders';
@@ -289,16 +289,22 @@ test('setLimits changes concurrency and chunk size of a running run; invalid cha
   ]);
 });
 
+/** The retry case's scope: its first seven days. */
+const RETRY_SCOPE = `${WHERE} AND created_at < '2024-03-08'`;
+
 test('retry-failed re-runs only the failed partition, after the data is fixed, and leaves succeeded partitions untouched (a run id of the older, four-digit form)', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
-  // one bad row the transform cannot handle: the operator fixes it between attempts
+  // one bad row the transform cannot handle, in the fourth chunk of the last day: the operator fixes it between attempts
   const bad = (
-    await env.db.pool.query("SELECT id, currency FROM app.orders WHERE id > 150000 AND status <> 'void' AND currency IS NOT NULL ORDER BY id LIMIT 1")
+    await env.db.pool.query(
+      `SELECT id, currency FROM app.orders WHERE ${RETRY_SCOPE} AND created_at >= '2024-03-07' AND currency IS NOT NULL ORDER BY created_at, id OFFSET 3500 LIMIT 1`,
+    )
   ).rows[0];
   await env.db.pool.query("UPDATE app.orders SET currency = 'XXX' WHERE id = $1", [bad.id]);
   const spec = ordersSpec(env.db.envVar, {
     name: 'ctl-retry',
-    // days, in chunks small enough that the failed day resumes from a (created_at, id) cursor mid-way
+    // seven days (about 23,600 rows; the last 6,278), in chunks small enough that the failed day resumes from a (created_at, id) cursor mid-way
+    source: { table: 'app.orders', key: 'id', where: RETRY_SCOPE },
     partition: { by: 'time', column: 'created_at', size: '1 day' },
     limits: { chunkSize: 1000, concurrency: 4 },
     transform: {
@@ -315,6 +321,8 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   const failed = (await env.db.pool.query("SELECT cursor, error_range FROM backfill.partitions WHERE run_id = $1 AND status = 'failed'", [started.runId]))
     .rows[0];
   expect(failed.error_range).toMatch(/^\(created_at, id\) in \(\["[^"]+", ?"\d+"\], \["[^"]+", ?"\d+"\]\]$/);
+  // three chunks of the day committed before the bad row: the retry resumes from their cursor
+  expect(failed.cursor).not.toBeNull();
 
   const { rows: succeededBefore } = await env.db.pool.query(
     "SELECT partition_id, completions, rows_written FROM backfill.partitions WHERE run_id = $1 AND status = 'succeeded' ORDER BY ordinal",
@@ -332,7 +340,10 @@ test('retry-failed re-runs only the failed partition, after the data is fixed, a
   const second = await waitForResult(retry.handle);
   expect(second.status).toBe('succeeded');
   expect(second.partitions).toEqual({ total: first.partitions.total, succeeded: first.partitions.total, failed: 0, cancelled: 0 });
-  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  expect(first.partitions.total).toBe(7);
+  const diff = await diffAgainstExpected(env.db.pool, "created_at < '2024-03-08'");
+  expect(diff).toMatchObject({ missing: 0, extra: 0, targetRows: diff.expectedRows });
+  expect((await env.db.pool.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(diff.targetRows);
   // Temporal's view: the first execution Failed, the retry (a new execution of the same workflow id) Completed,
   // and a query for failed executions finds the first one only
   expect((await env.client.workflow.getHandle(started.workflowId, started.handle.firstExecutionRunId).describe()).status.name).toBe('FAILED');

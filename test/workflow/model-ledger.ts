@@ -55,6 +55,8 @@ export class ModelLedger {
   readonly calls: string[] = [];
   inFlightNow = 0;
   maxInFlight = 0;
+  /** Partitions that got past the pause check and did their work (a paused run's launched partitions wait before it). */
+  worked = 0;
   verdicts: Verdicts = {};
   /** How many times the final check lands on a worker connected to another database first. */
   misroutedChecks = 0;
@@ -161,20 +163,27 @@ export class ModelLedger {
         this.inFlightNow++;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlightNow);
         try {
-          // a paused run's partitions wait at a chunk boundary; a cancel stops them there
-          while (this.paused && !this.cancelRequested) await sleep(20);
+          // a paused run's partitions wait at a chunk boundary; a cancel stops them there. They
+          // heartbeat and end when cancelled, as the real ones do: a worker shutting down after a
+          // failed assertion must not wait for a pause nobody will lift
+          const activity = Context.current();
+          while (this.paused && !this.cancelRequested && !activity.cancellationSignal.aborted) {
+            activity.heartbeat();
+            await sleep(20);
+          }
+          if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason;
           if (this.cancelRequested) {
             p.status = 'cancelled';
             return this.report(p);
           }
           if (this.options.stuck.includes(p.id)) {
-            const activity = Context.current();
             while (!activity.cancellationSignal.aborted) {
               activity.heartbeat();
               await sleep(50);
             }
             return this.report(p);
           }
+          this.worked++;
           await sleep(this.options.processMs);
           if (this.options.failing.includes(p.id)) throw ApplicationFailure.nonRetryable(`partition ${p.id}: a data error`, FailureType.DataError);
           p.status = 'succeeded';
