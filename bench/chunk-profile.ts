@@ -40,7 +40,7 @@ const KINDS: [string, RegExp][] = [
   ['write the target (MERGE)', /^MERGE INTO/],
   ['reconcile (sample)', /^SELECT count\(\*\) FILTER \(WHERE t\./],
   ['before-images', /^WITH img AS \(INSERT INTO/],
-  ['the scope count (registration)', /^SELECT count\(\*\) AS n FROM /],
+  ['counts over the source (the scope at registration, rows outside the plan)', /^SELECT count\(\*\) AS n FROM /],
   ['sampled recompute (partition and final checks)', /^WITH o AS MATERIALIZED/],
 ];
 
