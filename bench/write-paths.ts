@@ -66,8 +66,8 @@ interface Method {
   key: string;
   label: string;
   run: (round: number) => Promise<number>;
-  /** Measures over what the method before it left in the target, instead of an emptied one. */
-  keepTarget?: boolean;
+  /** Runs over what the method before it left in the target, instead of an emptied one, and counts the target rows it rewrote. */
+  rerun?: boolean;
   /** Needs this method to have run just before it in the round. */
   after?: string;
   /** Reads bench.orders_monthly (built on first use). */
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     {
       key: 'c',
       label: '(c) re-run of (b) over the finished data',
-      keepTarget: true,
+      rerun: true,
       after: 'b',
       run: async () => (await env.backfill(sqlRunName, sqlSpec)).rowsRead,
     },
@@ -223,7 +223,7 @@ async function main(): Promise<void> {
     say(`round ${round}/${ROUNDS}`);
     const results: Measured[] = [];
     for (const m of chosen) {
-      if (m.key === 'c') {
+      if (m.rerun) {
         const txid = (await pool.query<{ x: string }>('SELECT txid_current()::text AS x')).rows[0].x;
         const rerun = await measure(pool, m.label, () => m.run(round));
         const touched = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM bench.orders_usd WHERE xmin::text::bigint >= ($1::bigint % 4294967296)`, [
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
         results.push({ ...rerun, key: m.key, rewritten: Number(touched.rows[0].n) });
         continue;
       }
-      if (!m.keepTarget) await truncate();
+      await truncate();
       results.push({ ...(await measure(pool, m.label, () => m.run(round))), key: m.key });
     }
     rounds.push(results);
