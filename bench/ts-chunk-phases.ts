@@ -3,15 +3,18 @@
  * nothing else running: the compiled statements of `npm run bench`'s (d) over 100,000-row
  * chunks of the bench dataset (read with the transform's exact types, transform, serialise,
  * fill the output table, guarded write, sampled reconciliation), each chunk in its own
- * REPEATABLE READ transaction as the worker runs it. Beside the engine's JSON fill it times the
- * alternative the issue suggested and docs/benchmarks.md reports as tried: one array literal
- * per column, built by plain joins, into `unnest` (bench-only code; the engine does not use it).
+ * REPEATABLE READ transaction as the worker runs it. Beside the engine's COPY fill it times the
+ * former one, the rows as one JSON document into json_populate_recordset, in a savepoint undone
+ * (docs/benchmarks-log.md has what else was tried: array literals into unnest).
  * Run: DATABASE_URL=… npm run bench:ts-phases   (BENCH_CHUNKS (6) chunks, the first as warm-up)
  */
 import path from 'node:path';
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { compileRun } from '../src/compiler/statements';
 import type { Spec } from '../src/specs/schema';
+import { copyText } from '../src/transforms/copy-text';
 import { EXACT_TYPES } from '../src/transforms/exact-types';
 import { loadTransformModule } from '../src/transforms/load-module';
 import { COLS } from './dataset';
@@ -19,26 +22,6 @@ import { say, startBenchEnvironment } from './harness';
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS || 6);
 const CHUNK_ROWS = 100_000;
-const ELEMENT_TYPES = ['bigint', 'integer', 'timestamptz', 'text', 'numeric'];
-
-const NEEDS_ESCAPE = /["\\]/;
-const ESCAPED = /["\\]/g;
-
-/** Array literal of one column: every value quoted (escaped only where it must be), NULL bare. */
-function arrayLiteral(rows: Record<string, unknown>[], column: string): string {
-  const parts = new Array<string>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const v = rows[i][column];
-    if (v === null || v === undefined) {
-      parts[i] = 'NULL';
-      continue;
-    }
-    const text = String(v);
-    parts[i] = NEEDS_ESCAPE.test(text) ? `"${text.replace(ESCAPED, '\\$&')}"` : `"${text}"`;
-  }
-  return `{${parts.join(',')}}`;
-}
-
 async function main(): Promise<void> {
   const env = await startBenchEnvironment({ noWorkers: true });
   const { module } = loadTransformModule(path.join(__dirname, 'transforms', 'orders-usd.ts'));
@@ -80,17 +63,19 @@ async function main(): Promise<void> {
       const read = compiled.readChunk(bounds, cursor, hi, module.reads);
       const { rows } = await timed('read: rows into Node (SQL + decoding)', () => client.query({ text: read.text, values: read.values, types: EXACT_TYPES }));
       const out = await timed('transform (Node)', () => module.transform(rows));
-      const json = await timed('JSON.stringify (Node)', () => JSON.stringify(out));
-      const fill = compiled.fillFromJson(json);
-      await timed('fill from JSON (SQL): the engine', () => client.query(fill.text, fill.values));
-      // the alternative, into the same table in a savepoint that is undone: the engine's rows stay
-      await client.query('SAVEPOINT alternative; TRUNCATE ' + compiled.outputTable);
-      const literals = await timed('alternative: array literals (Node)', () => COLS.split(', ').map((c) => arrayLiteral(out, c)));
-      const arrays = ELEMENT_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ');
-      await timed('alternative: fill from unnest (SQL)', () =>
-        client.query(`INSERT INTO ${compiled.outputTable} (${COLS}) SELECT * FROM unnest(${arrays})`, literals),
-      );
-      await client.query('ROLLBACK TO SAVEPOINT alternative');
+      // the former path first, into the same table in a savepoint that is undone
+      await client.query('SAVEPOINT former');
+      const json = await timed('former: JSON.stringify (Node)', () => JSON.stringify(out));
+      const fromJson = compiled.fillFromJson(json);
+      await timed('former: fill from JSON (SQL)', () => client.query(fromJson.text, fromJson.values));
+      await client.query('ROLLBACK TO SAVEPOINT former');
+      const text = await timed('COPY text (Node): the engine', () => copyText(out, COLS.split(', ')));
+      if (!text) throw new Error('the bench transform returned rows only JSON can carry');
+      await timed('fill from COPY (SQL): the engine', async () => {
+        const copy = client.query(copyFrom(compiled.fillFromCopy));
+        copy.end(text);
+        await finished(copy);
+      });
       for (const w of compiled.write(bounds)) await timed('guarded write (SQL)', () => client.query(w.text, w.values));
       const check = compiled.reconcile();
       await timed('sampled reconciliation (SQL)', () => client.query(check.text, check.values));

@@ -94,7 +94,7 @@ test('a run that hits constraint errors puts no row value into any history; the 
   expect(text).not.toContain(SECRET);
 });
 
-test('a throwing TypeScript transform and list partitions leave neither row values nor list values in any history', async () => {
+test('a throwing TypeScript transform, a bad value it returns and list partitions leave neither row values nor list values in any history', async () => {
   const modulePath = path.join(path.dirname(writeSpec({})), `${uniqueName('leaky', '-')}.ts`);
   writeFileSync(
     modulePath,
@@ -103,16 +103,19 @@ test('a throwing TypeScript transform and list partitions leave neither row valu
       reads: ['id', 'n', 'ssn', 'code'],
       transform(rows: { id: string; n: number; ssn: string; code: string }[]) {
         for (const r of rows) if (r.n === 420) throw new Error('cannot handle ' + r.ssn);
-        return rows.map((r) => ({ id: r.id, n: r.n % 900, ssn: r.ssn + '-x', code: r.n }));
+        // row 600's code is its ssn: the output table (filled by COPY) refuses it for an integer column
+        return rows.map((r) => ({ id: r.id, n: r.n % 900, ssn: r.ssn + '-x', code: r.n === 600 ? r.ssn : r.n }));
       },
     };\n`,
   );
   const { rows, workflowIds } = await runToFailure(
     peopleSpec('redact-ts', { by: 'list', column: 'team' }, { name: 'people-ts', version: 1, module: modulePath }),
   );
-  expect(rows).toHaveLength(1);
+  expect(rows).toHaveLength(2);
   expect(rows[0].last_error).toContain('transform people-ts@1 threw Error;');
   expect(rows[0].error_detail).toContain(`cannot handle ${SECRET}420`);
+  expect(rows[1].last_error).toMatch(/^partition team#000003 failed at id in .*: invalid input syntax for type integer: "…" \(SQLSTATE 22P02\)/);
+  expect(rows[1].error_detail).toContain(`"${SECRET}600"`);
 
   const text = await historiesText(env.client, workflowIds);
   expect(text).toContain('threw Error');

@@ -5,7 +5,6 @@
  * or zombie attempt serializes on the row lock and continues from the committed cursor, so
  * a chunk is never applied or counted twice.
  */
-import { types } from 'node:util';
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { describePgError, isDataError, isPgError, summarizePgError } from '../db/errors';
@@ -13,16 +12,15 @@ import { checkpoint, countConcurrentChange, finishPartition, getPartition, lockP
 import { awaitWriterTurn } from '../ledger/writer-lock';
 import type { ChunkRecordDecision } from '../governor';
 import { FailureType } from '../shared/failures';
-import { transformLabel } from '../shared/labels';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import { limitChunkTransaction } from '../db/session';
 import { boundsText } from '../compiler/partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
-import { EXACT_TYPES } from '../transforms/exact-types';
 import { revertChunk } from './revert-chunk';
 import { captureBeforeImages, imagesDiffer } from './chunk-images';
 import { TransformError } from './transform-error';
+import { fillOutput, type OutputTable } from './fill-output';
 
 export interface ChunkRequest {
   runId: string;
@@ -62,8 +60,8 @@ const LOCK_TIMEOUT_MS = 2000;
 /** How long a chunk waits for its turn when the run's partitions write one at a time. */
 const WRITER_WAIT_MS = 60_000;
 
-/** Tables created in a session, remembered only after the creating transaction commits. */
-const createdTables = new WeakMap<pg.PoolClient, Set<string>>();
+/** Output tables created in a session, remembered only after the creating transaction commits. */
+const createdTables = new WeakMap<pg.PoolClient, Map<string, OutputTable>>();
 
 export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkRequest): Promise<ChunkOutcome> {
   const { compiled, run } = ctx;
@@ -122,9 +120,13 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
       return nothing(row);
     }
 
-    const created = createdTables.get(client) ?? new Set<string>();
-    if (!created.has(compiled.outputTable)) await client.query(compiled.createOutputTable);
-    const rowsOut = await fillOutput(client, ctx, bounds, replace ? null : cursor, hi);
+    const created = createdTables.get(client) ?? new Map<string, OutputTable>();
+    let table = created.get(compiled.outputTable);
+    if (!table) {
+      await client.query(compiled.createOutputTable);
+      table = {};
+    }
+    const rowsOut = await fillOutput(client, ctx, table, bounds, replace ? null : cursor, hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
     const imaged = await captureBeforeImages(client, ctx, bounds);
     let rowsWritten = 0;
@@ -153,7 +155,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     // RESET ALL in the same round trip: a set_config(…, false) in spec SQL must not outlive its
     // chunk on this pooled session (a rolled-back chunk undoes it by itself)
     await client.query(`${commitDurability(done, run.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
-    created.add(compiled.outputTable);
+    created.set(compiled.outputTable, table);
     createdTables.set(client, created);
     return { row, ...counts, turnMs };
   } catch (err) {
@@ -259,46 +261,4 @@ async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: st
     [differing ? `${differing} row(s) (other values)` : '', missing && mode !== 'update' ? `${missing} row(s) (absent)` : ''].filter(Boolean).join(' and ') +
     `; a trigger or rule on ${target} may be rewriting them. Nothing of this chunk was committed`;
   throw new TransformError(`${what}; keys: ${(rows[0].examples ?? []).join(', ')}`, `${what} (partition ${partitionId}; keys in the ledger)`);
-}
-
-/** Fills the session's output table with the chunk's transformed rows; returns how many. */
-async function fillOutput(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds'], cursor: string | null, hi: string | null): Promise<number> {
-  const { compiled, module } = ctx;
-  if (!module) {
-    const fill = compiled.fillFromSql(bounds, cursor, hi);
-    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
-  }
-  const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
-  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
-  let out: Record<string, unknown>[];
-  try {
-    out = await module.transform(rows);
-  } catch (err) {
-    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`, `transform ${label} threw ${errorName(err)}`);
-  }
-  if (!Array.isArray(out)) {
-    const message = `transform ${label} returned ${typeof out}, not an array of rows`;
-    throw new TransformError(message, message);
-  }
-  if (out.length === 0) return 0;
-  // one JSON document per chunk: JSON.stringify is native and cheap, and the parsing happens in
-  // PostgreSQL, in parallel across partitions (typed arrays built in JS cost this one thread more)
-  let json: string;
-  try {
-    json = JSON.stringify(out);
-  } catch (err) {
-    const fix = "return bigint and binary values as strings (bytea as '\\x…' hex)";
-    throw new TransformError(
-      `transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`,
-      `transform ${label} returned a value JSON cannot carry; ${fix}`,
-    );
-  }
-  const fill = compiled.fillFromJson(json);
-  return (await client.query(fill.text, fill.values)).rowCount ?? 0;
-}
-
-function errorName(err: unknown): string {
-  // isNativeError, not instanceof: an Error from another realm (a vm context) is an Error too
-  return types.isNativeError(err) ? err.name || 'an Error' : `a thrown ${typeof err}`;
 }

@@ -15,7 +15,7 @@ import { boundsText, crossableEnds, params, partitionPredicate, timeBound, type 
 import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../specs/schema';
 import { keysetWalk } from './keyset';
-import { outputTableName } from './output-table';
+import { outputTableName, outputTakesCopy } from './output-table';
 import { targetJoin, targetPartitionScope } from './target-join';
 import type { RunShape } from './shape';
 
@@ -38,6 +38,10 @@ export interface CompiledRun {
   readChunk(bounds: PartitionBounds, cursor: string | null, hi: string | null, columns: string[] | undefined): Statement;
   /** Module transform: fills the output table from rows serialised as one JSON array. */
   fillFromJson(rowsJson: string): Statement;
+  /** Module transform: the same fill from COPY text (transforms/copy-text.ts says when it may). */
+  fillFromCopy: string;
+  /** Module transform: whether the output table's columns may take COPY text (`ok`). */
+  outputTakesCopy: Statement;
   /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
   write(bounds: PartitionBounds): Statement[];
   /**
@@ -223,6 +227,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         values: numbered.values,
       };
     },
+
+    fillFromCopy: `COPY ${out} (${cols.join(', ')}) FROM STDIN`,
+    outputTakesCopy: outputTakesCopy(out, shape.outputColumns),
 
     fillFromJson(rowsJson) {
       return {

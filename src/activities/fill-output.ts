@@ -1,0 +1,80 @@
+/**
+ * A chunk's output rows into the session's output table, in the chunk's transaction: computed
+ * by the spec's SQL in PostgreSQL, or read into Node for a TypeScript transform and sent back —
+ * as COPY text where that provably means what JSON means (transforms/copy-text.ts), else as
+ * one JSON document. Row values never reach an error message that leaves the ledger.
+ */
+import { finished } from 'node:stream/promises';
+import { types } from 'node:util';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { PartitionRow } from '../ledger/partitions';
+import { transformLabel } from '../shared/labels';
+import { copyText } from '../transforms/copy-text';
+import { EXACT_TYPES } from '../transforms/exact-types';
+import type { RunContext } from './run-context';
+import { TransformError } from './transform-error';
+
+/** What a session knows of its output table once it has one. */
+export interface OutputTable {
+  /** Its columns may take COPY text: asked of the catalog once per session. */
+  takesCopy?: boolean;
+}
+
+/** Fills the session's output table with the chunk's transformed rows; returns how many. */
+export async function fillOutput(
+  client: pg.PoolClient,
+  ctx: RunContext,
+  table: OutputTable,
+  bounds: PartitionRow['bounds'],
+  cursor: string | null,
+  hi: string | null,
+): Promise<number> {
+  const { compiled, module } = ctx;
+  if (!module) {
+    const fill = compiled.fillFromSql(bounds, cursor, hi);
+    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  }
+  const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
+  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
+  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
+  let out: Record<string, unknown>[];
+  try {
+    out = await module.transform(rows);
+  } catch (err) {
+    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`, `transform ${label} threw ${errorName(err)}`);
+  }
+  if (!Array.isArray(out)) {
+    const message = `transform ${label} returned ${typeof out}, not an array of rows`;
+    throw new TransformError(message, message);
+  }
+  if (out.length === 0) return 0;
+  table.takesCopy ??= (await client.query<{ ok: boolean }>(compiled.outputTakesCopy.text, compiled.outputTakesCopy.values)).rows[0].ok;
+  // a value's toJSON or a getter may throw while either encoding reads it: the same error
+  const body = serialized(label, () => (table.takesCopy ? copyText(out, ctx.run.shape.outputColumns) : null) ?? JSON.stringify(out));
+  if (typeof body === 'string') {
+    const fill = compiled.fillFromJson(body);
+    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  }
+  const copy = client.query(copyFrom(compiled.fillFromCopy));
+  copy.end(body);
+  await finished(copy);
+  return copy.rowCount;
+}
+
+function serialized<T>(label: string, encode: () => T): T {
+  try {
+    return encode();
+  } catch (err) {
+    const fix = "return bigint and binary values as strings (bytea as '\\x…' hex)";
+    throw new TransformError(
+      `transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`,
+      `transform ${label} returned a value JSON cannot carry; ${fix}`,
+    );
+  }
+}
+
+function errorName(err: unknown): string {
+  // isNativeError, not instanceof: an Error from another realm (a vm context) is an Error too
+  return types.isNativeError(err) ? err.name || 'an Error' : `a thrown ${typeof err}`;
+}
