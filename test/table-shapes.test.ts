@@ -6,12 +6,15 @@
  * verified and run again with nothing rewritten; a name that matches only when case-folded
  * is refused at plan with the name that was meant.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { verifyRun, waitForResult } from '../src/operations';
 import { getRun } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { writeSpec } from './helpers/orders';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('shapes', { rows: 0 });
 
@@ -79,6 +82,46 @@ test('a Prisma-shaped table ("User", text ids, camelCase columns, timestamp(3)) 
 
   const again = await waitForResult((await env.start(userSpec())).handle);
   expect(again).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 6000 });
+});
+
+test('a TypeScript transform into quoted camelCase columns, a composite key and timestamp(3): awkward strings arrive exact, and a second run writes nothing', async () => {
+  // every column a scalar: the chunks go to the output table as COPY text
+  await env.db.pool.query(
+    `CREATE TABLE public."UserNotes" (id text, "createdAt" timestamp(3), "note's text" text, "amount usd" numeric(14,2), PRIMARY KEY ("createdAt", id))`,
+  );
+  const modulePath = path.join(path.dirname(writeSpec({})), `${uniqueName('user-notes', '-')}.ts`);
+  writeFileSync(
+    modulePath,
+    `export default {
+      columns: ['id', 'createdAt', "note's text", 'amount usd'],
+      reads: ['id', 'createdAt', 'amountCents', 'displayName'],
+      transform(rows: { id: string; createdAt: string; amountCents: string; displayName: string | null }[]) {
+        return rows.map((r) => ({
+          id: r.id,
+          createdAt: r.createdAt,
+          // a tab, a newline, a backslash, COPY's NULL marker and quotes inside the value
+          "note's text": r.displayName === null ? null : r.displayName + '\\t|\\n|\\\\N|"q\\'s"',
+          'amount usd': (BigInt(r.amountCents) / 100n).toString() + '.' + (BigInt(r.amountCents) % 100n).toString().padStart(2, '0'),
+        }));
+      },
+    };\n`,
+  );
+  const spec = userSpec({
+    name: 'orm-user-notes',
+    transform: { name: 'user-notes', version: 1, module: modulePath },
+    target: { table: 'public.UserNotes', key: ['createdAt', 'id'], mode: 'upsert' },
+    validate: { finalCheck: 'all' },
+    after: [],
+  });
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 6000 });
+  const { rows } = await env.db.pool.query(`
+    WITH expected AS (
+      SELECT id, "createdAt", "displayName" || E'\\t|\\n|\\\\N|"q''s"' AS "note's text", round("amountCents" / 100.0, 2) AS "amount usd" FROM public."User")
+    SELECT (SELECT count(*) FROM (SELECT * FROM expected EXCEPT SELECT * FROM public."UserNotes") a)::int AS missing,
+           (SELECT count(*) FROM (SELECT * FROM public."UserNotes" EXCEPT SELECT * FROM expected) b)::int AS extra,
+           (SELECT count(*) FROM public."UserNotes" WHERE "note's text" IS NULL)::int AS nulls`);
+  expect(rows[0]).toEqual({ missing: 0, extra: 0, nulls: 1200 });
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: 6000 });
 });
 
 test('a table named by a reserved word, with a column named by another, is backfilled in update mode', async () => {

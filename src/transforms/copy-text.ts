@@ -1,15 +1,17 @@
 /**
  * A TypeScript transform's output rows as COPY text for the chunk's output table: the cheap way
- * in (PostgreSQL reads COPY text at about half the cost of parsing a JSON document into rows).
+ * in (PostgreSQL reads 100,000 rows of COPY text in about a fifth of the time it takes to parse
+ * them from one JSON document: docs/benchmarks.md, "The TypeScript path").
  *
  * The rows mean what `JSON.stringify` then `json_populate_recordset` make of them; that pair is
  * the definition, and this encoder only stands in for it where it provably hands every column
  * the same text. For a column of a plain scalar type (not json or jsonb, not an array or a
  * composite, through any domains: compiler/output-table.ts) and a value that is a string, a finite
  * number, a boolean, a Date or nothing, both give the column's input function the same text, or
- * NULL. Anything else — a nested object, a bigint, a NaN's JSON null aside, a string holding NUL
- * or half a surrogate pair, a row that is not a plain object, a property JSON would not see —
- * makes `copyText` return null, and the chunk goes through JSON as before, errors and all.
+ * NULL (NaN and Infinity are NULL, as JSON writes them). Anything else — a nested object, a
+ * bigint, a string holding NUL or half a surrogate pair, a row JSON would not read as its own
+ * properties, a property JSON would not see — makes `copyText` return null, and the chunk goes through JSON as
+ * before, errors and all.
  */
 import { types } from 'node:util';
 
@@ -47,10 +49,11 @@ export function copyText(rows: readonly unknown[], columns: readonly string[]): 
 const ROWS_PER_BLOCK = 2000;
 
 function isPlainRow(row: unknown): row is Record<string, unknown> {
-  if (typeof row !== 'object' || row === null || Array.isArray(row) || types.isProxy(row)) return false;
-  const proto = Object.getPrototypeOf(row);
-  // JSON.stringify would call a row's own toJSON instead of reading its properties
-  return (proto === Object.prototype || proto === null) && typeof (row as { toJSON?: unknown }).toJSON !== 'function';
+  // no test of the prototype: a module's rows may come from another realm (a vm context), and
+  // what JSON reads of an object — its own enumerable properties — fieldText checks one by one
+  if (typeof row !== 'object' || row === null || Array.isArray(row) || types.isProxy(row) || types.isBoxedPrimitive(row)) return false;
+  // JSON.stringify would call a row's toJSON, own or inherited, instead of reading its properties
+  return typeof (row as { toJSON?: unknown }).toJSON !== 'function';
 }
 
 /** One value as COPY text (`\N` for NULL), or null when JSON would carry it differently. */

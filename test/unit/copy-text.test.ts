@@ -3,6 +3,7 @@
  * it writes, and every row it leaves to JSON (test/copy-text.test.ts proves on a real server that
  * what it does write means what JSON meant).
  */
+import vm from 'node:vm';
 import { copyText } from '../../src/transforms/copy-text';
 
 test('fields are tab-separated, NULL is \\N, and backslash, tab, newline and carriage return are escaped', () => {
@@ -25,7 +26,7 @@ test('a chunk larger than the first guess of its size grows its buffer and loses
   expect(text.split('\n')[7]).toBe(`7\t${long}`);
 });
 
-test('what only JSON can carry goes through JSON: nested values, bigint, NUL, half a surrogate pair, rows that are not plain objects', () => {
+test('what only JSON can carry goes through JSON: nested values, bigint, NUL, half a surrogate pair, rows JSON would not read by their own properties', () => {
   const columns = ['n', 'txt'];
   const jsonOnly: [string, unknown][] = [
     ['a nested object', { n: 1, txt: { a: 1 } }],
@@ -37,12 +38,25 @@ test('what only JSON can carry goes through JSON: nested values, bigint, NUL, ha
     ['a lone high surrogate', { n: 1, txt: 'a\ud800b' }],
     ['a lone low surrogate', { n: 1, txt: '\udc00' }],
     [
-      'a class instance',
+      'a getter on a class',
+      new (class Row {
+        n = 1;
+        get txt() {
+          return 'x';
+        }
+      })(),
+    ],
+    [
+      'a class with toJSON',
       new (class Row {
         n = 1;
         txt = 'x';
+        toJSON() {
+          return { n: 2 };
+        }
       })(),
     ],
+    ['a boxed number as a row', new Number(5)],
     ['a row with its own toJSON', { n: 1, txt: 'x', toJSON: () => ({ n: 2 }) }],
     ['an array as a row', [1, 'x']],
     ['null as a row', null],
@@ -55,4 +69,17 @@ test('what only JSON can carry goes through JSON: nested values, bigint, NUL, ha
   // a paired surrogate is an ordinary character
   expect(copyText([{ n: 1, txt: '😀' }], columns)?.toString()).toBe('1\t😀\n');
   expect(copyText([Object.assign(Object.create(null), { n: 1, txt: 'x' })], columns)?.toString()).toBe('1\tx\n');
+});
+
+test('rows JSON reads by their own properties are encoded whatever made them: a class instance, an object from another realm', () => {
+  const columns = ['n', 'txt'];
+  const instance = new (class Row {
+    n = 1;
+    txt = 'x';
+  })();
+  // a transform's module runs in its own vm context under jest: its objects have another Object.prototype
+  const foreign = vm.runInNewContext("({ n: 2, txt: 'y', at: new Date(Date.UTC(2024, 0, 1)) })") as Record<string, unknown>;
+  expect(Object.getPrototypeOf(foreign)).not.toBe(Object.prototype);
+  expect(copyText([instance, foreign], [...columns, 'at'])?.toString()).toBe('1\tx\t\\N\n2\ty\t2024-01-01T00:00:00.000Z\n');
+  expect(copyText([vm.runInNewContext('({ n: 3, txt: [1] })')], columns)).toBeNull();
 });
