@@ -3,12 +3,14 @@
  * JSON document meant: the same rows, the same NULLs, the same errors (by SQLSTATE). Each value
  * below goes both ways into a table of scalar columns on the real server, one row at a time
  * (so each error is its own), then thousands of random strings at once; where the encoder says
- * only JSON can carry a row, the engine uses JSON and nothing is compared.
+ * only JSON can carry a row, the engine uses JSON and nothing is compared. And a COPY whose
+ * backend dies mid-stream fails at once, without an uncaught error that would end the worker.
  */
 import { finished } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { outputTakesCopy } from '../src/compiler/output-table';
+import { createPool } from '../src/db/pool';
 import { copyText } from '../src/transforms/copy-text';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
@@ -212,3 +214,33 @@ function shown(value: unknown): string {
   if (typeof value === 'object' && value !== null) return `object ${JSON.stringify(value)}`;
   return `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
 }
+
+test('a COPY whose backend is terminated while it streams fails its chunk; nothing hangs and the process lives on', async () => {
+  const pool = createPool(db.url, { max: 1 });
+  const uncaught: unknown[] = [];
+  const onUncaught = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  try {
+    const victim = await pool.connect();
+    const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    // as a chunk sends it: all at once, then wait; a body PostgreSQL takes about a second to read
+    const rows = Array.from({ length: 1_000_000 }, (_, n) => ({ n, txt: 'a value of about forty characters, give or take' }));
+    const copy = victim.query(copyFrom('COPY out_scalars (n, txt) FROM STDIN'));
+    copy.end(copyText(rows, ['n', 'txt']));
+    const done = finished(copy);
+    // terminated once the server is reading rows: mid-stream, whatever the machine's speed
+    for (let polls = 0; polls < 2000; polls++) {
+      const { rows: progress } = await db.pool.query('SELECT 1 FROM pg_stat_progress_copy WHERE pid = $1 AND tuples_processed > 0', [pid]);
+      if (progress.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
+    await expect(done).rejects.toThrow(/terminat|ECONNRESET/);
+    victim.release(true);
+    expect((await pool.query<{ n: string }>('SELECT count(*) AS n FROM out_scalars')).rows[0].n).toBe('0');
+  } finally {
+    process.off('uncaughtException', onUncaught);
+    await pool.end();
+  }
+  expect(uncaught).toEqual([]);
+});
