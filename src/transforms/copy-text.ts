@@ -6,12 +6,12 @@
  * The rows mean what `JSON.stringify` then `json_populate_recordset` make of them; that pair is
  * the definition, and this encoder only stands in for it where it provably hands every column
  * the same text. For a column of a plain scalar type (not json or jsonb, not an array or a
- * composite, through any domains: compiler/output-table.ts) and a value that is a string, a finite
- * number, a boolean, a Date or nothing, both give the column's input function the same text, or
- * NULL (NaN and Infinity are NULL, as JSON writes them). Anything else — a nested object, a
- * bigint, a string holding NUL or half a surrogate pair, a row JSON would not read as its own
- * properties, a property JSON would not see — makes `copyText` return null, and the chunk goes through JSON as
- * before, errors and all.
+ * composite, through any domains: compiler/output-table.ts) and a value that is a string, a
+ * finite number, a boolean, a Date or nothing, both give the column's input function the same
+ * text, or NULL (NaN and Infinity are NULL, as JSON writes them). Anything else — a nested
+ * object, a bigint, a string holding NUL or half a surrogate pair, a row JSON would not read as
+ * its own properties, a property JSON would not see — makes `copyText` return null, and the
+ * chunk goes through JSON as before, errors and all.
  */
 import { types } from 'node:util';
 
