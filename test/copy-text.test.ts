@@ -223,8 +223,8 @@ test('a COPY whose backend is terminated while it streams fails its chunk; nothi
   try {
     const victim = await pool.connect();
     const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-    // as a chunk sends it: all at once, then wait; a body PostgreSQL takes about a second to read
-    const rows = Array.from({ length: 1_000_000 }, (_, n) => ({ n, txt: 'a value of about forty characters, give or take' }));
+    // as a chunk sends it: all at once, then wait; a body PostgreSQL takes a few hundred milliseconds to read
+    const rows = Array.from({ length: 300_000 }, (_, n) => ({ n, txt: 'a value of about forty characters, give or take' }));
     const copy = victim.query(copyFrom('COPY out_scalars (n, txt) FROM STDIN'));
     copy.end(copyText(rows, ['n', 'txt']));
     const done = finished(copy);
