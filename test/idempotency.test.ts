@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { waitForResult } from '../src/operations';
 import type { SpecInput } from '../src/specs/schema';
-import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, WHERE, writeSpec } from './helpers/orders';
+import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, WHERE, writeOrdersUsdModule, writeSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 import { uniqueName } from './helpers/unique';
 
@@ -51,31 +51,7 @@ const FIRST_DAYS = "created_at < timestamptz '2024-03-06'";
 
 test('a TypeScript transform module produces exactly what the SQL statement produces', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
-  const moduleFile = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName('orders-usd', '-')}.ts`);
-  writeFileSync(
-    moduleFile,
-    `
-    // exact decimal arithmetic: rates in millionths, rounded half away from zero like PostgreSQL's round()
-    const RATES: Record<string, bigint> = { USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n };
-    interface Order { id: string; tenant: number; created_at: string; currency: string | null; amount_cents: string | null }
-    export default {
-      columns: ['id', 'tenant', 'created_at', 'amount_usd'],
-      reads: ['id', 'tenant', 'created_at', 'currency', 'amount_cents'],
-      version: 3,
-      transform(rows: Order[]) {
-        return rows.map((r) => {
-          const rate = r.currency === null ? undefined : RATES[r.currency];
-          let amount: string | null = null;
-          if (rate !== undefined && r.amount_cents !== null) {
-            const cents = (BigInt(r.amount_cents) * rate + 500000n) / 1000000n;
-            amount = (cents / 100n).toString() + '.' + (cents % 100n).toString().padStart(2, '0');
-          }
-          return { id: r.id, tenant: r.tenant, created_at: r.created_at, amount_usd: amount };
-        });
-      },
-    };
-    `,
-  );
+  const moduleFile = writeOrdersUsdModule(3);
   // the first five days (about 13,000 rows, one partition a day): the module's arithmetic, not its speed, is under test
   const spec = ordersSpec(env.db.envVar, {
     name: 'idem-module',

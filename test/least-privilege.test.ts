@@ -5,7 +5,6 @@
  * do nothing else: no DDL, no writes to the source, no ledger migration.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -13,7 +12,7 @@ import { createPool } from '../src/db/pool';
 import { migrateLedger } from '../src/ledger/migrate';
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
-import { diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
+import { diffAgainstExpected, ordersSpec, writeOrdersUsdModule, writeSpec } from './helpers/orders';
 import { runCli } from './helpers/cli';
 import { checkAndPlan } from '../src/checks/check-and-plan';
 import { rowSecurityProblems } from '../src/checks/role-posture';
@@ -61,27 +60,7 @@ test('a whole backfill runs as the documented least-privilege role, with an exac
 
 test('a TypeScript transform runs as the role too: its chunks reach the output table by COPY, exact', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
-  const moduleFile = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName('orders-usd', '-')}.ts`);
-  // the SQL transform's arithmetic, exact: rates in millionths, rounded half away from zero
-  writeFileSync(
-    moduleFile,
-    `const RATES: Record<string, bigint> = { USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n };
-    export default {
-      columns: ['id', 'tenant', 'created_at', 'amount_usd'],
-      reads: ['id', 'tenant', 'created_at', 'currency', 'amount_cents'],
-      transform(rows: { id: string; tenant: number; created_at: string; currency: string | null; amount_cents: string | null }[]) {
-        return rows.map((r) => {
-          const rate = r.currency === null ? undefined : RATES[r.currency];
-          let amount: string | null = null;
-          if (rate !== undefined && r.amount_cents !== null) {
-            const cents = (BigInt(r.amount_cents) * rate + 500000n) / 1000000n;
-            amount = (cents / 100n).toString() + '.' + (cents % 100n).toString().padStart(2, '0');
-          }
-          return { id: r.id, tenant: r.tenant, created_at: r.created_at, amount_usd: amount };
-        });
-      },
-    };\n`,
-  );
+  const moduleFile = writeOrdersUsdModule(1);
   const spec = ordersSpec(RUNNER_VAR, {
     name: 'least-privilege-ts',
     partition: { by: 'range', column: 'id', size: 20_000 },

@@ -79,3 +79,33 @@ export function writeSpec(spec: unknown, name = 'spec'): string {
   writeFileSync(file, typeof spec === 'string' ? spec : stringify(spec));
   return file;
 }
+
+/**
+ * TRANSFORM_SQL as a TypeScript transform module, written to a fresh file (returned): exact
+ * decimal arithmetic, rates in millionths, rounded half away from zero like PostgreSQL's round().
+ */
+export function writeOrdersUsdModule(version: number): string {
+  const file = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName('orders-usd', '-')}.ts`);
+  writeFileSync(
+    file,
+    `const RATES: Record<string, bigint> = { USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n };
+    interface Order { id: string; tenant: number; created_at: string; currency: string | null; amount_cents: string | null }
+    export default {
+      columns: ['id', 'tenant', 'created_at', 'amount_usd'],
+      reads: ['id', 'tenant', 'created_at', 'currency', 'amount_cents'],
+      version: ${version},
+      transform(rows: Order[]) {
+        return rows.map((r) => {
+          const rate = r.currency === null ? undefined : RATES[r.currency];
+          let amount: string | null = null;
+          if (rate !== undefined && r.amount_cents !== null) {
+            const cents = (BigInt(r.amount_cents) * rate + 500000n) / 1000000n;
+            amount = (cents / 100n).toString() + '.' + (cents % 100n).toString().padStart(2, '0');
+          }
+          return { id: r.id, tenant: r.tenant, created_at: r.created_at, amount_usd: amount };
+        });
+      },
+    };\n`,
+  );
+  return file;
+}
