@@ -6,16 +6,13 @@
  * errors, values included, are in the ledger, where `status` reads them. Before-images and a
  * revert's conflicts (docs/undo.md) stay in the ledger too.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { statusReportFor, waitForResult } from '../src/operations';
 import { partitionWorkflowId, runWorkflowId } from '../src/shared/ids';
 import { getRun } from '../src/ledger/runs';
 import { revertRun } from '../src/operations/revert-run';
 import { useTestEnvironment } from './helpers/environment';
 import { historiesText } from './helpers/histories';
-import { writeSpec } from './helpers/orders';
-import { uniqueName } from './helpers/unique';
+import { writeModule } from './helpers/orders';
 
 const env = useTestEnvironment('redact', { rows: 10 });
 
@@ -95,9 +92,8 @@ test('a run that hits constraint errors puts no row value into any history; the 
 });
 
 test('a throwing TypeScript transform, a bad value it returns and list partitions leave neither row values nor list values in any history', async () => {
-  const modulePath = path.join(path.dirname(writeSpec({})), `${uniqueName('leaky', '-')}.ts`);
-  writeFileSync(
-    modulePath,
+  const modulePath = writeModule(
+    'leaky',
     `export default {
       columns: ['id', 'n', 'ssn', 'code'],
       reads: ['id', 'n', 'ssn', 'code'],

@@ -4,13 +4,10 @@
  * transform gives the same rows as SQL, and a run that continues-as-new mid-way (with
  * partitions still running) still ends exact.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { waitForResult } from '../src/operations';
 import type { SpecInput } from '../src/specs/schema';
-import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, WHERE, writeOrdersUsdModule, writeSpec } from './helpers/orders';
+import { diffAgainstExpected, EXPECTED_SQL, ordersSpec, WHERE, writeModule, writeOrdersUsdModule } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
-import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('idem', { rows: 210_000 });
 
@@ -102,10 +99,9 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
     DROP TABLE IF EXISTS app.kinds, app.kinds_arr;
     CREATE TABLE app.kinds (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, local_at timestamp, raw bytea);
     CREATE TABLE app.kinds_arr (id bigint PRIMARY KEY, doc jsonb, label text, at timestamptz, ok boolean, big numeric, tags text[]);`);
-  const moduleFile = (name: string, extra: string) => {
-    const file = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName(name, '-')}.ts`);
-    writeFileSync(
-      file,
+  const moduleFile = (name: string, extra: string) =>
+    writeModule(
+      name,
       `
       interface Order { id: string; tenant: number }
       export default {
@@ -128,8 +124,6 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
       };
       `.replace('BigInt(r.tenant) * 10n ** 20n + 1n', '(BigInt(r.tenant) * 10n ** 20n + 1n).toString()'),
     );
-    return file;
-  };
   const expectedSql = (extra: string) => `
     SELECT o.id,
            CASE o.tenant % 4 WHEN 0 THEN '"plain"'::jsonb WHEN 1 THEN NULL

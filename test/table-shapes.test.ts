@@ -6,15 +6,12 @@
  * verified and run again with nothing rewritten; a name that matches only when case-folded
  * is refused at plan with the name that was meant.
  */
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { verifyRun, waitForResult } from '../src/operations';
 import { getRun } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
-import { writeSpec } from './helpers/orders';
-import { uniqueName } from './helpers/unique';
+import { writeModule, writeSpec } from './helpers/orders';
 
 const env = useTestEnvironment('shapes', { rows: 0 });
 
@@ -89,9 +86,8 @@ test('a TypeScript transform into quoted camelCase columns, a composite key and 
   await env.db.pool.query(
     `CREATE TABLE public."UserNotes" (id text, "createdAt" timestamp(3), "note's text" text, "amount usd" numeric(14,2), PRIMARY KEY ("createdAt", id))`,
   );
-  const modulePath = path.join(path.dirname(writeSpec({})), `${uniqueName('user-notes', '-')}.ts`);
-  writeFileSync(
-    modulePath,
+  const modulePath = writeModule(
+    'user-notes',
     `export default {
       columns: ['id', 'createdAt', "note's text", 'amount usd'],
       reads: ['id', 'createdAt', 'amountCents', 'displayName'],

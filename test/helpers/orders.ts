@@ -80,14 +80,20 @@ export function writeSpec(spec: unknown, name = 'spec'): string {
   return file;
 }
 
+/** A TypeScript transform module's source, written beside the specs (a directory workers trust); returns its path. */
+export function writeModule(label: string, source: string): string {
+  const file = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName(label, '-')}.ts`);
+  writeFileSync(file, source);
+  return file;
+}
+
 /**
  * TRANSFORM_SQL as a TypeScript transform module, written to a fresh file (returned): exact
  * decimal arithmetic, rates in millionths, rounded half away from zero like PostgreSQL's round().
  */
 export function writeOrdersUsdModule(version: number): string {
-  const file = path.join(path.dirname(writeSpec('x: 1')), `${uniqueName('orders-usd', '-')}.ts`);
-  writeFileSync(
-    file,
+  return writeModule(
+    'orders-usd',
     `const RATES: Record<string, bigint> = { USD: 1000000n, EUR: 1083200n, GBP: 1265000n, JPY: 6712n };
     interface Order { id: string; tenant: number; created_at: string; currency: string | null; amount_cents: string | null }
     export default {
@@ -107,5 +113,4 @@ export function writeOrdersUsdModule(version: number): string {
       },
     };\n`,
   );
-  return file;
 }
