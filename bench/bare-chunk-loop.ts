@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
 import { compileBeforeImages } from '../src/compiler/before-images';
+import { readOutputKeyRange } from '../src/db/output-key-range';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import type { PartitionBounds } from '../src/shared/types';
@@ -50,9 +51,11 @@ export async function bareChunkLoop(
           }
           const fill = compiled.fillFromSql(bounds, cursor, hi);
           await client.query(fill.text, fill.values);
-          if (images && imaging) for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds)) await client.query(c.text, c.values);
-          for (const w of compiled.write(bounds)) await client.query(w.text, w.values);
-          const check = compiled.reconcile();
+          const range = await readOutputKeyRange(client, compiled);
+          if (images && imaging)
+            for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds, range)) await client.query(c.text, c.values);
+          for (const w of compiled.write(bounds, range)) await client.query(w.text, w.values);
+          const check = compiled.reconcile(range);
           await client.query(check.text, check.values);
           await client.query('COMMIT');
           rows += n;

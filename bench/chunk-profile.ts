@@ -38,6 +38,7 @@ const KINDS: [string, RegExp][] = [
   ['bounds', /^WITH nth AS/],
   ['fill the output table (the transform)', /^WITH chunk AS \(SELECT s\.\* .*INSERT INTO pg_temp\./],
   ['write the target (MERGE)', /^MERGE INTO/],
+  ['the output key range (min and max, once a chunk)', /^SELECT min\(.*\)::text AS lo/],
   ['reconcile (sample)', /^SELECT count\(\*\) FILTER \(WHERE t\./],
   ['before-images', /^WITH img AS \(INSERT INTO/],
   ['counts over the source (the scope at registration, rows outside the plan)', /^SELECT count\(\*\) AS n FROM /],

@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import type { PartitionRow } from '../ledger/partitions';
 import type { RunContext } from './run-context';
+import type { OutputKeyRange } from '../compiler/target-join';
 import { TransformError } from './transform-error';
 
 /**
@@ -12,10 +13,15 @@ import { TransformError } from './transform-error';
  * transaction and snapshot — so an image exists exactly when its write commits. Returns how
  * many, or null when the run keeps none (`undo: off`).
  */
-export async function captureBeforeImages(client: pg.PoolClient, ctx: RunContext, bounds: PartitionRow['bounds']): Promise<number | null> {
+export async function captureBeforeImages(
+  client: pg.PoolClient,
+  ctx: RunContext,
+  bounds: PartitionRow['bounds'],
+  range: OutputKeyRange | null,
+): Promise<number | null> {
   if (!ctx.images) return null;
   let imaged = 0;
-  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds)) {
+  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds, range)) {
     imaged += (await client.query<{ imaged: number }>(statement.text, statement.values)).rows[0].imaged;
   }
   return imaged;

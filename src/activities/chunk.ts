@@ -21,6 +21,8 @@ import { revertChunk } from './revert-chunk';
 import { captureBeforeImages, imagesDiffer } from './chunk-images';
 import { TransformError } from './transform-error';
 import { fillOutput, type OutputTable } from './fill-output';
+import { readOutputKeyRange } from '../db/output-key-range';
+import type { OutputKeyRange } from '../compiler/target-join';
 
 export interface ChunkRequest {
   runId: string;
@@ -128,13 +130,14 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     }
     const rowsOut = await fillOutput(client, ctx, table, bounds, replace ? null : cursor, hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
-    const imaged = await captureBeforeImages(client, ctx, bounds);
+    const range = await readOutputKeyRange(client, compiled);
+    const imaged = await captureBeforeImages(client, ctx, bounds, range);
     let rowsWritten = 0;
-    for (const statement of compiled.write(bounds)) {
+    for (const statement of compiled.write(bounds, range)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;
     }
     if (imaged !== null && imaged !== rowsWritten) throw imagesDiffer(ctx, imaged, rowsWritten);
-    const rowsSkipped = await reconcile(client, ctx, partitionId);
+    const rowsSkipped = await reconcile(client, ctx, partitionId, range);
     const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten - rowsSkipped), rowsSkipped };
     const checkpointed = await checkpoint(client, runId, partitionId, hi ?? cursor, counts);
     await recordChunk(client, runId, partitionId, {
@@ -242,8 +245,8 @@ async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext
  * whose key the target lacks (it only updates); they are counted exactly, never silently
  * dropped. Any other difference fails the partition, with the first keys in the ledger.
  */
-async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: string): Promise<number> {
-  const check = ctx.compiled.reconcile();
+async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: string, range: OutputKeyRange | null): Promise<number> {
+  const check = ctx.compiled.reconcile(range);
   const { rows } = await client.query<{ missing: string; differing: string; examples: string[] | null }>(check.text, check.values);
   const mode = ctx.run.spec.target.mode;
   const missing = Number(rows[0].missing);

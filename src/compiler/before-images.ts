@@ -25,7 +25,7 @@ import type { Spec } from '../specs/schema';
 import { params } from './partition-predicate';
 import type { RunShape } from './shape';
 import type { Statement } from './statements';
-import { targetJoin, targetPartitionScope } from './target-join';
+import { targetJoin, targetPartitionScope, type OutputKeyRange } from './target-join';
 
 export const IMAGE_CHANGE = 'backfill:change';
 export const IMAGE_XID = 'backfill:xid';
@@ -43,13 +43,13 @@ export interface CompiledImages {
   /** Creates the run's row type and empty image table (two statements); `temporary` for plan's sample, gone with its transaction. */
   createTables(tables: ImageTables, options?: { temporary?: boolean }): string[];
   /** Before the write, in its transaction: images of every row it will change; each returns one row, `imaged`. */
-  capture(tables: ImageTables, bounds: PartitionBounds): Statement[];
+  capture(tables: ImageTables, bounds: PartitionBounds, range: OutputKeyRange | null): Statement[];
   /** The image rows of one chunk (`$1`, its transaction), one SQL row per imaged target row: change, xid, the row's columns. */
   unpacked(tables: ImageTables): string;
 }
 
 export function compileBeforeImages(spec: Spec, shape: RunShape): CompiledImages {
-  const { target, out, keyCols, valueCols, absent, changed, joinWithin, join } = targetJoin(spec, shape);
+  const { target, out, keyCols, valueCols, absent, changed, joinInRange, join } = targetJoin(spec, shape);
   const replace = spec.target.mode === 'replace';
   // replace mode keeps whole rows: every target column, named as registered (a column added
   // since then is not the run's to keep)
@@ -74,15 +74,15 @@ export function compileBeforeImages(spec: Spec, shape: RunShape): CompiledImages
   const named = (exprs: string[]) => exprs.map((e, i) => `${e} AS c${i}`).join(', ');
 
   /** The rows the merge or update changes, with their old values (an inserted row's: NULL). */
-  function changedRows(tables: ImageTables, update: boolean): Statement {
+  function changedRows(tables: ImageTables, update: boolean, range: OutputKeyRange | null): Statement {
+    const { values, param } = params();
+    const on = joinInRange(range, param);
     const kind = update ? `'u'` : `CASE WHEN ${absent} THEN 'i' ELSE 'u' END`;
     const value = (c: string) => (keyCols.includes(c) ? `o.${c}` : valueCols.includes(c) ? `t.${c}` : 'NULL');
     const select =
       `SELECT ${kind}::"char" AS kind, ${named(kept.map(value))} ` +
-      (update
-        ? `FROM ${out} o JOIN ${target} t ON ${joinWithin(out, true)} WHERE ${changed}`
-        : `FROM ${out} o LEFT JOIN ${target} t ON ${joinWithin(out, true)} WHERE ${absent} OR ${changed}`);
-    return packed(tables, select, []);
+      (update ? `FROM ${out} o JOIN ${target} t ON ${on} WHERE ${changed}` : `FROM ${out} o LEFT JOIN ${target} t ON ${on} WHERE ${absent} OR ${changed}`);
+    return packed(tables, select, values);
   }
 
   return {
@@ -98,19 +98,19 @@ export function compileBeforeImages(spec: Spec, shape: RunShape): CompiledImages
         : [`CREATE TABLE ${tables.rowType} AS ${rowTable}`, `CREATE TABLE ${tables.table} (${columns}) WITH (autovacuum_enabled = false)`];
     },
 
-    capture(tables, bounds) {
+    capture(tables, bounds, range) {
       switch (spec.target.mode) {
         case 'upsert':
-          return [changedRows(tables, false)];
+          return [changedRows(tables, false, range)];
         case 'update':
-          return valueCols.length > 0 ? [changedRows(tables, true)] : [];
+          return valueCols.length > 0 ? [changedRows(tables, true, range)] : [];
         case 'replace': {
           const { values, param } = params();
           const inPartition = targetPartitionScope(spec, shape, bounds, 't', param);
           const select =
             `SELECT 'd'::"char" AS kind, ${named(kept.map((c) => `t.${c}`))} FROM ${target} t ` +
             `WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
-          return [packed(tables, select, values), changedRows(tables, false)];
+          return [packed(tables, select, values), changedRows(tables, false, range)];
         }
       }
     },

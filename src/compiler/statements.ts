@@ -16,7 +16,7 @@ import type { PartitionBounds } from '../shared/types';
 import type { Spec } from '../specs/schema';
 import { keysetWalk } from './keyset';
 import { outputTableName, outputTakesCopy } from './output-table';
-import { targetJoin, targetPartitionScope } from './target-join';
+import { targetJoin, targetPartitionScope, type OutputKeyRange } from './target-join';
 import type { RunShape } from './shape';
 
 export interface Statement {
@@ -42,8 +42,14 @@ export interface CompiledRun {
   fillFromCopy: string;
   /** Module transform: whether the output table's columns may take COPY text (`ok`). */
   outputTakesCopy: Statement;
+  /**
+   * The output rows' key range (`lo`, `hi`), read once after the fill for the statements that
+   * meet the target (write, reconcile, before-images); null where the target key's type has no
+   * min() and max() that follow its index, and those statements take none.
+   */
+  outputKeyRange: string | null;
   /** Writes only what differs; rowCount = rows written. Replace mode returns two statements. */
-  write(bounds: PartitionBounds): Statement[];
+  write(bounds: PartitionBounds, range: OutputKeyRange | null): Statement[];
   /**
    * Replace mode: output rows whose target.partitionColumn lies outside the partition that
    * computed them (`key`, `value`, `total` of a few); such a row would overwrite a row another
@@ -61,7 +67,7 @@ export interface CompiledRun {
    * computed. `missing` (no target row with the key: update mode's skipped rows), `differing`
    * (the row is there with other values), and a few of their keys.
    */
-  reconcile(): Statement;
+  reconcile(range: OutputKeyRange | null): Statement;
   /** Update mode: output rows whose key the target lacks (`n`), which an update cannot write. */
   countAbsent(): Statement;
   /**
@@ -87,7 +93,7 @@ export interface CompiledRun {
 
 export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
   const src = quoteTable(spec.source.table);
-  const { target, out, cols, keyCols, valueCols, join, joinWithin, changed, keyText } = targetJoin(spec, shape);
+  const { target, out, cols, keyCols, valueCols, join, joinWithin, joinInRange, ranged, changed, keyText } = targetJoin(spec, shape);
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
 
@@ -255,7 +261,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       return { text: `SELECT count(*) AS n FROM ${out} o WHERE NOT EXISTS (SELECT 1 FROM ${target} t WHERE ${join})`, values: [] };
     },
 
-    reconcile() {
+    outputKeyRange: ranged ? `SELECT min(${keyCols[0]})::text AS lo, max(${keyCols[0]})::text AS hi FROM ${out}` : null,
+
+    reconcile(range) {
       // without triggers or rules on the target, the write's own semantics make the target equal
       // the output; a fixed sample of keys (1 in RECONCILE_SAMPLE) then guards against a wrong
       // statement at a fraction of a second join's cost. With them, every row is compared
@@ -263,12 +271,13 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         ? ''
         : ` WHERE (hashtextextended(${keyCols.map((c) => `o.${c}::text`).join(" || '|' || ")}, 0) & ${RECONCILE_SAMPLE - 1}) = 0`;
       const absent = `t.${keyCols[0]} IS NULL`;
+      const { values, param } = params();
       return {
         text:
           `SELECT count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
           `(array_agg(${keyText}) FILTER (WHERE NOT ${absent} AND ${changed}))[1:5] AS examples ` +
-          `FROM ${out} o LEFT JOIN ${target} t ON ${joinWithin(out, true)}${sample}`,
-        values: [],
+          `FROM ${out} o LEFT JOIN ${target} t ON ${joinInRange(range, param)}${sample}`,
+        values,
       };
     },
 
@@ -322,8 +331,9 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       };
     },
 
-    write(bounds) {
-      const on = joinWithin(out, true);
+    write(bounds, range) {
+      const ranged = params();
+      const on = joinInRange(range, ranged.param);
       const set = valueCols.map((c) => `${c} = o.${c}`).join(', ');
       const merge =
         `MERGE INTO ${target} t USING ${out} o ON ${on} ` +
@@ -332,10 +342,10 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `o.${c}`).join(', ')})`;
       switch (spec.target.mode) {
         case 'upsert':
-          return [{ text: merge, values: [] }];
+          return [{ text: merge, values: ranged.values }];
         case 'update':
           if (valueCols.length === 0) return [];
-          return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: [] }];
+          return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: ranged.values }];
         case 'replace': {
           // rows of this partition that the transform no longer produces go; the rest is merged
           const { values, param } = params();
@@ -343,7 +353,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           const del = `DELETE FROM ${target} t WHERE ${inPartition} ` + `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
           return [
             { text: del, values },
-            { text: merge, values: [] },
+            { text: merge, values: ranged.values },
           ];
         }
       }

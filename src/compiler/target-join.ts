@@ -12,6 +12,17 @@ import { outputTableName } from './output-table';
 import { partitionPredicate, type Param } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
 
+/**
+ * A chunk's output keys, least and greatest (the first key column's, as text; null when the
+ * chunk has no output rows): read once after the fill (`CompiledRun.outputKeyRange`) and bound
+ * into the statements that meet the target, instead of each of them scanning the output table
+ * twice for its min() and max().
+ */
+export interface OutputKeyRange {
+  lo: string | null;
+  hi: string | null;
+}
+
 export interface TargetJoin {
   /** The target, quoted. */
   target: string;
@@ -32,6 +43,14 @@ export interface TargetJoin {
    * and max() follow the target column's collation); a computed row set may sort otherwise.
    */
   joinWithin(rows: string, sortsLikeTarget: boolean): string;
+  /**
+   * The chunk's own form of `joinWithin(out, true)`: the output's key range bound as two
+   * parameters. Without a range (a key type min() and max() do not order, or none was read):
+   * `join` alone.
+   */
+  joinInRange(range: OutputKeyRange | null, param: Param): string;
+  /** Whether the chunk's statements take an OutputKeyRange: the target key's type has min() and max() that agree with its index. */
+  ranged: boolean;
   /** Target row t holds other values than output row o. */
   changed: string;
   /** Output row o's key as text, for messages. */
@@ -44,6 +63,10 @@ export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
   const keyCols = spec.target.key.map(quoteIdent);
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
   const join = keyCols.map((c, i) => `t.${c} = o.${c}${shape.targetKeyCollations?.[i] ? ` COLLATE ${shape.targetKeyCollations[i]}` : ''}`).join(' AND ');
+  // the output table is created from the target: its keys have the target column's type and
+  // collation, so its min() and max() bound the target's index; the parameters are cast without
+  // a type modifier, which holds any value of the column
+  const rangeType = shape.targetKeyType && hasMinMax(shape.targetKeyType) ? shape.targetKeyType.replace(/\(\d+(,\d+)?\)/, '') : undefined;
   return {
     target: quoteTable(spec.target.table),
     out: `pg_temp.${outputTableName(spec, shape)}`,
@@ -55,6 +78,9 @@ export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
       shape.targetKeyType && hasMinMax(shape.targetKeyType) && (sortsLikeTarget || !COLLATABLE.test(shape.targetKeyType))
         ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
         : join,
+    joinInRange: (range, param) =>
+      rangeType && range ? `${join} AND t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : join,
+    ranged: rangeType !== undefined,
     changed: valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false',
     keyText: keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`,
     absent: `t.${keyCols[0]} IS NULL`,

@@ -19,6 +19,7 @@ import type { LoadedSpec } from '../specs/load';
 import type { RunShape } from '../compiler/shape';
 import { scopeRows } from '../checks/scope-rows';
 import { compileRun } from '../compiler/statements';
+import { readOutputKeyRange } from '../db/output-key-range';
 import { evaluateArtifact } from '../transforms/artifact';
 import { EXACT_TYPES } from '../transforms/exact-types';
 import { comparePartition, outputTypes, readOnly, type Recomputable } from '../validation/compare';
@@ -370,10 +371,12 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       [target],
     );
     const started = performance.now();
+    const keys = await readOutputKeyRange(client, ctx.compiled);
     let imageRows = 0;
     if (images)
-      for (const c of images.compiled.capture(images.tables, p.bounds)) imageRows += (await client.query<{ imaged: number }>(c.text, c.values)).rows[0].imaged;
-    for (const w of ctx.compiled.write(p.bounds)) await client.query(w.text, w.values);
+      for (const c of images.compiled.capture(images.tables, p.bounds, keys))
+        imageRows += (await client.query<{ imaged: number }>(c.text, c.values)).rows[0].imaged;
+    for (const w of ctx.compiled.write(p.bounds, keys)) await client.query(w.text, w.values);
     const ms = performance.now() - started;
     const { rows: now } = await client.query<{ bytes: string; size: string }>(
       'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS bytes, pg_total_relation_size($2::regclass) AS size',

@@ -19,6 +19,8 @@ const shape = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns:
 const range = { kind: 'range' as const, column: 'id', lo: '0', hi: '1000' };
 const IMAGES = 'backfill_undo."r1"';
 
+/** The chunk output's key range, as chunk.ts reads it after the fill. */
+const KEYS = { lo: '3', hi: '97' };
 const TABLES = { table: 'backfill_undo."r1"', rowType: 'backfill_undo."r1:row"' };
 const packedInto = (select: string) =>
   `WITH img AS (INSERT INTO ${IMAGES} ("backfill:change", "backfill:xid", "backfill:rows") ` +
@@ -29,35 +31,35 @@ const packedInto = (select: string) =>
 describe('compileBeforeImages', () => {
   test('upsert: the rows the merge inserts or changes, with their old values, packed 10,000 to an image row, under the write’s own join', () => {
     const compiled = compileRun(base, shape);
-    const [capture, ...more] = compileBeforeImages(base, shape).capture(TABLES, range);
+    const [capture, ...more] = compileBeforeImages(base, shape).capture(TABLES, range, KEYS);
     expect(more).toEqual([]);
-    expect(capture.values).toEqual([]);
+    expect(capture.values).toEqual(['3', '97']);
     expect(capture.text).toBe(
       packedInto(
         `SELECT CASE WHEN t."id" IS NULL THEN 'i' ELSE 'u' END::"char" AS kind, o."id" AS c0, t."day" AS c1, t."amount" AS c2 ` +
           `FROM ${compiled.outputTable} o LEFT JOIN "public"."totals" t ON t."id" = o."id" ` +
-          `AND t."id" >= (SELECT min("id") FROM ${compiled.outputTable}) AND t."id" <= (SELECT max("id") FROM ${compiled.outputTable}) ` +
+          `AND t."id" >= $1::bigint AND t."id" <= $2::bigint ` +
           `WHERE t."id" IS NULL OR (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount")`,
       ),
     );
     // the same rows the merge writes: its WHEN MATCHED guard is the same expression
-    expect(compiled.write(range)[0].text).toContain('WHEN MATCHED AND (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount") THEN UPDATE');
+    expect(compiled.write(range, KEYS)[0].text).toContain('WHEN MATCHED AND (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount") THEN UPDATE');
   });
 
   test('update: only existing rows that change; nothing to image when only the key is output', () => {
     const spec = { ...base, target: { ...base.target, mode: 'update' as const } };
-    const [capture] = compileBeforeImages(spec, shape).capture(TABLES, range);
+    const [capture] = compileBeforeImages(spec, shape).capture(TABLES, range, KEYS);
     expect(capture.text).toContain(`SELECT 'u'::"char" AS kind, o."id" AS c0, t."day" AS c1, t."amount" AS c2 FROM`);
     expect(capture.text).toContain(' JOIN "public"."totals" t ON');
     expect(capture.text).not.toContain('LEFT JOIN');
-    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(TABLES, range)).toEqual([]);
+    expect(compileBeforeImages(spec, { ...shape, outputColumns: ['id'] }).capture(TABLES, range, KEYS)).toEqual([]);
   });
 
   test('replace: whole old rows of the partition it deletes, by the column names registered, then the merge’s rows', () => {
     const spec = { ...base, target: { ...base.target, mode: 'replace' as const, partitionColumn: 'day' } };
     const replaceShape = { ...shape, targetPartitionColumnType: 'bigint', targetColumns: ['id', 'day', 'amount', 'note'] };
     const compiled = compileBeforeImages(spec, replaceShape);
-    const [deleted, changed] = compiled.capture(TABLES, { ...range, column: 'id' });
+    const [deleted, changed] = compiled.capture(TABLES, { ...range, column: 'id' }, KEYS);
     expect(deleted.text).toContain(
       `FROM (SELECT 'd'::"char" AS kind, t."id" AS c0, t."day" AS c1, t."amount" AS c2, t."note" AS c3 FROM "public"."totals" t WHERE t."day" >= $1::bigint AND t."day" < $2::bigint AND NOT EXISTS`,
     );

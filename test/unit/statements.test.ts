@@ -141,7 +141,7 @@ describe('compileRun', () => {
   });
 
   test('upsert merges only rows whose values differ', () => {
-    expect(compiled.write(day)).toEqual([
+    expect(compiled.write(day, null)).toEqual([
       {
         text:
           `MERGE INTO "public"."totals" t USING ${compiled.outputTable} o ON t."id" = o."id" ` +
@@ -152,12 +152,23 @@ describe('compileRun', () => {
     ]);
   });
 
-  test("with an orderable target key, writes read only the chunk's slice of the target", () => {
+  test("with an orderable target key, writes read only the chunk's slice of the target, its output's key range read once", () => {
     const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
-    const [merge] = ranged.write(day);
-    expect(merge.text).toContain(
-      `ON t."id" = o."id" AND t."id" >= (SELECT min("id") FROM ${ranged.outputTable}) AND t."id" <= (SELECT max("id") FROM ${ranged.outputTable}) WHEN`,
+    expect(ranged.outputKeyRange).toBe(`SELECT min("id")::text AS lo, max("id")::text AS hi FROM ${ranged.outputTable}`);
+    const [merge] = ranged.write(day, { lo: '11', hi: '19' });
+    expect(merge.text).toContain(`ON t."id" = o."id" AND t."id" >= $1::bigint AND t."id" <= $2::bigint WHEN`);
+    expect(merge.values).toEqual(['11', '19']);
+    // an empty chunk's range is NULL to NULL: the write meets no target row (it has no rows to write)
+    expect(ranged.write(day, { lo: null, hi: null })[0].values).toEqual([null, null]);
+    // a type modifier would be a cast that could round: the parameter takes the type without it
+    const precise = compileRun(spec, { ...shape, targetKeyType: 'timestamp(3) without time zone' });
+    expect(precise.write(day, { lo: 'a', hi: 'b' })[0].text).toContain(
+      `t."id" >= $1::timestamp without time zone AND t."id" <= $2::timestamp without time zone`,
     );
+    // uuid has no min() or max(): no range to read, and the plain join
+    const uuid = compileRun(spec, { ...shape, targetKeyType: 'uuid' });
+    expect(uuid.outputKeyRange).toBeNull();
+    expect(uuid.write(day, null)[0].text).toContain('ON t."id" = o."id" WHEN');
     // a full chunk's end is its lim-th row, whatever the key's type (uuid has no max())
     expect(ranged.chunkBounds(day, null, 10).text).toMatch(
       /^WITH nth AS \(SELECT s\."id" AS c0 FROM .* OFFSET \$3::integer - 1 LIMIT 1\) .*coalesce\(\(SELECT nth\.c0::text FROM nth\)/s,
@@ -170,15 +181,18 @@ describe('compileRun', () => {
     expect(ranged.compareFromSql(day, '10', '20', ['bigint', 'numeric']).text).toContain(`LEFT JOIN "public"."totals" t ON ${within('o')}`);
     expect(ranged.compareFromJson(day, '[]', ['bigint', 'numeric'], false).text).toContain(`LEFT JOIN "public"."totals" t ON ${within('o')}`);
     expect(ranged.previewFromSql(day, '10', '20', ['bigint', 'numeric'], 5).text).toContain(`ON ${within('o')} WHERE`);
-    expect(ranged.reconcile().text).toContain(`ON ${within(ranged.outputTable)} WHERE`);
+    const reconcile = ranged.reconcile({ lo: '11', hi: '19' });
+    expect(reconcile.text).toContain(`ON t."id" = o."id" AND t."id" >= $1::bigint AND t."id" <= $2::bigint WHERE`);
+    expect(reconcile.values).toEqual(['11', '19']);
     // a computed row set compares text in the default collation, the target column perhaps in another
     const texty = compileRun(spec, { ...shape, targetKeyType: 'text' });
     expect(texty.compareFromSql(day, '10', '20', ['text', 'numeric']).text).toMatch(/ON t\."id" = o\."id"$/);
-    expect(texty.reconcile().text).toContain(`AND t."id" >= (SELECT min("id") FROM ${texty.outputTable})`);
+    // the output table is the target's own type and collation: its range bounds the target's index
+    expect(texty.reconcile({ lo: 'a', hi: 'b' }).text).toContain(`AND t."id" >= $1::text AND t."id" <= $2::text`);
   });
 
   test('update writes existing rows only, and only when they differ', () => {
-    const [update] = compileRun({ ...spec, target: { ...spec.target, mode: 'update' } }, shape).write(day);
+    const [update] = compileRun({ ...spec, target: { ...spec.target, mode: 'update' } }, shape).write(day, null);
     expect(update.text).toBe(
       `UPDATE "public"."totals" t SET "amount" = o."amount" FROM ${compiled.outputTable} o WHERE t."id" = o."id" AND (t."amount") IS DISTINCT FROM (o."amount")`,
     );
@@ -189,7 +203,7 @@ describe('compileRun', () => {
       { ...spec, target: { ...spec.target, mode: 'replace', partitionColumn: 'day' } },
       { ...shape, targetPartitionColumnType: 'date' },
     );
-    const [del, merge] = replace.write(day);
+    const [del, merge] = replace.write(day, null);
     expect(del.text).toBe(
       `DELETE FROM "public"."totals" t WHERE t."day" >= $1::timestamptz AND t."day" < $2::timestamptz AND NOT EXISTS (SELECT 1 FROM ${compiled.outputTable} o WHERE t."id" = o."id")`,
     );
