@@ -8,6 +8,7 @@
  * Run: npm run bench:profile   (BENCH_ROWS, BENCH_PARTITIONS, BENCH_CHUNK as for npm run bench)
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpuNow, cpuSince, type CpuUse } from './cpu';
 import os from 'node:os';
 import path from 'node:path';
 import { bareChunkLoop } from './bare-chunk-loop';
@@ -65,39 +66,11 @@ function merge(files: Timings[]): Timings {
   return out;
 }
 
-/**
- * CPU seconds used so far, from /proc: the Temporal server (long-lived processes named `temporal`
- * or `server`), the worker processes, this process, and the whole machine. PostgreSQL's share is
- * what is left of the machine's: the bare loop's backends exit before they could be read.
- */
-function cpuNow(workerPids: number[]): Record<'temporal' | 'workers' | 'bench' | 'machine', number> {
-  const ticks = (pid: string | number) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      return 0; // exited
-    }
-  };
-  let temporal = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      if (['temporal', 'server'].includes(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) temporal += ticks(pid);
-    } catch {
-      // gone
-    }
-  }
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1, 8).map(Number);
-  const machine = cpu[0] + cpu[1] + cpu[2] + cpu[5] + cpu[6]; // user, nice, system, irq, softirq
-  const hz = 100;
-  return { temporal: temporal / hz, workers: workerPids.reduce((n, p) => n + ticks(p), 0) / hz, bench: ticks(process.pid) / hz, machine: machine / hz };
-}
-
 interface Measured {
   wallMs: number;
   chunks: number;
   timings: Timings;
-  cpu: Record<string, number>;
+  cpu: CpuUse;
   runId?: string;
 }
 
@@ -123,11 +96,6 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 500));
     return readdirSync(dir).map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as Timings);
   };
-  const cpuDelta = (before: ReturnType<typeof cpuNow>) => {
-    const after = cpuNow(pids);
-    const d = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - before[k as keyof typeof before]]));
-    return { ...d, postgres: d.machine - d.temporal - d.workers - d.bench };
-  };
 
   // a first run warms the workers (workflow bundle, pools, caches) as a long-lived deployment is warm
   await truncate();
@@ -142,7 +110,7 @@ async function main(): Promise<void> {
     let started = process.hrtime.bigint();
     const run = await env.backfill(`profile-b-${Date.now()}`, sqlBenchSpec());
     const wallB = Number(process.hrtime.bigint() - started) / 1e6;
-    const cpuB = cpuDelta(cpu);
+    const cpuB = cpuSince(cpu, pids, wallB / 1000);
     const here = timing.snapshot();
     const b = merge([here, ...(await collect())]);
     const chunksB = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM backfill.chunks WHERE run_id = $1', [run.runId])).rows[0].n;
@@ -154,7 +122,7 @@ async function main(): Promise<void> {
     // with its before-images, as every run takes them by default and npm run bench's (e) does
     await bareChunkLoop(env.url, spec, BARE_SHAPE, bounds, 2, BARE_IMAGES);
     const wallE = Number(process.hrtime.bigint() - started) / 1e6;
-    const cpuE = cpuDelta(cpu);
+    const cpuE = cpuSince(cpu, pids, wallE / 1000);
     const e = timing.snapshot();
     const chunksE = Object.entries(e)
       .filter(([k]) => kindOf(k) === 'bounds')
@@ -199,7 +167,7 @@ function report(b: Measured, e: Measured, rounds: { b: Measured; e: Measured }[]
     .filter((r) => Math.abs(r.d) >= 0.5 || (kb.get(r.k)?.ms ?? 0) / b.chunks >= 0.5);
   const dOutside = outsideB / b.chunks - outsideE / e.chunks;
   const rest = kinds.reduce((n, k) => n + (kb.get(k)?.ms ?? 0) / b.chunks - (ke.get(k)?.ms ?? 0) / e.chunks, 0) - rows.reduce((n, r) => n + r.d, 0);
-  const cpu = (m: Measured) => ['postgres', 'temporal', 'workers', 'bench'].map((k) => `${k} ${m.cpu[k].toFixed(2)}`).join(', ');
+  const cpu = (m: Measured) => (['postgres', 'temporal', 'workers', 'bench'] as const).map((k) => `${k} ${m.cpu[k].toFixed(2)}`).join(', ');
   return [
     '',
     `${ROWS} rows, ${PARTITIONS} partitions, chunks of ${CHUNK}, 2 worker processes × 1 activity, ${os.cpus().length} cores, ${new Date().toISOString()}`,

@@ -38,6 +38,8 @@ export interface BenchEnvironment {
   client: Client;
   /** Runs a spec (an object; database and name filled in) to completion; throws unless it succeeded. */
   backfill(name: string, spec: Record<string, unknown>): Promise<RunResult & { workflowId: string; firstRunId: string }>;
+  /** The worker processes' pids (BENCH_WORKERS); none when the worker runs in this process. */
+  workerPids: number[];
   stop(): Promise<void>;
 }
 
@@ -70,7 +72,9 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
   if (options.dataset ?? true) await createDataset(pool);
   const server = options.server === 'production' ? await productionServer(postgres.url) : await devServer(options.asDemo);
   const { client, close: closeClient } = await connectClient({ address: server.address, namespace: 'default' });
-  const workers = options.noWorkers ? { stop: async () => undefined } : await startWorkers(server.address, url, options.workerActivities ?? 4);
+  const workers: { stop(): Promise<void>; children?: ChildProcess[] } = options.noWorkers
+    ? { stop: async () => undefined }
+    : await startWorkers(server.address, url, options.workerActivities ?? 4);
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
@@ -80,6 +84,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     version,
     address: server.address,
     client,
+    workerPids: (workers.children ?? []).map((c) => c.pid!),
     async backfill(name, spec) {
       const file = path.join(specDir, `${name}.yaml`);
       writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...spec }));
@@ -120,7 +125,7 @@ async function productionServer(serverUrl: string): Promise<{ address: string; s
 
 const WORKER_PROCESSES = Number(process.env.BENCH_WORKERS || 0);
 
-async function startWorkers(address: string, url: string, activities: number): Promise<{ stop(): Promise<void> }> {
+async function startWorkers(address: string, url: string, activities: number): Promise<{ stop(): Promise<void>; children?: ChildProcess[] }> {
   if (WORKER_PROCESSES < 1) {
     return startWorker({ temporal: { address, taskQueue: 'bench' }, maxConcurrentActivities: activities, trust: { databases: ['BENCH_DATABASE_URL'] } });
   }

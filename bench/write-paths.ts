@@ -18,8 +18,11 @@
  *       (BENCH_CUT_LEAVES=1 measures partition.rows instead: each leaf cut into 4 ranges at plan time)
  *   (j) as (b) with undo: off — no before-images: (b) / (j) is what keeping them costs (every
  *       row is an insert here, so every row is imaged). (b), (d), (e), (g), (h), (i) keep them.
- * Prints the median rows/s of BENCH_ROUNDS rounds (default 3), WAL bytes per row and the ratio
- * to the faster single statement. BENCH_WORKERS=N runs the backfills on N worker processes.
+ * Prints the median rows/s of BENCH_ROUNDS rounds (default 3), WAL bytes per row, the ratio
+ * to the faster single statement, and where the CPU went (bench/cpu.ts): seconds per 1M rows of
+ * PostgreSQL, of the workers (with the bench's own process: the bare loops run there) and of
+ * Temporal, and how busy the machine's cores were — a method that keeps them all busy is bounded
+ * by CPU, and only less CPU per row makes it faster. BENCH_WORKERS=N runs the backfills on N worker processes.
  * BENCH_METHODS=a1,b,d,e runs only those; BENCH_SIZES=2000000:4,10000000:8 runs the benchmark
  * once per size (rows:partitions) in this invocation and ends with the headline ratios side by side.
  * Run: npm run bench   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
@@ -32,6 +35,7 @@ import type pg from 'pg';
 import { COLS, createMonthlyDataset, GUARD, ROWS, TIME_LAYOUT, TRANSFORM, WHOLE } from './dataset';
 import { BARE_SHAPE, bareBench, benchSpec, CHUNK, PARTITIONS, sqlBenchSpec } from './bench-spec';
 import { say, startBenchEnvironment } from './harness';
+import { cpuNow, cpuSince, type CpuUse } from './cpu';
 import { bareChunkLoop } from './bare-chunk-loop';
 import { listRuns } from '../src/ledger/runs';
 import { plannedBounds } from '../src/ledger/partition-reads';
@@ -46,17 +50,20 @@ interface Measured {
   seconds: number;
   rows: number;
   walBytes: number;
+  cpu: CpuUse;
   rewritten?: number;
 }
 
-async function measure(pool: pg.Pool, label: string, work: () => Promise<number>): Promise<Measured> {
+async function measure(pool: pg.Pool, workerPids: number[], label: string, work: () => Promise<number>): Promise<Measured> {
   await pool.query('CHECKPOINT');
   const before = (await pool.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+  const cpu = cpuNow(workerPids);
   const started = process.hrtime.bigint();
   const rows = await work();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = cpuSince(cpu, workerPids, seconds);
   const wal = await pool.query<{ b: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::bigint AS b', [before]);
-  const m = { label, seconds, rows, walBytes: Number(wal.rows[0].b) };
+  const m = { label, seconds, rows, walBytes: Number(wal.rows[0].b), cpu: used };
   say(`  ${label}: ${Math.round(rows / seconds).toLocaleString('en-US')} rows/s`);
   return m;
 }
@@ -225,7 +232,7 @@ async function main(): Promise<void> {
     for (const m of chosen) {
       if (m.rerun) {
         const txid = (await pool.query<{ x: string }>('SELECT txid_current()::text AS x')).rows[0].x;
-        const rerun = await measure(pool, m.label, () => m.run(round));
+        const rerun = await measure(pool, env.workerPids, m.label, () => m.run(round));
         const touched = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM bench.orders_usd WHERE xmin::text::bigint >= ($1::bigint % 4294967296)`, [
           txid,
         ]);
@@ -233,7 +240,7 @@ async function main(): Promise<void> {
         continue;
       }
       await truncate();
-      results.push({ ...(await measure(pool, m.label, () => m.run(round))), key: m.key });
+      results.push({ ...(await measure(pool, env.workerPids, m.label, () => m.run(round))), key: m.key });
     }
     rounds.push(results);
   }
@@ -245,14 +252,17 @@ async function main(): Promise<void> {
   const fastest = Math.max(byKey.get('a1') ?? 0, byKey.get('a2') ?? 0);
   const ratios = headlineRatios(byKey, cutLeaves ? 'leaves cut' : 'splitTail');
   const lines = [
-    `| Method | rows/s (median) | rounds | × faster single statement | WAL B/row |`,
-    `|---|---|---|---|---|`,
+    `| Method | rows/s (median) | rounds | × faster single statement | WAL B/row | CPU s per 1M rows: PostgreSQL · workers · Temporal (cores busy) |`,
+    `|---|---|---|---|---|---|`,
     ...rounds[0].map((first, i) => {
       const wal = median(rounds.map((r) => r[i].walBytes / r[i].rows)).toFixed(0);
       const rewritten = first.rewritten !== undefined ? ` (target rows rewritten: ${Math.max(...rounds.map((r) => r[i].rewritten ?? 0))})` : '';
       const each = rounds.map((r) => Math.round(rate(r[i]) / 1000) + 'k').join(' / ');
       const vsFastest = fastest > 0 ? (medianRate(i) / fastest).toFixed(2) : '—';
-      return `| ${first.label} | ${Math.round(medianRate(i)).toLocaleString('en-US')} | ${each} | ${vsFastest} | ${wal}${rewritten} |`;
+      const per = (k: 'postgres' | 'workers' | 'temporal') =>
+        median(rounds.map((r) => (r[i].cpu[k] + (k === 'workers' ? r[i].cpu.bench : 0)) / (r[i].rows / 1e6))).toFixed(1);
+      const busy = Math.round(100 * median(rounds.map((r) => r[i].cpu.busy)));
+      return `| ${first.label} | ${Math.round(medianRate(i)).toLocaleString('en-US')} | ${each} | ${vsFastest} | ${wal}${rewritten} | ${per('postgres')} · ${per('workers')} · ${per('temporal')} (${busy} %) |`;
     }),
     '',
     ratios.map((r) => `${r.name}: ${r.value.toFixed(2)}${r.goal ? ` (${r.goal})` : ''}`).join('; '),
