@@ -130,7 +130,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         `WITH o AS MATERIALIZED (${output}) ` +
         `SELECT count(*) AS compared, count(*) FILTER (WHERE ${absent}) AS missing, count(*) FILTER (WHERE NOT ${absent} AND ${changed}) AS differing, ` +
         `${extra} AS extra, (array_agg(${keyText}) FILTER (WHERE ${wrong}))[1:5] AS examples ` +
-        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o', false)}`,
+        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o')}`,
       values: numbered.values,
     };
   }
@@ -146,7 +146,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         // every value as its text, so numerics and bigints arrive exact
         `SELECT ${keyText} AS key, CASE WHEN ${absent} THEN NULL ELSE (SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(t)) j) END AS current, ` +
         `(SELECT json_object_agg(j.key, j.value #>> '{}') FROM json_each(row_to_json(o)) j) AS computed ` +
-        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o', false)} WHERE ${wrong} ORDER BY ${keyCols.map((c) => `o.${c}`).join(', ')} LIMIT ${lim}`,
+        `FROM o LEFT JOIN ${target} t ON ${joinWithin('o')} WHERE ${wrong} ORDER BY ${keyCols.map((c) => `o.${c}`).join(', ')} LIMIT ${lim}`,
       values: numbered.values,
     };
   }

@@ -36,17 +36,17 @@ export interface TargetJoin {
   /** Target row t and output row o are the same row (compared in the target key's own collation, see RunShape). */
   join: string;
   /**
-   * `join`, plus: t's key lies within the key range of `rows` (the output rows, aliased o).
-   * Implied by the join, but saying so lets the planner read only that slice of the target's
-   * index instead of hashing the whole target — per chunk, and per page of a check. A text key
-   * is bounded only where `rows` is the output table (created from the target, so its min()
-   * and max() follow the target column's collation); a computed row set may sort otherwise.
+   * `join`, plus: t's key lies within the key range of `rows`, a computed row set aliased o (a
+   * check's recomputed page). Implied by the join, but saying so lets the planner read only that
+   * slice of the target's index instead of hashing the whole target. Not for a text key: a
+   * computed row set may sort in another collation than the target column.
    */
-  joinWithin(rows: string, sortsLikeTarget: boolean): string;
+  joinWithin(rows: string): string;
   /**
-   * The chunk's own form of `joinWithin(out, true)`: the output's key range bound as two
-   * parameters. Without a range (a key type min() and max() do not order, or none was read):
-   * `join` alone.
+   * The chunk's form of `joinWithin`, on the output table: its key range, read once a chunk,
+   * bound as two parameters. The output table is created from the target, so its min() and
+   * max() follow the target column's collation, text keys included. Without a range (a key type
+   * whose min() and max() do not follow its order, or none was read): `join` alone.
    */
   joinInRange(range: OutputKeyRange | null, param: Param): string;
   /** Whether the chunk's statements take an OutputKeyRange: the target key's type has min() and max() that agree with its index. */
@@ -74,8 +74,8 @@ export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
     keyCols,
     valueCols,
     join,
-    joinWithin: (rows, sortsLikeTarget) =>
-      shape.targetKeyType && hasMinMax(shape.targetKeyType) && (sortsLikeTarget || !COLLATABLE.test(shape.targetKeyType))
+    joinWithin: (rows) =>
+      shape.targetKeyType && hasMinMax(shape.targetKeyType) && !COLLATABLE.test(shape.targetKeyType)
         ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
         : join,
     joinInRange: (range, param) =>
