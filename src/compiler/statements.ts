@@ -332,8 +332,8 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
     },
 
     write(bounds, range) {
-      const ranged = params();
-      const on = joinInRange(range, ranged.param);
+      const keys = params();
+      const on = joinInRange(range, keys.param);
       const set = valueCols.map((c) => `${c} = o.${c}`).join(', ');
       const merge =
         `MERGE INTO ${target} t USING ${out} o ON ${on} ` +
@@ -342,10 +342,10 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
         `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `o.${c}`).join(', ')})`;
       switch (spec.target.mode) {
         case 'upsert':
-          return [{ text: merge, values: ranged.values }];
+          return [{ text: merge, values: keys.values }];
         case 'update':
           if (valueCols.length === 0) return [];
-          return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: ranged.values }];
+          return [{ text: `UPDATE ${target} t SET ${set} FROM ${out} o WHERE ${on} AND ${changed}`, values: keys.values }];
         case 'replace': {
           // rows of this partition that the transform no longer produces go; the rest is merged
           const { values, param } = params();
@@ -353,7 +353,7 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
           const del = `DELETE FROM ${target} t WHERE ${inPartition} ` + `AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
           return [
             { text: del, values },
-            { text: merge, values: ranged.values },
+            { text: merge, values: keys.values },
           ];
         }
       }
