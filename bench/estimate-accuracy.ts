@@ -60,7 +60,7 @@ async function main(): Promise<void> {
         const file = path.join(specDir, `${name}.yaml`);
         writeFileSync(file, stringify(spec));
         const checking = performance.now();
-        const checked = await checkSpec(file, env.pool);
+        const checked = await checkSpec(file);
         const estimate = await estimatePlan(planPool, checked, { measureWrites: true, checkSeconds: (performance.now() - checking) / 1000 });
         // the sample's rolled-back writes leave dead tuples: gone before the run is measured
         await env.pool.query('VACUUM demo.orders_usd');

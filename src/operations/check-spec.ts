@@ -29,7 +29,16 @@ export interface CheckedSpec {
   database: { variable: string; identity: string; serverVersion: string };
 }
 
-export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<CheckedSpec> {
+export function checkSpec(specFile: string): Promise<CheckedSpec> {
+  return withCheckedSpec(specFile, async (checked) => checked);
+}
+
+/**
+ * Checks the spec, then runs `then` with the result and the connection pool the checks used,
+ * closed once `then` settles: `start` goes on to its ledger reads and the workflow's start
+ * without opening a second pool (a connection costs more than every check's query together).
+ */
+export async function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
   const loaded = loadSpecFile(specFile);
   const { spec } = loaded;
   let url: string;
@@ -43,8 +52,7 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
       },
     ]);
   }
-  const own = pool ? undefined : createPool(url, { max: 2, applicationName: 'backfill-cli' });
-  const db = pool ?? own!;
+  const db = createPool(url, { max: 2, applicationName: 'backfill-cli' });
   try {
     const checked = await checkAndPlan(db, spec, loaded.transform).catch((err: Error) => {
       throw new SpecError(specFile, [{ path: 'database', message: `cannot be reached through ${spec.database}: ${err.message}` }]);
@@ -59,8 +67,8 @@ export async function checkSpec(specFile: string, pool?: pg.Pool): Promise<Check
     ];
     const inputs = await runInputs(db, spec, checked.shape);
     const database = { variable: spec.database, identity: (await databaseIdentity(db)).id, serverVersion: await serverVersion(db) };
-    return { loaded, shape: checked.shape, partitions: checked.partitions, warnings, inputs, database };
+    return await then({ loaded, shape: checked.shape, partitions: checked.partitions, warnings, inputs, database }, db);
   } finally {
-    await own?.end();
+    await db.end();
   }
 }

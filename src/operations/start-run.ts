@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { type Client, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type pg from 'pg';
-import { createPool, databaseUrlFrom } from '../db/pool';
 import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, ledgerExists, resolveRelation } from '../ledger/runs';
 import { FailureType } from '../shared/failures';
 import { RUN_ID_PATTERN, runWorkflowId } from '../shared/ids';
@@ -19,7 +18,7 @@ import { pollUntil } from '../util/poll-until';
 import type { RunWorkflowInput } from '../workflows/backfill-run';
 import { defaultActor } from './actor';
 import { newRunId } from './run-id';
-import { checkSpec } from './check-spec';
+import { withCheckedSpec } from './check-spec';
 import { UsageError } from './errors';
 import { startRunWorkflow, workflowFailureCause } from './run-workflow';
 import { readSavedPlan, refuseUnlessApproved } from './saved-plans';
@@ -58,13 +57,11 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
   if (!RUN_ID_PATTERN.test(runId)) throw new UsageError(`--run-id must match ${RUN_ID_PATTERN.source} (got "${runId}")`);
   const approvedPlan = options.approval && readSavedPlan(options.approval.planFile);
   if (options.approval && !options.approval.approvedBy.trim()) throw new UsageError('--approved-by must name who approved the plan');
-  const checked = await checkSpec(options.specFile);
-  const { loaded, warnings } = checked;
-  let { partitions } = checked;
-  const { spec } = loaded;
-  if (approvedPlan) refuseUnlessApproved(options.approval!.planFile, approvedPlan, checked);
-  const pool = createPool(databaseUrlFrom(spec.database), { max: 2, applicationName: 'backfill-cli' });
-  try {
+  return withCheckedSpec(options.specFile, async (checked, pool) => {
+    const { loaded, warnings } = checked;
+    let { partitions } = checked;
+    const { spec } = loaded;
+    if (approvedPlan) refuseUnlessApproved(options.approval!.planFile, approvedPlan, checked);
     if (options.onlyStale) {
       const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
       partitions = partitions.filter((p) => stale.has(p.id));
@@ -113,9 +110,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
     });
     await waitForRegistration(pool, handle, runId, options.registrationTimeoutMs ?? 60_000);
     return { runId, workflowId: runWorkflowId(spec.name, runId), name: spec.name, partitions: partitions.length, warnings, handle };
-  } finally {
-    await pool.end();
-  }
+  });
 }
 
 function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, partitions: PlannedPartition[]): string {
