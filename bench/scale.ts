@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import type { temporal } from '@temporalio/proto';
-import { say, startBenchEnvironment, startWorkerProcesses, type BenchEnvironment } from './harness';
+import { say, startBenchEnvironment, startWorkerProcesses, untilPolling, type BenchEnvironment } from './harness';
 import { COLS, createDataset, MAX_ID, ROWS, TRANSFORM, WHOLE } from './dataset';
 
 const PARTS = (process.env.SCALE_PARTS || 'workers,run').split(',');
@@ -51,17 +51,6 @@ function cpuSeconds(pids: { workers: number[] }): Record<'postgres' | 'temporal'
     else if (comm === 'temporal') total.temporal += seconds;
   }
   return total;
-}
-
-async function untilPolling(env: BenchEnvironment, count: number): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const described = await env.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: 'bench' }, taskQueueType: 2 });
-    const identities = new Set(described.pollers.map((p) => p.identity).filter((i) => i?.startsWith('bench-worker-')));
-    if (identities.size >= count) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${count} workers did not poll within 2 minutes`);
 }
 
 /** Each worker's share of the run's partitions: the worker that wrote a partition's last chunk finished it. */
@@ -96,7 +85,7 @@ async function workersPart(env: BenchEnvironment): Promise<string[]> {
   for (const count of WORKER_COUNTS) {
     const workers = startWorkerProcesses(env.address, env.url, count, ACTIVITIES_PER_WORKER);
     try {
-      await untilPolling(env, count);
+      await untilPolling(env.client, count);
       for (const t of transforms) {
         await pool.query('TRUNCATE bench.orders_usd');
         await pool.query('VACUUM ANALYZE bench.orders_usd');
@@ -144,7 +133,7 @@ async function runPart(env: BenchEnvironment): Promise<string[]> {
     ANALYZE bench_scale.tiny;`);
   const workers = startWorkerProcesses(env.address, env.url, 3, ACTIVITIES_PER_WORKER);
   try {
-    await untilPolling(env, 3);
+    await untilPolling(env.client, 3);
     const name = `scale-run-${PARTITIONS}-${Date.now()}`;
     const started = Date.now();
     const progress = setInterval(() => {
