@@ -226,7 +226,7 @@ async function main(): Promise<void> {
   // every method once per round, in the same order: a disk stall or a noisy neighbour hits one
   // round of one method, and the median of the rounds sees through it
   const rounds: Measured[][] = [];
-  const warm = [...(chosen.some((m) => ['b', 'c', 'j'].includes(m.key)) ? [sqlSpec] : []), ...(chosen.some((m) => m.key === 'd') ? [tsSpec] : [])];
+  const warm = [...(chosen.some((m) => ['b', 'c', 'g', 'i', 'j'].includes(m.key)) ? [sqlSpec] : []), ...(chosen.some((m) => m.key === 'd') ? [tsSpec] : [])];
   if (warm.length > 0) {
     say('warming the workers up (one small run of each transform kind, untimed)');
     await env.warmUp(warm);

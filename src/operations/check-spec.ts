@@ -36,7 +36,7 @@ export function checkSpec(specFile: string): Promise<CheckedSpec> {
 /**
  * Checks the spec, then runs `then` with the result and the connection pool the checks used,
  * closed once `then` settles: `start` goes on to its ledger reads and the workflow's start
- * without opening a second pool (a connection costs more than every check's query together).
+ * without closing one connection and opening another.
  */
 export async function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
   const loaded = loadSpecFile(specFile);
