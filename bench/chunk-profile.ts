@@ -4,7 +4,8 @@
  * partitions, with every node-postgres query of both timed by statement
  * (bench/profile/pg-timing.cjs, loaded into the workers with NODE_OPTIONS). Prints, per chunk,
  * the time each kind of statement took in each, and the time the two sessions spent outside
- * any statement (Node, Temporal, waiting): the attribution table of docs/benchmarks.md.
+ * any statement (Node, Temporal, waiting): the attribution table of docs/benchmarks.md. Then
+ * what the median round's (b) did outside its chunks, from its Temporal history (run-history.ts).
  * Run: npm run bench:profile   (BENCH_ROWS, BENCH_PARTITIONS, BENCH_CHUNK as for npm run bench)
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { bareChunkLoop } from './bare-chunk-loop';
 import { BARE_SHAPE, bareBench, CHUNK, PARTITIONS, sqlBenchSpec } from './bench-spec';
 import { ROWS } from './dataset';
 import { say, startBenchEnvironment, startWorkerProcesses } from './harness';
+import { hopRows, runHops, type RunHops } from './run-history';
 
 type Timings = Record<string, { count: number; ms: number }>;
 
@@ -72,6 +74,7 @@ interface Measured {
   timings: Timings;
   cpu: CpuUse;
   runId?: string;
+  hops?: RunHops;
 }
 
 async function main(): Promise<void> {
@@ -108,8 +111,11 @@ async function main(): Promise<void> {
     timing.reset(); // from here, this process's queries are start's checks
     let cpu = cpuNow(pids);
     let started = process.hrtime.bigint();
+    const calledAt = Date.now();
     const run = await env.backfill(`profile-b-${Date.now()}`, sqlBenchSpec());
     const wallB = Number(process.hrtime.bigint() - started) / 1e6;
+    // while the dev server still holds the history
+    const hops = await runHops(env.client, run.workflowId, run.firstRunId, calledAt, Date.now());
     const cpuB = cpuSince(cpu, pids, wallB / 1000);
     const here = timing.snapshot();
     const b = merge([here, ...(await collect())]);
@@ -128,7 +134,7 @@ async function main(): Promise<void> {
       .filter(([k]) => kindOf(k) === 'bounds')
       .reduce((n, [, s]) => n + s.count, 0);
     rounds.push({
-      b: { wallMs: wallB, chunks: chunksB, timings: b, cpu: cpuB, runId: run.runId },
+      b: { wallMs: wallB, chunks: chunksB, timings: b, cpu: cpuB, runId: run.runId, hops },
       e: { wallMs: wallE, chunks: chunksE, timings: e, cpu: cpuE },
     });
     say(`round ${round}: (b) ${(wallB / 1000).toFixed(2)} s, (e) ${(wallE / 1000).toFixed(2)} s, (b)/(e) ${(wallE / wallB).toFixed(2)}`);
@@ -183,6 +189,8 @@ function report(b: Measured, e: Measured, rounds: { b: Measured; e: Measured }[]
     `| every other statement (each under 0.5 ms a chunk) | | | | | ${rest.toFixed(1)} | ${share(rest)} |`,
     `| outside any statement (Node, Temporal, waits, idle session) | | ${per(outsideB, b.chunks)} | | ${per(outsideE, e.chunks)} | ${dOutside.toFixed(1)} | ${share(dOutside)} |`,
     '',
+    // what (b) does besides its chunks, which the bare loop does not do at all
+    ...(b.hops ? ['| (b), the median round: outside its chunks, from its Temporal history | ms |', '|---|---|', ...hopRows(b.hops), ''] : []),
   ].join('\n');
 }
 
