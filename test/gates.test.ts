@@ -249,11 +249,51 @@ test('a check the database refuses the same way every time fails the run at once
   expect(result.partitions.succeeded).toBe(result.partitions.total);
   const finished = await findRun(env.db.pool, started.runId, env.db.envVar);
   expect(finished.last_error).toContain('the final check could not complete: the final check was refused by the database: division by zero (SQLSTATE 22012)');
-  // one attempt: the activity failed for good on its first try
+  // one attempt: the partitions' invariants run in the check's lanes, and the lane that met the
+  // error failed for good on its first try (the others were cancelled, none retried)
   const history = await started.handle.fetchHistory();
-  const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinal');
-  const attempts = history.events!.filter(
-    (e) => e.activityTaskStartedEventAttributes && String(e.activityTaskStartedEventAttributes.scheduledEventId) === String(scheduled!.eventId),
+  const lanes = new Set(
+    history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinalLane').map((e) => String(e.eventId)),
   );
-  expect(attempts.map((e) => e.activityTaskStartedEventAttributes!.attempt)).toEqual([1]);
+  expect(lanes.size).toBe(4);
+  const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes && lanes.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)));
+  expect(attempts.length).toBeGreaterThan(0);
+  expect(attempts.map((e) => e.activityTaskStartedEventAttributes!.attempt).every((a) => a === 1)).toBe(true);
+  expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinal')).toBe(false);
+});
+
+test('the whole-run check runs in one lane per concurrency slot: wrong rows in partitions of two lanes are both found, and every row is counted once', async () => {
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-lanes',
+      partition,
+      // the canary is the first and the last partition (ordinals 0 and 9): lanes 0 and 1 of 4
+      validate: { canary: { partitions: 2, approve: true }, finalCheck: 'all' },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
+  const { rows: victims } = await env.db.pool.query<{ id: string }>(
+    `UPDATE app.orders_usd SET amount_usd = amount_usd + 1
+      WHERE id IN ((SELECT min(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL AND id < 10000),
+                   (SELECT max(id) FROM app.orders_usd WHERE amount_usd IS NOT NULL AND id >= 90000)) RETURNING id`,
+  );
+  expect(victims).toHaveLength(2);
+  await approveRun({ client: env.client }, await findRun(env.db.pool, started.runId, env.db.envVar), { actor: 'test', reason: 'go' });
+  expect((await waitForResult(started.handle)).status).toBe('failed');
+
+  const final = (await gateRows(started.runId)).filter((g) => g.stage === 'final' && g.gate === 'compare');
+  expect(final.filter((g) => g.partition_id !== null && !g.passed).map((g) => g.partition_id)).toEqual(
+    expect.arrayContaining(['id:000000000-000010000', 'id:000090000-000100000']),
+  );
+  expect(final.find((g) => g.partition_id === null)).toMatchObject({ passed: false, violations: '2' });
+  const { rows } = await env.db.pool.query(
+    "SELECT rows_checked::int AS n FROM backfill.gate_results WHERE run_id = $1 AND stage = 'final' AND gate = 'compare' AND partition_id IS NULL",
+    [started.runId],
+  );
+  const { rows: all } = await env.db.pool.query("SELECT count(*)::int AS n FROM app.orders WHERE status <> 'void'");
+  expect(rows[0].n).toBe(all[0].n);
+  const history = await started.handle.fetchHistory();
+  const lanes = history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinalLane');
+  expect(lanes).toHaveLength(4);
 });

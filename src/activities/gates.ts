@@ -1,8 +1,9 @@
 /**
  * The gates, as activities of the run workflow: pickCanary chooses the canary's partitions,
  * checkCanary judges them once they finished, checkFinal judges the whole run before
- * finalizeRun. All read-only on the data; results go to backfill.gate_results. checkFinal may
- * take long on a large run: it heartbeats where it is, and a retry continues from there.
+ * finalizeRun, its partitions compared in lanes (checkFinalLane). All read-only on the data;
+ * results go to backfill.gate_results. A check may take long on a large run: it heartbeats
+ * where it is, and a retry continues from there.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -19,6 +20,7 @@ import {
   checkRunInvariants,
   emptyTally,
   finalSampleEvery,
+  mergeTallies,
   recordTally,
   typesFor,
   type GateContext,
@@ -93,7 +95,10 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       checkRefusedAtOnce('the distribution baseline', () => captureDistributions(input)),
     checkCanary: (input: { database: string; runId: string; partitionIds: string[] }): Promise<GateVerdict> =>
       checkRefusedAtOnce('the canary check', () => checkCanary(input)),
-    checkFinal: (input: { database: string; runId: string }): Promise<GateVerdict> => checkRefusedAtOnce('the final check', () => checkFinal(input)),
+    checkFinal: (input: { database: string; runId: string; lanes?: GateTally[] }): Promise<GateVerdict> =>
+      checkRefusedAtOnce('the final check', () => checkFinal(input)),
+    checkFinalLane: (input: { database: string; runId: string; lane: number; of: number }): Promise<GateTally> =>
+      checkRefusedAtOnce('the final check', () => checkFinalLane(input)),
   };
 
   /**
@@ -104,7 +109,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
     const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
-    const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal);
+    const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal, checkConcurrency(g));
     for (const r of await unsucceededBetween(pool, input.runId, input.fromOrdinal, input.toOrdinal, 10)) {
       tally.failureCount++;
       if (tally.failures.length < 10) tally.failures.push(`partition ${r.partition_id} ${r.status}`);
@@ -148,17 +153,33 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
    * The whole-run check: every succeeded partition recomputed for a deterministic sample of
    * its keys (validate.finalCheck) and compared with the target now — which catches a later
    * partition or the application overwriting rows an earlier chunk wrote — then every
-   * invariant. Resumes from its last heartbeat.
+   * invariant. Given the lanes' tallies (checkFinalLane), it adds the run's own checks to them;
+   * without, it compares the partitions itself (executions recorded before the lanes). Resumes
+   * from its last heartbeat.
    */
-  async function checkFinal(input: { database: string; runId: string }): Promise<GateVerdict> {
+  async function checkFinal(input: { database: string; runId: string; lanes?: GateTally[] }): Promise<GateVerdict> {
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
     const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
-    const tally = await checkPartitionRange(g, 0, null);
+    const tally = input.lanes ? mergeTallies(input.lanes) : await checkPartitionRange(g, 0, null, checkConcurrency(g));
     await checkRunInvariants(g, tally);
     await checkDistributions(g, tally);
     await recordTally(g, tally);
     return verdict(tally);
+  }
+
+  /**
+   * One lane of the whole-run check: the succeeded partitions whose ordinal is `lane` modulo
+   * `of`, compared and checked one at a time; its tally goes to checkFinal. The run workflow
+   * starts one lane per concurrency slot, so the check reads at the run's concurrency in
+   * activity slots across the workers — on sessions that have been reading this run's tables,
+   * where one activity opening a session per lane would start cold ones (docs/benchmarks.md).
+   */
+  async function checkFinalLane(input: { database: string; runId: string; lane: number; of: number }): Promise<GateTally> {
+    const pool = deps.pools.get(input.database);
+    const ctx = await contexts.get(pool, input.runId);
+    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
+    return checkPartitionRange(g, 0, null, 1, { lane: input.lane, of: input.of });
   }
 }
 
@@ -199,10 +220,17 @@ async function checkDistributions(g: GateContext, tally: GateTally): Promise<voi
 }
 
 /**
- * The succeeded partitions with ordinals in [from, to) (to null: the rest of the plan), each
- * compared and checked; resumes from the activity's last heartbeat.
+ * The succeeded partitions with ordinals in [from, to) (to null: the rest of the plan) — of a
+ * lane, only those whose ordinal is `lane` modulo `of` —, each compared and checked, `concurrency`
+ * at a time; resumes from the activity's last heartbeat.
  */
-async function checkPartitionRange(g: GateContext, from: number, to: number | null): Promise<GateTally> {
+async function checkPartitionRange(
+  g: GateContext,
+  from: number,
+  to: number | null,
+  concurrency: number,
+  lane?: { lane: number; of: number },
+): Promise<GateTally> {
   const activity = Context.current();
   const resumed = activity.info.heartbeatDetails as { ordinal: number; tally: GateTally } | undefined;
   let ordinal = resumed?.ordinal ?? from;
@@ -211,8 +239,8 @@ async function checkPartitionRange(g: GateContext, from: number, to: number | nu
   const perPartition = g.sampleEvery > 0 || (g.ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
   while (perPartition) {
     const rows = await succeededFrom(g.pool, g.runId, ordinal, to, PARTITIONS_PER_READ);
-    // as many partitions at once as the run writes: the check reads what the run read
-    await inParallel(rows, checkConcurrency(g), async (r) => {
+    const mine = lane ? rows.filter((r) => r.ordinal % lane.of === lane.lane) : rows;
+    await inParallel(mine, concurrency, async (r) => {
       await checkPartition(g, { id: r.partition_id, bounds: r.bounds }, tally, types);
     });
     if (rows.length > 0) {
@@ -224,7 +252,7 @@ async function checkPartitionRange(g: GateContext, from: number, to: number | nu
   return tally;
 }
 
-/** The run's own concurrency, within the worker's connection pool. */
+/** The run's own concurrency, within the worker's connection pool (a check without lanes, and the ramp's stages). */
 function checkConcurrency(g: GateContext): number {
   return Math.max(1, Math.min(g.ctx.run.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
 }

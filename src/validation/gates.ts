@@ -54,6 +54,18 @@ export function emptyTally(): GateTally {
   return { gates: {}, failures: [], failureCount: 0, partitionsChecked: 0 };
 }
 
+/** The tallies of disjoint sets of partitions as one: what a single pass over all of them would have counted. */
+export function mergeTallies(tallies: readonly GateTally[]): GateTally {
+  const merged = emptyTally();
+  for (const t of tallies) {
+    for (const [gate, g] of Object.entries(t.gates)) count(merged, gate, g.rowsChecked, g.violations);
+    merged.failures.push(...t.failures.slice(0, MAX_FAILURE_LINES - merged.failures.length));
+    merged.failureCount += t.failureCount;
+    merged.partitionsChecked += t.partitionsChecked;
+  }
+  return merged;
+}
+
 export interface GateContext {
   pool: pg.Pool;
   ctx: Recomputable;

@@ -1,5 +1,5 @@
 import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/checks/spec-sql';
-import { canaryOrdinals, finalSampleEvery } from '../../src/validation/gates';
+import { canaryOrdinals, emptyTally, finalSampleEvery, mergeTallies, type GateTally } from '../../src/validation/gates';
 import * as gates from '../../src/workflows/gate-state';
 import * as run from '../../src/workflows/run-state';
 
@@ -23,6 +23,27 @@ test('finalCheck: sample keeps 1 key in 16 by default, all every key, off none',
   expect(finalSampleEvery(undefined)).toBe(16);
   expect(finalSampleEvery({ finalCheck: 'all' })).toBe(1);
   expect(finalSampleEvery({ finalCheck: 'off' })).toBe(0);
+});
+
+test("the whole-run check's lanes add up to what one pass over their partitions counts", () => {
+  const lane = (gates: GateTally['gates'], failures: string[], partitionsChecked: number): GateTally => ({
+    gates,
+    failures,
+    failureCount: failures.length,
+    partitionsChecked,
+  });
+  const many = Array.from({ length: 8 }, (_, i) => `compare: partition p${i}: 1 of 10 recomputed row(s) do not match the target (1 differ)`);
+  const merged = mergeTallies([
+    lane({ compare: { rowsChecked: 100, violations: 1 }, 'invariant:positive': { rowsChecked: 0, violations: 0 } }, many.slice(0, 1), 3),
+    lane({ compare: { rowsChecked: 50, violations: 8 } }, many, 2),
+    emptyTally(),
+  ]);
+  expect(merged.gates).toEqual({ compare: { rowsChecked: 150, violations: 9 }, 'invariant:positive': { rowsChecked: 0, violations: 0 } });
+  // every failure counted; the lines kept to ten, as one pass keeps them
+  expect(merged.failureCount).toBe(9);
+  expect(merged.failures).toEqual([...many.slice(0, 1), ...many.slice(0, 8)].slice(0, 10));
+  expect(merged.partitionsChecked).toBe(5);
+  expect(mergeTallies([])).toEqual(emptyTally());
 });
 
 describe('invariant SQL: one read-only SELECT', () => {

@@ -138,6 +138,10 @@ export class ModelLedger {
         this.calls.push(`checkStage:${input.stage}:${input.fromOrdinal}-${input.toOrdinal}`);
         return this.verdicts.stages?.[input.stage] ?? PASSED;
       },
+      checkFinalLane: async (input) => {
+        this.calls.push(`checkFinalLane:${input.lane}/${input.of}`);
+        return { gates: {}, failures: [], failureCount: 0, partitionsChecked: 0 };
+      },
       checkFinal: async () => {
         this.calls.push('checkFinal');
         if (this.misroutedChecks > 0) {

@@ -255,6 +255,21 @@ test('a partition workflow terminated by hand is found by reconciliation and rec
   );
 });
 
+test('the whole-run check runs one lane per concurrency slot (never more than partitions), then checkFinal adds up their tallies', async () => {
+  const lanes = (m: ModelLedger) => m.calls.filter((c) => c.startsWith('checkFinalLane:')).sort();
+  const wide = await withRun({ partitions: 6, processMs: 5 }, { limits: { concurrency: 3 } }, {}, async ({ result }) => {
+    expect((await result()).status).toBe('succeeded');
+  });
+  expect(lanes(wide)).toEqual(['checkFinalLane:0/3', 'checkFinalLane:1/3', 'checkFinalLane:2/3']);
+  // the sums come after every lane, before the ledger's verdict
+  expect(wide.calls.indexOf('checkFinal')).toBeGreaterThan(Math.max(...lanes(wide).map((c) => wide.calls.indexOf(c))));
+  expect(wide.calls.indexOf('checkFinal')).toBeLessThan(wide.calls.findIndex((c) => c.startsWith('finalizeRun')));
+  const few = await withRun({ partitions: 2, processMs: 5 }, { limits: { concurrency: 6 } }, {}, async ({ result }) => {
+    expect((await result()).status).toBe('succeeded');
+  });
+  expect(lanes(few)).toEqual(['checkFinalLane:0/2', 'checkFinalLane:1/2']);
+});
+
 test('a final check that cannot complete fails the run, saying why', async () => {
   await withRun({ partitions: 4, processMs: 10 }, {}, {}, async ({ model, result }) => {
     model.verdicts.final = new Error('could not determine which collation to use');

@@ -7,11 +7,12 @@
  * completed with it. A run cancelled through Temporal (`backfill cancel`, the Web UI's cancel)
  * ends its execution Canceled, its result in the memo.
  */
-import { ApplicationFailure, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
 import { FailureType } from '../../shared/failures';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
 import type { RunResult } from './types';
+import type { GateVerdictLike } from '../run-state';
 
 export async function finishRun(x: RunExecution): Promise<RunResult> {
   const { database, runId, spec, gated } = x;
@@ -19,7 +20,7 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
   // a revert verified every row it restored, in the chunk that restored it
   if (gated && !x.input.revert && !x.s.cancelRequested && x.s.counts.failed === 0 && x.s.counts.cancelled === 0) {
     // finalizeRun reads the check's verdict from the ledger
-    x.s = { ...x.s, finalCheck: await judged('the final check', () => x.checks.checkFinal({ database, runId })) };
+    x.s = { ...x.s, finalCheck: await judged('the final check', () => checkWholeRun(x)) };
     x.publishNow();
   }
   // a final check that could not complete fails the run: finalizeRun records why
@@ -59,6 +60,29 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
   }
   return result;
 }
+
+/**
+ * The whole-run check, its partitions spread over one lane activity per concurrency slot (as
+ * the run's partitions were), then checkFinal adding the run's own checks to their tallies. A
+ * lane that fails stops the others: the check could not complete, and judged says why.
+ * Executions recorded before 'final-check-lanes' compared every partition inside checkFinal.
+ */
+async function checkWholeRun(x: RunExecution): Promise<GateVerdictLike> {
+  const { database, runId } = x;
+  if (!patched('final-check-lanes')) return x.checks.checkFinal({ database, runId });
+  const of = Math.max(1, Math.min(x.s.limits.concurrency, x.s.counts.succeeded, MAX_FINAL_LANES));
+  const scope = new CancellationScope();
+  const lanes = scope.run(() => Promise.all(Array.from({ length: of }, (_, lane) => x.checks.checkFinalLane({ database, runId, lane, of }))));
+  try {
+    return await x.checks.checkFinal({ database, runId, lanes: await lanes });
+  } catch (err) {
+    scope.cancel();
+    throw err;
+  }
+}
+
+/** As many lanes as a check ran inside one activity before the lanes: each holds a session. */
+const MAX_FINAL_LANES = 8;
 
 /** One line for the Web UI's failure: what failed and where to look; the reasons are in the ledger. */
 function failureSummary(x: RunExecution, result: RunResult): string {
