@@ -256,7 +256,9 @@ test('a check the database refuses the same way every time fails the run at once
     history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinalLane').map((e) => String(e.eventId)),
   );
   expect(lanes.size).toBe(4);
-  const attempts = history.events!.filter((e) => e.activityTaskStartedEventAttributes && lanes.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)));
+  const attempts = history.events!.filter(
+    (e) => e.activityTaskStartedEventAttributes && lanes.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)),
+  );
   expect(attempts.length).toBeGreaterThan(0);
   expect(attempts.map((e) => e.activityTaskStartedEventAttributes!.attempt).every((a) => a === 1)).toBe(true);
   expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinal')).toBe(false);
