@@ -63,7 +63,10 @@ export async function runHops(client: Client, workflowId: string, firstRunId: st
     return found as Required<typeof found>;
   };
   const registration = one('registerRun');
-  const finalCheck = one('checkFinal');
+  // the whole-run check: its lanes (executions since 'final-check-lanes'), then checkFinal's sums
+  const sums = one('checkFinal');
+  const lanes = acts.filter((a) => a.type === 'checkFinalLane' && a.started);
+  const finalCheck = { started: Math.min(sums.started, ...lanes.map((a) => a.started!)), closed: sums.closed };
   const signals = run.filter(
     (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && e.workflowExecutionSignaledEventAttributes?.signalName === 'partitionFinished',
   );
