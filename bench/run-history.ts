@@ -65,8 +65,9 @@ export async function runHops(client: Client, workflowId: string, firstRunId: st
   const registration = one('registerRun');
   // the whole-run check: its lanes (executions since 'final-check-lanes'), then checkFinal's sums
   const sums = one('checkFinal');
-  const lanes = acts.filter((a) => a.type === 'checkFinalLane' && a.started);
-  const finalCheck = { started: Math.min(sums.started, ...lanes.map((a) => a.started!)), closed: sums.closed };
+  const lanes = acts.filter((a) => a.type === 'checkFinalLane');
+  // from the moment the run asked for the lanes: a started event is written when its attempt ends
+  const finalCheck = { started: Math.min(sums.started, ...lanes.map((a) => a.scheduled)), closed: sums.closed };
   const signals = run.filter(
     (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && e.workflowExecutionSignaledEventAttributes?.signalName === 'partitionFinished',
   );
