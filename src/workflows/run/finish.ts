@@ -72,7 +72,10 @@ async function checkWholeRun(x: RunExecution): Promise<GateVerdictLike> {
   if (!patched('final-check-lanes')) return x.checks.checkFinal({ database, runId });
   const of = Math.max(1, Math.min(x.s.limits.concurrency, x.s.counts.succeeded, MAX_FINAL_LANES));
   const scope = new CancellationScope();
-  const lanes = scope.run(() => Promise.all(Array.from({ length: of }, (_, lane) => x.checks.checkFinalLane({ database, runId, lane, of }))));
+  // the summary tells the lanes apart in the Web UI's event history and pending-activity view
+  const lane = (i: number) =>
+    x.checks.checkFinalLane.executeWithOptions({ summary: `final check, lane ${i + 1} of ${of}` }, [{ database, runId, lane: i, of }]);
+  const lanes = scope.run(() => Promise.all(Array.from({ length: of }, (_, i) => lane(i))));
   try {
     return await x.checks.checkFinal({ database, runId, lanes: await lanes });
   } catch (err) {
