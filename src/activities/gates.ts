@@ -13,7 +13,7 @@ import { FailureType } from '../shared/failures';
 import { recordGate } from '../ledger/gates';
 import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
-import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS, MAX_CHECK_CONCURRENCY } from '../shared/limits';
 import {
   canaryOrdinals,
   checkPartition,
@@ -256,8 +256,6 @@ async function checkPartitionRange(
 function checkConcurrency(g: GateContext): number {
   return Math.max(1, Math.min(g.ctx.run.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
 }
-
-const MAX_CHECK_CONCURRENCY = 8;
 
 async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;

@@ -13,6 +13,9 @@ export const LIMIT_BOUNDS = {
 /** The most partitions one run may plan: beyond it the ledger, the run's state and the Web UI stop being useful. */
 export const MAX_PARTITIONS = 100_000;
 
+/** Sessions a check reads with at once, at most: the run's concurrency up to this (the final check's lanes, a ramp stage's check). */
+export const MAX_CHECK_CONCURRENCY = 8;
+
 /** How long one statement of a chunk (the transform included) may run before PostgreSQL cancels it. */
 export const DEFAULT_STATEMENT_TIMEOUT_SECONDS = 900;
 

@@ -9,7 +9,7 @@ import { LIMIT_BOUNDS } from './limit-bounds';
 import type { Limits, LimitsChange } from './types';
 import { windowProblem } from './window';
 
-export { DEFAULT_LIMITS, DEFAULT_STATEMENT_TIMEOUT_SECONDS, LIMIT_BOUNDS, MAX_PARTITIONS } from './limit-bounds';
+export { DEFAULT_LIMITS, DEFAULT_STATEMENT_TIMEOUT_SECONDS, LIMIT_BOUNDS, MAX_CHECK_CONCURRENCY, MAX_PARTITIONS } from './limit-bounds';
 
 /** Returns why the change is invalid, or undefined when it is valid. */
 export function limitsChangeProblem(change: LimitsChange): string | undefined {

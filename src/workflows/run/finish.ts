@@ -9,6 +9,7 @@
  */
 import { ApplicationFailure, CancellationScope, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
 import { FailureType } from '../../shared/failures';
+import { MAX_CHECK_CONCURRENCY } from '../../shared/limits';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
 import type { RunResult } from './types';
@@ -70,7 +71,7 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
 async function checkWholeRun(x: RunExecution): Promise<GateVerdictLike> {
   const { database, runId } = x;
   if (!patched('final-check-lanes')) return x.checks.checkFinal({ database, runId });
-  const of = Math.max(1, Math.min(x.s.limits.concurrency, x.s.counts.succeeded, MAX_FINAL_LANES));
+  const of = Math.max(1, Math.min(x.s.limits.concurrency, x.s.counts.succeeded, MAX_CHECK_CONCURRENCY));
   const scope = new CancellationScope();
   // the summary tells the lanes apart in the Web UI's event history and pending-activity view
   const lane = (i: number) =>
@@ -83,9 +84,6 @@ async function checkWholeRun(x: RunExecution): Promise<GateVerdictLike> {
     throw err;
   }
 }
-
-/** As many lanes as a check ran inside one activity before the lanes: each holds a session. */
-const MAX_FINAL_LANES = 8;
 
 /** One line for the Web UI's failure: what failed and where to look; the reasons are in the ledger. */
 function failureSummary(x: RunExecution, result: RunResult): string {
