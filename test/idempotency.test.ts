@@ -159,3 +159,46 @@ test('module output of every JS kind lands as PostgreSQL reads it: jsonb, dates,
     expect(again).toMatchObject({ status: 'succeeded', rowsWritten: 0 });
   }
 });
+
+test('a chunk whose slices travel partly as COPY text and partly as JSON lands whole, as JSON would have written it', async () => {
+  await env.db.pool.query(`
+    DROP TABLE IF EXISTS app.mixed;
+    CREATE TABLE app.mixed (id bigint PRIMARY KEY, label text, at timestamptz);`);
+  // an object goes to a text column as its JSON text, which only JSON carries: one band of ids in
+  // each 10,000-row chunk makes its 4,096-row slice go as JSON, the others as COPY text
+  const module = writeModule(
+    'mixed',
+    `interface Order { id: string; tenant: number; created_at: string }
+    export default {
+      columns: ['id', 'label', 'at'],
+      reads: ['id', 'tenant', 'created_at'],
+      version: 1,
+      transform(rows: Order[]) {
+        return rows.map((r) => ({ id: r.id, label: Number(r.id) % 30000 < 300 ? { tenant: r.tenant } : 'tenant ' + r.tenant, at: r.created_at }));
+      },
+    };\n`,
+  );
+  const spec = ordersSpec(env.db.envVar, {
+    name: 'idem-mixed',
+    source: { table: 'app.orders', key: 'id', where: "status <> 'void' AND id < 100000" },
+    partition: { by: 'range', column: 'id', size: 50_000 },
+    limits: { chunkSize: 10_000, concurrency: 2 },
+    transform: { name: 'mixed', version: 1, module },
+    target: { table: 'app.mixed', key: ['id'], mode: 'upsert' },
+  });
+  const { result } = await run(spec);
+  expect(result.status).toBe('succeeded');
+  const expected = `SELECT id, CASE WHEN id % 30000 < 300 THEN '{"tenant":' || tenant || '}' ELSE 'tenant ' || tenant END AS label, created_at AS at
+                      FROM app.orders WHERE status <> 'void' AND id < 100000`;
+  const { rows } = await env.db.pool.query(
+    `WITH e AS (${expected})
+     SELECT (SELECT count(*) FROM (TABLE e EXCEPT SELECT * FROM app.mixed) x)::int AS missing,
+            (SELECT count(*) FROM (SELECT * FROM app.mixed EXCEPT TABLE e) x)::int AS extra,
+            (SELECT count(*) FROM app.mixed WHERE label LIKE '{%')::int AS objects,
+            (SELECT count(*) FROM app.mixed)::int AS n`,
+  );
+  expect(rows[0]).toMatchObject({ missing: 0, extra: 0, n: result.rowsRead });
+  expect(rows[0].objects).toBeGreaterThan(0);
+  const { result: again } = await run(spec);
+  expect(again).toMatchObject({ status: 'succeeded', rowsWritten: 0 });
+});

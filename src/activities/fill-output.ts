@@ -1,8 +1,9 @@
 /**
  * A chunk's output rows into the session's output table, in the chunk's transaction: computed
- * by the spec's SQL in PostgreSQL, or read into Node for a TypeScript transform and sent back —
- * as COPY text where that provably means what JSON means (transforms/copy-text.ts), else as
- * one JSON document. Row values never reach an error message that leaves the ledger.
+ * by the spec's SQL in PostgreSQL, or read into Node a slice at a time for a TypeScript transform
+ * (transforms/slices.ts) and sent back — as COPY text where that provably means what JSON means
+ * (transforms/copy-text.ts), else as the slice's JSON document. Row values never reach an error
+ * message that leaves the ledger.
  */
 import { finished } from 'node:stream/promises';
 import { types } from 'node:util';
@@ -11,9 +12,9 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { PartitionRow } from '../ledger/partitions';
 import { transformLabel } from '../shared/labels';
 import { copyText } from '../transforms/copy-text';
-import { EXACT_TYPES } from '../transforms/exact-types';
 import type { RunContext } from './run-context';
 import { TransformError } from './transform-error';
+import { isThenable, sliceRowsFor, transformSlices } from '../transforms/slices';
 
 /** What a session knows of its output table once it has one. */
 export interface OutputTable {
@@ -36,30 +37,51 @@ export async function fillOutput(
     return (await client.query(fill.text, fill.values)).rowCount ?? 0;
   }
   const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
-  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
-  let out: Record<string, unknown>[];
-  try {
-    out = await module.transform(rows);
-  } catch (err) {
-    throw new TransformError(`transform ${label} threw: ${(err as Error).message}`, `transform ${label} threw ${errorName(err)}`);
-  }
-  if (!Array.isArray(out)) {
-    const message = `transform ${label} returned ${typeof out}, not an array of rows`;
-    throw new TransformError(message, message);
-  }
-  if (out.length === 0) return 0;
+  // asked before the read: the session is busy with it until its last row
   table.takesCopy ??= (await client.query<{ ok: boolean }>(compiled.outputTakesCopy.text, compiled.outputTakesCopy.values)).rows[0].ok;
-  // a value's toJSON or a getter may throw while either encoding reads it: the same error
-  const body = serialized(label, () => (table.takesCopy ? copyText(out, ctx.run.shape.outputColumns) : null) ?? JSON.stringify(out));
-  if (typeof body === 'string') {
-    const fill = compiled.fillFromJson(body);
-    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  const columns = ctx.run.shape.outputColumns;
+  const copies: Buffer[] = [];
+  const documents: string[] = [];
+  const take = (out: unknown): void => {
+    if (!Array.isArray(out)) {
+      const message = `transform ${label} returned ${typeof out}, not an array of rows`;
+      throw new TransformError(message, message);
+    }
+    if (out.length === 0) return;
+    // a value's toJSON or a getter may throw while either encoding reads it: the same error
+    const body = serialized(label, () => (table.takesCopy ? copyText(out, columns) : null) ?? JSON.stringify(out));
+    if (typeof body === 'string') documents.push(body);
+    else copies.push(body);
+  };
+  const transform = (rows: Record<string, unknown>[]): unknown => {
+    try {
+      const out = module.transform(rows);
+      return isThenable(out) ? Promise.resolve(out).catch((err) => Promise.reject(threw(label, err))) : out;
+    } catch (err) {
+      throw threw(label, err);
+    }
+  };
+  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
+  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), transform, take);
+  // a slice COPY text cannot carry goes as its JSON document: both fill the same table, and a row
+  // means the same either way (transforms/copy-text.ts)
+  let rowsOut = 0;
+  if (copies.length > 0) {
+    const copy = client.query(copyFrom(compiled.fillFromCopy));
+    for (const body of copies) copy.write(body);
+    copy.end();
+    await finished(copy);
+    rowsOut += copy.rowCount;
   }
-  const copy = client.query(copyFrom(compiled.fillFromCopy));
-  copy.end(body);
-  await finished(copy);
-  return copy.rowCount;
+  for (const document of documents) {
+    const fill = compiled.fillFromJson(document);
+    rowsOut += (await client.query(fill.text, fill.values)).rowCount ?? 0;
+  }
+  return rowsOut;
+}
+
+function threw(label: string, err: unknown): TransformError {
+  return new TransformError(`transform ${label} threw: ${(err as Error)?.message}`, `transform ${label} threw ${errorName(err)}`);
 }
 
 function serialized<T>(label: string, encode: () => T): T {

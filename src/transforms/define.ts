@@ -4,6 +4,11 @@
  * It must be deterministic: the same input rows give the same output rows, on every
  * retry and every worker, because a retried chunk is computed again.
  *
+ * In upsert and update modes each output row must come from its own input row alone: `transform`
+ * is called with a chunk's rows a few thousand at a time, in key order, as they arrive (a chunk's
+ * size follows live limits anyway, and checks recompute over ranges of their own). In replace
+ * mode it is called once with its partition's every row, for rollups.
+ *
  * Values arrive exact, as the `pg` driver gives them, except that timestamps, dates and
  * times stay PostgreSQL text (a JS Date would lose microseconds): bigint and numeric are
  * strings, json is parsed. Return values the target column accepts from JSON.

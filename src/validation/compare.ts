@@ -14,7 +14,7 @@ import type { PartitionBounds } from '../shared/types';
 import { querySingle } from '../db/session';
 import type { CompiledRun } from '../compiler/statements';
 import type { TransformModule } from '../transforms/define';
-import { EXACT_TYPES } from '../transforms/exact-types';
+import { sliceRowsFor, transformedRows } from '../transforms/slices';
 
 export interface Comparison {
   /** Output rows compared with the target. */
@@ -140,10 +140,11 @@ async function recomputeInNode(
   hi: string | null,
 ): Promise<Record<string, unknown>[]> {
   const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module!.reads);
-  const { rows } = await client.query({ text: read.text, values: read.values, types: EXACT_TYPES });
-  const out = await ctx.module!.transform(rows);
-  if (!Array.isArray(out)) throw new Error(`transform ${ctx.run.transform_name}@${ctx.run.transform_version} returned ${typeof out}, not an array of rows`);
-  return out;
+  const label = `${ctx.run.transform_name}@${ctx.run.transform_version}`;
+  return (await transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (rows) => ctx.module!.transform(rows), label)) as Record<
+    string,
+    unknown
+  >[];
 }
 
 /** Read-only, time-limited, one snapshot, always rolled back. */
