@@ -6,7 +6,7 @@ import type pg from 'pg';
 import type { PartitionRow } from '../ledger/partitions';
 import type { RunContext } from './run-context';
 import type { OutputKeyRange } from '../compiler/target-join';
-import { TransformError } from './transform-error';
+import { TransformError } from '../transforms/transform-error';
 
 /**
  * Before-images (docs/undo.md): the rows the write is about to change, as they are, in the same

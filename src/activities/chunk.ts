@@ -19,8 +19,9 @@ import type { PartitionBounds } from '../shared/types';
 import type { RunContext } from './run-context';
 import { revertChunk } from './revert-chunk';
 import { captureBeforeImages, imagesDiffer } from './chunk-images';
-import { TransformError } from './transform-error';
-import { fillOutput, type OutputTable } from './fill-output';
+import { TransformError } from '../transforms/transform-error';
+import { fillOutput } from './fill-output';
+import type { OutputTable } from '../transforms/module-fill';
 import { readOutputKeyRange } from '../db/output-key-range';
 import type { OutputKeyRange } from '../compiler/target-join';
 

@@ -1,26 +1,11 @@
 /**
  * A chunk's output rows into the session's output table, in the chunk's transaction: computed
- * by the spec's SQL in PostgreSQL, or read into Node a slice at a time for a TypeScript transform
- * (transforms/slices.ts) and sent back — as COPY text where that provably means what JSON means
- * (transforms/copy-text.ts), else as the slice's JSON document. Row values never reach an error
- * message that leaves the ledger.
+ * by the spec's SQL in PostgreSQL, or by a TypeScript transform in Node (transforms/module-fill.ts).
  */
-import { finished } from 'node:stream/promises';
-import { types } from 'node:util';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { PartitionRow } from '../ledger/partitions';
-import { transformLabel } from '../shared/labels';
-import { copyText } from '../transforms/copy-text';
+import { fillFromModule, type OutputTable } from '../transforms/module-fill';
 import type { RunContext } from './run-context';
-import { TransformError } from './transform-error';
-import { isThenable, sliceRowsFor, transformSlices } from '../transforms/slices';
-
-/** What a session knows of its output table once it has one. */
-export interface OutputTable {
-  /** Its columns may take COPY text: asked of the catalog once per session. */
-  takesCopy?: boolean;
-}
 
 /** Fills the session's output table with the chunk's transformed rows; returns how many. */
 export async function fillOutput(
@@ -36,67 +21,5 @@ export async function fillOutput(
     const fill = compiled.fillFromSql(bounds, cursor, hi);
     return (await client.query(fill.text, fill.values)).rowCount ?? 0;
   }
-  const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
-  // asked before the read: the session is busy with it until its last row
-  table.takesCopy ??= (await client.query<{ ok: boolean }>(compiled.outputTakesCopy.text, compiled.outputTakesCopy.values)).rows[0].ok;
-  const columns = ctx.run.shape.outputColumns;
-  const copies: Buffer[] = [];
-  const documents: string[] = [];
-  const take = (out: unknown): void => {
-    if (!Array.isArray(out)) {
-      const message = `transform ${label} returned ${typeof out}, not an array of rows`;
-      throw new TransformError(message, message);
-    }
-    if (out.length === 0) return;
-    // a value's toJSON or a getter may throw while either encoding reads it: the same error
-    const body = serialized(label, () => (table.takesCopy ? copyText(out, columns) : null) ?? JSON.stringify(out));
-    if (typeof body === 'string') documents.push(body);
-    else copies.push(body);
-  };
-  const transform = (rows: Record<string, unknown>[]): unknown => {
-    try {
-      const out = module.transform(rows);
-      return isThenable(out) ? Promise.resolve(out).catch((err) => Promise.reject(threw(label, err))) : out;
-    } catch (err) {
-      throw threw(label, err);
-    }
-  };
-  const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), transform, take);
-  // a slice COPY text cannot carry goes as its JSON document: both fill the same table, and a row
-  // means the same either way (transforms/copy-text.ts)
-  let rowsOut = 0;
-  if (copies.length > 0) {
-    const copy = client.query(copyFrom(compiled.fillFromCopy));
-    for (const body of copies) copy.write(body);
-    copy.end();
-    await finished(copy);
-    rowsOut += copy.rowCount;
-  }
-  for (const document of documents) {
-    const fill = compiled.fillFromJson(document);
-    rowsOut += (await client.query(fill.text, fill.values)).rowCount ?? 0;
-  }
-  return rowsOut;
-}
-
-function threw(label: string, err: unknown): TransformError {
-  return new TransformError(`transform ${label} threw: ${(err as Error)?.message}`, `transform ${label} threw ${errorName(err)}`);
-}
-
-function serialized<T>(label: string, encode: () => T): T {
-  try {
-    return encode();
-  } catch (err) {
-    const fix = "return bigint and binary values as strings (bytea as '\\x…' hex)";
-    throw new TransformError(
-      `transform ${label} returned a value JSON cannot carry (${(err as Error).message}); ${fix}`,
-      `transform ${label} returned a value JSON cannot carry; ${fix}`,
-    );
-  }
-}
-
-function errorName(err: unknown): string {
-  // isNativeError, not instanceof: an Error from another realm (a vm context) is an Error too
-  return types.isNativeError(err) ? err.name || 'an Error' : `a thrown ${typeof err}`;
+  return fillFromModule(client, { ...ctx, module }, table, bounds, cursor, hi);
 }

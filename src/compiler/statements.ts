@@ -79,6 +79,10 @@ export interface CompiledRun {
   compareFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null, types: string[]): Statement;
   /** The same comparison for a TypeScript transform's output rows, serialised as one JSON array. */
   compareFromJson(bounds: PartitionBounds, rowsJson: string, types: string[], wholePartition: boolean): Statement;
+  /** The same comparison for a TypeScript transform's output rows already in the session's output table. */
+  compareFromOutputTable(bounds: PartitionBounds, types: string[], wholePartition: boolean): Statement;
+  /** Whether this session has its output table (`here`): a session that ran chunks of the run does. */
+  outputTableHere: Statement;
   /**
    * `plan`'s preview: up to `limit` output rows of (cursor, hi] that a write would insert or
    * change, as `key`, `current` (the target row, JSON; NULL when absent) and `computed` (JSON).
@@ -220,6 +224,14 @@ export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
       const output = `SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM json_populate_recordset(NULL::${target}, ${json}) r`;
       return comparison(output, spec.target.mode === 'replace' && wholePartition ? bounds : null, numbered);
     },
+
+    compareFromOutputTable(bounds, types, wholePartition) {
+      const numbered = params();
+      const output = `SELECT ${cols.map((c, i) => `r.${c}::${types[i]} AS ${c}`).join(', ')} FROM ${out} r`;
+      return comparison(output, spec.target.mode === 'replace' && wholePartition ? bounds : null, numbered);
+    },
+
+    outputTableHere: { text: 'SELECT to_regclass($1) IS NOT NULL AS here', values: [out] },
 
     invariant(sql, bounds, limit) {
       const numbered = params();

@@ -12,8 +12,9 @@ import { inTransaction } from '../db/pool';
 import type { RunRow } from '../ledger/runs';
 import type { PartitionBounds } from '../shared/types';
 import { querySingle } from '../db/session';
-import type { CompiledRun } from '../compiler/statements';
+import type { CompiledRun, Statement } from '../compiler/statements';
 import type { TransformModule } from '../transforms/define';
+import { fillFromModule, type ModuleRun } from '../transforms/module-fill';
 import { sliceRowsFor, transformedRows } from '../transforms/slices';
 
 export interface Comparison {
@@ -120,7 +121,7 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
         if (n === 0) return { n, hi, result: undefined };
       }
       const statement = ctx.module
-        ? ctx.compiled.compareFromJson(bounds, JSON.stringify(await recomputeInNode(client, ctx, bounds, cursor, hi)), opts.types, whole)
+        ? await recomputeInNode(client, { ...ctx, module: ctx.module }, bounds, cursor, hi, opts.types, whole)
         : ctx.compiled.compareFromSql(bounds, cursor, hi, opts.types);
       const { rows } = await querySingle<{ compared: string; missing: string; differing: string; extra: string; examples: string[] | null }>(
         client,
@@ -132,19 +133,32 @@ export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds:
   }
 }
 
+/**
+ * The comparison of a TypeScript transform's output, recomputed in Node. A session that ran the
+ * run's chunks has its output table, empty outside a chunk (ON COMMIT DELETE ROWS): the output
+ * goes there as a chunk's does, COPY text where it can (a temporary table takes writes in a
+ * read-only transaction, and the rollback empties it again). Any other session — `verify`'s, a
+ * check's on a fresh connection — sends it as one JSON document, which PostgreSQL parses about
+ * five times slower and which creates nothing.
+ */
 async function recomputeInNode(
   client: pg.PoolClient,
-  ctx: Recomputable,
+  ctx: ModuleRun,
   bounds: PartitionBounds,
   cursor: string | null,
   hi: string | null,
-): Promise<Record<string, unknown>[]> {
-  const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module!.reads);
+  types: string[],
+  whole: boolean,
+): Promise<Statement> {
+  const here = await client.query<{ here: boolean }>(ctx.compiled.outputTableHere.text, ctx.compiled.outputTableHere.values);
+  if (here.rows[0].here) {
+    await fillFromModule(client, ctx, {}, bounds, cursor, hi);
+    return ctx.compiled.compareFromOutputTable(bounds, types, whole);
+  }
+  const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module.reads);
   const label = `${ctx.run.transform_name}@${ctx.run.transform_version}`;
-  return (await transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (rows) => ctx.module!.transform(rows), label)) as Record<
-    string,
-    unknown
-  >[];
+  const rows = await transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (r) => ctx.module.transform(r), label);
+  return ctx.compiled.compareFromJson(bounds, JSON.stringify(rows), types, whole);
 }
 
 /** Read-only, time-limited, one snapshot, always rolled back. */
