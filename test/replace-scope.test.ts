@@ -17,6 +17,14 @@ beforeAll(async () => {
   await env.db.pool.query('CREATE TABLE app.daily (day date PRIMARY KEY, n bigint NOT NULL)');
 });
 
+/** Days app.daily holds that `expected` (a rollup query) does not, and the other way round. */
+async function dailyAgainst(expected: string): Promise<{ extra: number; missing: number }> {
+  const { rows } = await env.db.pool.query(`
+    SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${expected}) t) x)::int AS extra,
+           (SELECT count(*) FROM (SELECT * FROM (${expected}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
+  return rows[0];
+}
+
 function rollup(size: string, dayExpression: string) {
   return {
     name: 'daily-rollup',
@@ -60,10 +68,7 @@ test('a daily rollup over day partitions in UTC replaces every day exactly', asy
   const started = await env.start({ ...rollup('1 day', 'c.created_at::date'), name: 'daily-rollup-utc' });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
-  const { rows } = await env.db.pool.query(`
-    SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${TRUE_DAILY}) t) x)::int AS extra,
-           (SELECT count(*) FROM (SELECT * FROM (${TRUE_DAILY}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
-  expect(rows[0]).toEqual({ extra: 0, missing: 0 });
+  expect(await dailyAgainst(TRUE_DAILY)).toEqual({ extra: 0, missing: 0 });
 });
 
 test('a daily rollup in New York days, over the DST switch, with partition.timeZone: every day replaced exactly, 23-hour day included', async () => {
@@ -73,10 +78,7 @@ test('a daily rollup in New York days, over the DST switch, with partition.timeZ
   const started = await env.start({ ...spec, name: 'daily-rollup-ny', partition: { ...spec.partition, timeZone: 'America/New_York' } });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
-  const { rows } = await env.db.pool.query(`
-    SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${NY_DAILY}) t) x)::int AS extra,
-           (SELECT count(*) FROM (SELECT * FROM (${NY_DAILY}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
-  expect(rows[0]).toEqual({ extra: 0, missing: 0 });
+  expect(await dailyAgainst(NY_DAILY)).toEqual({ extra: 0, missing: 0 });
   // the fixture spans 2024-03-10, when New York's day had 23 hours: its partition did too
   const { rows: dst } = await env.db.pool.query<{ hours: number }>(
     `SELECT extract(epoch FROM (bounds->>'hi')::timestamptz - (bounds->>'lo')::timestamptz) / 3600 AS hours
@@ -106,10 +108,7 @@ test('a daily rollup computed by a TypeScript module sees each day whole, though
   const started = await env.start({ ...spec, name: 'daily-rollup-module', transform: { name: 'daily', version: 1, module } });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
-  const { rows } = await env.db.pool.query(`
-    SELECT (SELECT count(*) FROM (SELECT day, n FROM app.daily EXCEPT SELECT * FROM (${TRUE_DAILY}) t) x)::int AS extra,
-           (SELECT count(*) FROM (SELECT * FROM (${TRUE_DAILY}) t EXCEPT SELECT day, n FROM app.daily) x)::int AS missing`);
-  expect(rows[0]).toEqual({ extra: 0, missing: 0 });
+  expect(await dailyAgainst(TRUE_DAILY)).toEqual({ extra: 0, missing: 0 });
   // upsert and update modes hand a transform 4,096 rows at a time (src/transforms/slices.ts): the largest days hold more
   const { rows: largest } = await env.db.pool.query(`SELECT max(n)::int AS n FROM (${TRUE_DAILY}) t`);
   expect(largest[0].n).toBeGreaterThan(4096);
