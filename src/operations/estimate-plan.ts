@@ -21,7 +21,7 @@ import { scopeRows } from '../checks/scope-rows';
 import { compileRun } from '../compiler/statements';
 import { readOutputKeyRange } from '../db/output-key-range';
 import { evaluateArtifact } from '../transforms/artifact';
-import { sliceRowsFor, transformedRows } from '../transforms/slices';
+import { moduleOutput } from '../transforms/module-fill';
 import { comparePartition, outputTypes, readOnly, type Recomputable } from '../validation/compare';
 import { finalSampleEvery } from '../validation/gates';
 
@@ -307,14 +307,6 @@ async function scopeOf(pool: pg.Pool, { loaded, partitions }: EstimateInput, rea
   };
 }
 
-/** A TypeScript transform's output for the sample's first chunk, computed as a chunk computes it. */
-function sampleOutput(client: pg.PoolClient, ctx: Recomputable, p: PlannedPartition, hi: string | null): Promise<unknown[]> {
-  const module = ctx.module!;
-  const read = ctx.compiled.readChunk(p.bounds, null, hi, module.reads);
-  const label = `${ctx.run.transform_name}@${ctx.run.transform_version}`;
-  return transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (rows) => module.transform(rows), label);
-}
-
 /** A few rows the sample would change, current beside computed. */
 async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition, types: string[], limit: number): Promise<RowPreview[]> {
   return readOnly(pool, SAMPLE_TIMEOUT_MS, async (client) => {
@@ -323,7 +315,11 @@ async function previewRows(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition
     if (range[0].n === 0) return [];
     let statement;
     if (ctx.module) {
-      statement = ctx.compiled.previewFromJson(JSON.stringify(await sampleOutput(client, ctx, p, range[0].hi)), types, limit);
+      statement = ctx.compiled.previewFromJson(
+        JSON.stringify(await moduleOutput(client, { ...ctx, module: ctx.module }, p.bounds, null, range[0].hi)),
+        types,
+        limit,
+      );
     } else {
       statement = ctx.compiled.previewFromSql(p.bounds, null, range[0].hi, types, limit);
     }
@@ -361,7 +357,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
     if (range[0].n === 0) return { ms: 0, walBytes: 0, storageBytes: 0, imageRows: 0, imageBytes: 0 };
     if (ctx.module) {
-      const fill = ctx.compiled.fillFromJson(JSON.stringify(await sampleOutput(client, ctx, p, range[0].hi)));
+      const fill = ctx.compiled.fillFromJson(JSON.stringify(await moduleOutput(client, { ...ctx, module: ctx.module }, p.bounds, null, range[0].hi)));
       await client.query(fill.text, fill.values);
     } else {
       const fill = ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);

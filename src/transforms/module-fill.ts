@@ -16,7 +16,7 @@ import { transformLabel } from '../shared/labels';
 import type { PartitionBounds } from '../shared/types';
 import { copyText } from './copy-text';
 import type { TransformModule } from './define';
-import { isThenable, sliceRowsFor, transformSlices } from './slices';
+import { isThenable, sliceRowsFor, transformedRows, transformSlices } from './slices';
 import { TransformError } from './transform-error';
 
 /** What a session knows of its output table once it has one. */
@@ -84,6 +84,17 @@ export async function fillFromModule(
     rowsOut += (await client.query(fill.text, fill.values)).rowCount ?? 0;
   }
   return rowsOut;
+}
+
+/**
+ * The transformed rows of (cursor, hi] themselves, for reads that need them as one JSON document
+ * (a check on a session without the output table, `plan`'s samples): read and transformed as a
+ * chunk does it.
+ */
+export function moduleOutput(client: pg.ClientBase, ctx: ModuleRun, bounds: PartitionBounds, cursor: string | null, hi: string | null): Promise<unknown[]> {
+  const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module.reads);
+  const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
+  return transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (rows) => ctx.module.transform(rows), label);
 }
 
 function threw(label: string, err: unknown): TransformError {

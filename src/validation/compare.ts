@@ -14,8 +14,7 @@ import type { PartitionBounds } from '../shared/types';
 import { querySingle } from '../db/session';
 import type { CompiledRun, Statement } from '../compiler/statements';
 import type { TransformModule } from '../transforms/define';
-import { fillFromModule, type ModuleRun } from '../transforms/module-fill';
-import { sliceRowsFor, transformedRows } from '../transforms/slices';
+import { fillFromModule, moduleOutput, type ModuleRun } from '../transforms/module-fill';
 
 export interface Comparison {
   /** Output rows compared with the target. */
@@ -155,10 +154,7 @@ async function recomputeInNode(
     await fillFromModule(client, ctx, {}, bounds, cursor, hi);
     return ctx.compiled.compareFromOutputTable(bounds, types, whole);
   }
-  const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module.reads);
-  const label = `${ctx.run.transform_name}@${ctx.run.transform_version}`;
-  const rows = await transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (r) => ctx.module.transform(r), label);
-  return ctx.compiled.compareFromJson(bounds, JSON.stringify(rows), types, whole);
+  return ctx.compiled.compareFromJson(bounds, JSON.stringify(await moduleOutput(client, ctx, bounds, cursor, hi)), types, whole);
 }
 
 /** Read-only, time-limited, one snapshot, always rolled back. */
