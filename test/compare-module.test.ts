@@ -11,6 +11,7 @@ import { compileRun } from '../src/compiler/statements';
 import { createPool } from '../src/db/pool';
 import type { Spec } from '../src/specs/schema';
 import type { TransformModule } from '../src/transforms/define';
+import { TransformError } from '../src/transforms/transform-error';
 import { comparePartition, outputTypes, type Recomputable } from '../src/validation/compare';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
@@ -94,6 +95,30 @@ test('into the output table or as one JSON document, the check finds the same wr
     expect((await warm.query(`SELECT count(*)::int AS n FROM ${compiled.outputTable}`)).rows[0].n).toBe(0);
     // and the fresh session created nothing
     expect(await here(fresh)).toBe(false);
+  } finally {
+    await fresh.end();
+  }
+});
+
+test('a transform that throws while a check recomputes it: a TransformError either way, its summary free of row values', async () => {
+  const throwing: Recomputable = {
+    ...ctx,
+    module: {
+      ...usd,
+      transform: (rows) => {
+        const secret = rows.find((r) => Number(r.id) === 12_345);
+        if (secret) throw new RangeError(`bad note ${String(secret.note)}`);
+        return usd.transform(rows);
+      },
+    },
+  };
+  const fresh = createPool(db.url, { max: 1, applicationName: 'backfill-test' });
+  try {
+    for (const pool of [warm, fresh]) {
+      const failure = comparePartition(pool, throwing, bounds, { pageRows: 7000, timeoutMs: 30_000, types: await outputTypes(pool, throwing) });
+      await expect(failure).rejects.toBeInstanceOf(TransformError);
+      await expect(failure).rejects.toMatchObject({ message: 'transform usd@1 threw: bad note note 12345', summary: 'transform usd@1 threw RangeError' });
+    }
   } finally {
     await fresh.end();
   }

@@ -10,6 +10,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { failsEveryTime, summarizePgError } from '../db/errors';
 import { FailureType } from '../shared/failures';
+import { TransformError } from '../transforms/transform-error';
 import { recordGate } from '../ledger/gates';
 import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
@@ -69,14 +70,16 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
   /**
    * A check the database refuses the same way every time (an invariant dividing by zero, a type
    * it cannot compare) fails at once, not after ten tries and minutes of backoff: the run's gate
-   * then fails with the reason (the workflow's `judged`). The message names the check and the
-   * error's kind, never a row value (it travels through Temporal).
+   * then fails with the reason (the workflow's `judged`). So does a TypeScript transform that
+   * throws while a check recomputes it: it is deterministic, and would throw again. The message
+   * names the check and the error's kind, never a row value (it travels through Temporal).
    */
   async function checkRefusedAtOnce<T>(what: string, check: () => Promise<T>): Promise<T> {
     try {
       return await check();
     } catch (err) {
       if (failsEveryTime(err)) throw ApplicationFailure.nonRetryable(`${what} was refused by the database: ${summarizePgError(err)}`, FailureType.DataError);
+      if (err instanceof TransformError) throw ApplicationFailure.nonRetryable(`${what} could not recompute: ${err.summary}`, FailureType.DataError);
       throw err;
     }
   }

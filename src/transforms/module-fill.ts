@@ -16,7 +16,7 @@ import { transformLabel } from '../shared/labels';
 import type { PartitionBounds } from '../shared/types';
 import { copyText } from './copy-text';
 import type { TransformModule } from './define';
-import { isThenable, sliceRowsFor, transformedRows, transformSlices } from './slices';
+import { isThenable, sliceRowsFor, transformSlices } from './slices';
 import { TransformError } from './transform-error';
 
 /** What a session knows of its output table once it has one. */
@@ -48,27 +48,16 @@ export async function fillFromModule(
   const columns = ctx.run.shape.outputColumns;
   const copies: Buffer[] = [];
   const documents: string[] = [];
-  const take = (out: unknown): void => {
-    if (!Array.isArray(out)) {
-      const message = `transform ${label} returned ${typeof out}, not an array of rows`;
-      throw new TransformError(message, message);
-    }
+  const take = (returned: unknown): void => {
+    const out = arrayOfRows(label, returned);
     if (out.length === 0) return;
     // a value's toJSON or a getter may throw while either encoding reads it: the same error
     const body = serialized(label, () => (table.takesCopy ? copyText(out, columns) : null) ?? JSON.stringify(out));
     if (typeof body === 'string') documents.push(body);
     else copies.push(body);
   };
-  const transform = (rows: Record<string, unknown>[]): unknown => {
-    try {
-      const out = module.transform(rows);
-      return isThenable(out) ? Promise.resolve(out).catch((err) => Promise.reject(threw(label, err))) : out;
-    } catch (err) {
-      throw threw(label, err);
-    }
-  };
   const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), transform, take);
+  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), guarded(label, module), take);
   // a slice COPY text cannot carry goes as its JSON document: both fill the same table, and a row
   // means the same either way (transforms/copy-text.ts)
   let rowsOut = 0;
@@ -91,10 +80,38 @@ export async function fillFromModule(
  * (a check on a session without the output table, `plan`'s samples): read and transformed as a
  * chunk does it.
  */
-export function moduleOutput(client: pg.ClientBase, ctx: ModuleRun, bounds: PartitionBounds, cursor: string | null, hi: string | null): Promise<unknown[]> {
+export async function moduleOutput(
+  client: pg.ClientBase,
+  ctx: ModuleRun,
+  bounds: PartitionBounds,
+  cursor: string | null,
+  hi: string | null,
+): Promise<unknown[]> {
   const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module.reads);
   const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
-  return transformedRows(client, read, sliceRowsFor(ctx.run.spec.target.mode), (rows) => ctx.module.transform(rows), label);
+  const all: unknown[] = [];
+  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), guarded(label, ctx.module), (out) => {
+    for (const row of arrayOfRows(label, out)) all.push(row);
+  });
+  return all;
+}
+
+/** The module's transform, its errors as TransformError: the message for the ledger, a summary free of row values. */
+function guarded(label: string, module: TransformModule): (rows: Record<string, unknown>[]) => unknown {
+  return (rows) => {
+    try {
+      const out = module.transform(rows);
+      return isThenable(out) ? Promise.resolve(out).catch((err) => Promise.reject(threw(label, err))) : out;
+    } catch (err) {
+      throw threw(label, err);
+    }
+  };
+}
+
+function arrayOfRows(label: string, out: unknown): unknown[] {
+  if (Array.isArray(out)) return out;
+  const message = `transform ${label} returned ${typeof out}, not an array of rows`;
+  throw new TransformError(message, message);
 }
 
 function threw(label: string, err: unknown): TransformError {

@@ -96,23 +96,3 @@ export function transformSlices(
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
-
-/**
- * Every output row of `read`'s rows, for the reads that need them together (the checks'
- * recompute, `plan`'s samples): the input still goes a slice at a time, as in a chunk, so a
- * transform sees the same calls wherever it runs.
- */
-export async function transformedRows(
-  client: pg.ClientBase,
-  read: { text: string; values: unknown[] },
-  sliceRows: number,
-  transform: Transform,
-  label: string,
-): Promise<unknown[]> {
-  const all: unknown[] = [];
-  await transformSlices(client, read, sliceRows, transform, (out) => {
-    if (!Array.isArray(out)) throw new Error(`transform ${label} returned ${typeof out}, not an array of rows`);
-    for (const row of out) all.push(row);
-  });
-  return all;
-}
