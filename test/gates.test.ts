@@ -9,7 +9,7 @@ import { renderStatus } from '../src/cli/render/status';
 import type { RunProgress } from '../src/shared/types';
 import { progressQuery } from '../src/workflows/messages';
 import { useTestEnvironment } from './helpers/environment';
-import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';
+import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL, writeModule } from './helpers/orders';
 import { waitUntil } from './helpers/wait';
 import { FINAL_SAMPLE, sampleSlice } from '../src/validation/gates';
 
@@ -262,6 +262,61 @@ test('a check the database refuses the same way every time fails the run at once
   expect(attempts.length).toBeGreaterThan(0);
   expect(attempts.map((e) => e.activityTaskStartedEventAttributes!.attempt).every((a) => a === 1)).toBe(true);
   expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinal')).toBe(false);
+});
+
+test('a TypeScript transform that throws when the final check recomputes it fails the run at once, its row value kept out of Temporal', async () => {
+  // the transform refuses a sentinel amount, naming the row: the source gets one after the canary's chunks
+  const module = writeModule(
+    'refuses-sentinel',
+    `interface Order { id: string; tenant: number; created_at: string; amount_cents: string | null }
+    export default {
+      columns: ['id', 'tenant', 'created_at', 'amount_usd'],
+      reads: ['id', 'tenant', 'created_at', 'amount_cents'],
+      version: 1,
+      transform(rows: Order[]) {
+        return rows.map((r) => {
+          if (r.amount_cents === '-7') throw new RangeError('order ' + r.id + ' has amount -7');
+          return { id: r.id, tenant: r.tenant, created_at: r.created_at, amount_usd: r.amount_cents };
+        });
+      },
+    };\n`,
+  );
+  const started = await env.start(
+    ordersSpec(env.db.envVar, {
+      name: 'gates-throws',
+      partition,
+      transform: { name: 'refuses-sentinel', version: 1, module },
+      validate: { canary: { partitions: 1, approve: true }, finalCheck: 'all' },
+      limits: { chunkSize: 2000, concurrency: 4 },
+    }),
+  );
+  await waitUntil(async () => held(await started.handle.query(progressQuery)), 'the canary to wait for approval', 60_000);
+  const { rows: victim } = await env.db.pool.query<{ id: string; was: string | null }>(
+    "SELECT id, amount_cents AS was FROM app.orders WHERE id = (SELECT min(id) FROM app.orders WHERE id > 100 AND status <> 'void')",
+  );
+  await env.db.pool.query('UPDATE app.orders SET amount_cents = -7 WHERE id = $1', [victim[0].id]);
+  await approveRun({ client: env.client }, await findRun(env.db.pool, started.runId, env.db.envVar), { actor: 'test', reason: 'go' });
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('failed');
+  expect(result.partitions.succeeded).toBe(result.partitions.total);
+  const finished = await findRun(env.db.pool, started.runId, env.db.envVar);
+  expect(finished.last_error).toContain('the final check could not complete: the final check could not recompute: transform refuses-sentinel@1');
+  expect(finished.last_error).toContain('threw RangeError');
+  // one attempt of each lane, and the row's key nowhere in the run's history
+  const history = await started.handle.fetchHistory();
+  const lanes = new Set(
+    history.events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkFinalLane').map((e) => String(e.eventId)),
+  );
+  expect(lanes.size).toBeGreaterThan(0);
+  const retried = history.events!.filter(
+    (e) =>
+      e.activityTaskStartedEventAttributes &&
+      lanes.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)) &&
+      e.activityTaskStartedEventAttributes.attempt! > 1,
+  );
+  expect(retried).toEqual([]);
+  expect(JSON.stringify(history)).not.toContain(`order ${victim[0].id}`);
+  await env.db.pool.query('UPDATE app.orders SET amount_cents = $2 WHERE id = $1', [victim[0].id, victim[0].was]);
 });
 
 test('the whole-run check runs in one lane per concurrency slot: wrong rows in partitions of two lanes are both found, and every row is counted once', async () => {
