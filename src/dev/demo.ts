@@ -11,6 +11,7 @@ import { createPool } from '../db/pool';
 import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
 import { ensureDemoData } from './demo-data';
+import { DEMO_ROLE, ensureDemoRole } from './demo-role';
 import { projectRoot } from './paths';
 import { ensureDatabase } from './postgres';
 import { startLocalServices } from './services';
@@ -31,12 +32,18 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
   const stops: (() => Promise<unknown>)[] = [services.stop];
   try {
     const config = { ...temporalConfig(), address: services.temporalAddress };
-    const databaseUrl = await ensureDatabase(services.postgresUrl, 'backfill_demo');
+    const ownerUrl = await ensureDatabase(services.postgresUrl, 'backfill_demo');
+    const owner = createPool(ownerUrl, { max: 2, applicationName: 'backfill-demo-setup' });
+    stops.push(() => owner.end());
+    const data = await ensureDemoData(owner, say);
+    say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
+    // an embedded server is the demo's own: its runs connect as the least-privilege role that
+    // docs/security.md recommends. A DATABASE_URL is the user's choice of role, used as given.
+    const databaseUrl = services.embeddedPostgres ? await ensureDemoRole(owner, ownerUrl) : ownerUrl;
+    if (services.embeddedPostgres) say(`Demo role: runs connect as ${DEMO_ROLE}, with only the grants a backfill needs (docs/security.md)`);
     process.env.DEMO_DATABASE_URL = databaseUrl;
     const pool = createPool(databaseUrl, { max: 4, applicationName: 'backfill-demo' });
     stops.push(() => pool.end());
-    const data = await ensureDemoData(pool, say);
-    say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
 
     process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
     // the worker runtime loads with the demo, not with every command that imports this module

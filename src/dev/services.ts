@@ -1,7 +1,7 @@
 /**
  * Local services for `backfill dev` and `backfill demo`: the Temporal dev server (Web UI
  * on :8233, state in .data/temporal.db) unless one already answers at TEMPORAL_ADDRESS,
- * and PostgreSQL (DATABASE_URL, or an embedded server on :54329 with data in .data/).
+ * and PostgreSQL (DATABASE_URL, or an embedded server on :54329, BACKFILL_PG_PORT, with data in .data/).
  */
 import path from 'node:path';
 import { temporalConfig } from '../temporal/config';
@@ -19,8 +19,6 @@ export interface LocalServices {
   embeddedPostgres: boolean;
   stop(): Promise<void>;
 }
-
-export const EMBEDDED_PG_PORT = 54329;
 
 /**
  * The dev server's SQLite file in WAL mode without a sync per commit: every workflow and
@@ -83,7 +81,7 @@ async function startServices(say: (line: string) => void, stops: (() => Promise<
     uiUrl = server.uiUrl!;
     stops.push(server.stop);
   }
-  const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: EMBEDDED_PG_PORT, say });
+  const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: envSettings().BACKFILL_PG_PORT, say });
   const unregisterPostgres = stopOnExit(postgres.stop);
   stops.push(postgres.stop, async () => unregisterPostgres());
   say(`PostgreSQL: ${postgres.embedded ? `embedded, ${redact(postgres.url)}` : 'DATABASE_URL'}`);

@@ -19,6 +19,8 @@ const wholeNumber = (min: number, max: number) =>
 const settingsSchema = z.object({
   BACKFILL_MAX_ACTIVITIES: wholeNumber(1, 1000).default(20),
   TEMPORAL_UI_PORT: wholeNumber(1, 65535).default(8233),
+  // the embedded PostgreSQL of `dev` and `demo` (not used when DATABASE_URL is set)
+  BACKFILL_PG_PORT: wholeNumber(1, 65535).default(54329),
   LOG_LEVEL: z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   BACKFILL_METRICS_ADDRESS: z
     .string()

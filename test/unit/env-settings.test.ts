@@ -5,6 +5,7 @@ describe('settings from the environment', () => {
     expect(envSettings({})).toEqual({
       BACKFILL_MAX_ACTIVITIES: 20,
       TEMPORAL_UI_PORT: 8233,
+      BACKFILL_PG_PORT: 54329,
       LOG_LEVEL: 'info',
       BACKFILL_REQUIRE_LEAST_PRIVILEGE: false,
       BACKFILL_DEPLOYMENT_NAME: 'backfill',
