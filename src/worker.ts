@@ -1,7 +1,8 @@
 /**
  * The worker operators deploy, and the only way any path starts one: `backfill worker`,
  * `node dist/worker.js`, the Dockerfile and docker-compose, the demo and the tests. It polls
- * the backfill task queue, runs both workflows and all activities; any number may run.
+ * the common task queue (run workflows) and one queue per database it serves (partitions and
+ * every activity of runs on that database: shared/ids.ts databaseTaskQueue); any number may run.
  * Needs TEMPORAL_ADDRESS and the environment variables the specs' `database` fields name,
  * listed in BACKFILL_DATABASES (module transforms: under BACKFILL_TRANSFORM_DIRS).
  * LOG_LEVEL governs our logs and the SDK's; BACKFILL_METRICS_ADDRESS opens one Prometheus
@@ -14,6 +15,7 @@ import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@tem
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
 import { PoolRegistry } from './db/pool-registry';
+import { ServedQueues, type ServedQueue } from './db/served-queues';
 import { createLogger } from './logger';
 import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
@@ -47,7 +49,19 @@ function workflowCode(given: WorkerOptions['workflowBundle'], encrypted: boolean
   return bundle ? { workflowBundle: bundle } : { workflowsPath: require.resolve('./workflows') };
 }
 
-export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<{ worker: Worker; close: () => Promise<void> }> {
+export interface BackfillWorker {
+  /** The worker on the common queue: run workflows, and runs started before routing. */
+  worker: Worker;
+  /** One worker per database queue this worker serves (shared/ids.ts databaseTaskQueue): partitions and every activity of their runs. */
+  databaseWorkers: Worker[];
+  /** Workers for the database queues found since the last call (a database that answers now, a variable set later). */
+  newDatabaseWorkers(): Promise<Worker[]>;
+  /** The database queues polled so far. */
+  servedQueues(): ServedQueue[];
+  close(): Promise<void>;
+}
+
+export async function createBackfillWorker(options: BackfillWorkerOptions = {}): Promise<BackfillWorker> {
   const config = { ...temporalConfig(), ...options.temporal };
   const logger = options.logger ?? createLogger('backfill-worker');
   const maxActivities = options.maxConcurrentActivities ?? envSettings().BACKFILL_MAX_ACTIVITIES;
@@ -56,23 +70,34 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const connection = options.connection ?? (await connectWorker(config));
   const deployment = options.deployment ?? deploymentFromSettings(envSettings());
   const identity = workerIdentity(process.env, deployment?.buildId);
-  const worker = await Worker.create({
-    connection,
-    identity,
-    namespace: config.namespace,
-    taskQueue: config.taskQueue,
-    ...workflowCode(options.workflowBundle, config.payloadKeys !== undefined),
-    activities: createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs, workerIdentity: identity }),
-    // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
-    // workflow bundle must have been bundled with the same failureConverterPath)
-    ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
-    // each activity slot may hold one database connection: this bounds the load one worker puts on PostgreSQL
-    maxConcurrentActivityTaskExecutions: maxActivities,
-    ...deploymentOptions(deployment),
-  });
+  const activities = createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs, workerIdentity: identity });
+  const create = (taskQueue: string) =>
+    Worker.create({
+      connection,
+      identity,
+      namespace: config.namespace,
+      taskQueue,
+      ...workflowCode(options.workflowBundle, config.payloadKeys !== undefined),
+      activities,
+      // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
+      // workflow bundle must have been bundled with the same failureConverterPath)
+      ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
+      // each activity slot may hold one database connection: this bounds the load one worker puts on each PostgreSQL
+      maxConcurrentActivityTaskExecutions: maxActivities,
+      ...deploymentOptions(deployment),
+    });
+  const worker = await create(config.taskQueue);
+  // a database's queue carries its partition workflows and their activities (eager execution
+  // keeps a partition's activity on the worker that ran its workflow task), and the run's own activities
+  const served = new ServedQueues(pools, config.taskQueue, logger);
+  const newDatabaseWorkers = async () => Promise.all((await served.refresh()).map((q) => create(q.queue)));
+  const databaseWorkers = await newDatabaseWorkers();
   const stopRetention = options.imageRetention === false ? () => undefined : scheduleImageRetention(trust.databases, (d) => pools.get(d), logger);
   return {
     worker,
+    databaseWorkers,
+    newDatabaseWorkers,
+    servedQueues: () => served.all(),
     close: async () => {
       stopRetention();
       await pools.close();
@@ -110,7 +135,10 @@ export function installRuntime(env: NodeJS.ProcessEnv = process.env): void {
 }
 
 export interface RunningWorker {
+  /** The common queue's worker. */
   worker: Worker;
+  /** The database queues it polls so far. */
+  databaseQueues(): string[];
   /** Resolves when the worker has stopped polling and drained. */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -122,15 +150,55 @@ export async function startWorker(options: BackfillWorkerOptions = {}): Promise<
   return launchWorker(options);
 }
 
+/** How often a running worker looks for database queues to add (a database that answers now, a variable set since). */
+const SERVED_REFRESH_MS = 2_000;
+
 /**
  * Creates and runs a worker on the runtime already installed (tests: jest reuses one process
- * for many test files, and the runtime may be installed once per process).
+ * for many test files, and the runtime may be installed once per process). The common queue's
+ * worker leads: when it stops (SIGINT/SIGTERM, stop()), every database queue's worker stops with
+ * it, and a database queue's worker that fails stops them all.
  */
 export async function launchWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
-  const { worker, close } = await createBackfillWorker(options);
-  const done = worker.run().finally(close);
+  const created = await createBackfillWorker(options);
+  const { worker } = created;
+  const others: Worker[] = [];
+  const runs: Promise<void>[] = [];
+  let stopping = false;
+  let failure: unknown;
+  const runDatabaseWorker = (w: Worker) => {
+    others.push(w);
+    runs.push(
+      w.run().catch((err: unknown) => {
+        failure ??= err;
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      }),
+    );
+    if (stopping) w.shutdown();
+  };
+  created.databaseWorkers.forEach(runDatabaseWorker);
+  let refreshing = false;
+  const refresh = setInterval(() => {
+    if (stopping || refreshing) return;
+    refreshing = true;
+    created
+      .newDatabaseWorkers()
+      .then((added) => added.forEach(runDatabaseWorker))
+      .catch(() => undefined) // a database that does not answer is logged by ServedQueues and asked again
+      .finally(() => void (refreshing = false));
+  }, SERVED_REFRESH_MS);
+  const done = worker.run().finally(async () => {
+    stopping = true;
+    clearInterval(refresh);
+    while (refreshing) await new Promise((r) => setTimeout(r, 50));
+    for (const w of others) if (w.getState() === 'RUNNING') w.shutdown();
+    await Promise.all(runs);
+    await created.close();
+    if (failure) throw failure;
+  });
   return {
     worker,
+    databaseQueues: () => created.servedQueues().map((q) => q.queue),
     done,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -149,6 +217,7 @@ export async function runWorker(): Promise<void> {
       address: config.address,
       namespace: config.namespace,
       taskQueue: config.taskQueue,
+      databaseQueues: running.databaseQueues(),
       tls: Boolean(config.connection?.tls),
       apiKey: Boolean(config.connection?.apiKey),
       payloadEncryption: Boolean(config.payloadKeys),

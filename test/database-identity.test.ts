@@ -2,8 +2,10 @@
  * Two workers on one task queue whose same-named variable points at two databases with the
  * same tables (staging and production, two shards): a run once had its registration, ledger
  * and writes land on whichever worker took the task. Now the run records the identity of the
- * database it was planned against (cluster system identifier and database OID), and a worker
- * connected elsewhere refuses its work, so every write lands where the run was planned.
+ * database it was planned against (cluster system identifier and database OID), its work goes
+ * to that database's task queue, which only workers connected to it poll, and a worker
+ * connected elsewhere that is handed its work anyway gives it back: every write lands where
+ * the run was planned.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
@@ -24,9 +26,9 @@ let other: TestDatabase;
 const workers: RunningWorker[] = [];
 
 /** A worker whose SHARED variable reaches `url`, whatever this process's environment says. */
-async function workerFor(url: string): Promise<RunningWorker> {
+async function workerFor(url: string, queue = taskQueue): Promise<RunningWorker> {
   const worker = await launchWorker({
-    temporal: { address: temporalAddress(), namespace: 'default', taskQueue },
+    temporal: { address: temporalAddress(), namespace: 'default', taskQueue: queue },
     workflowBundle: await workflowBundle(),
     pools: new PoolRegistry({ max: 6, env: { [SHARED]: url }, databases: [SHARED] }),
     trust: { databases: [SHARED] },
@@ -109,14 +111,17 @@ test('every activity of a registered run, its bookkeeping included, leaves a wor
   expect(await ledgerIn(other)).toBe(false);
 });
 
-test('with only workers connected elsewhere, start says which database the worker reaches instead of running there', async () => {
-  const right = workers.pop()!;
-  await right.stop();
+test('with only workers connected elsewhere, start refuses before starting anything, naming the variable and how to add a worker', async () => {
+  // a base queue the right worker never polled: only a worker whose variable reaches the other database
+  const elsewhere = uniqueQueue('identity-elsewhere');
+  await workerFor(other.url, elsewhere);
   const spec = ordersSpec(SHARED, { name: 'identity-orphan' });
-  await expect(startRun({ client: env.client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', registrationTimeoutMs: 8_000 })).rejects.toThrow(
+  await expect(startRun({ client: env.client, taskQueue: elsewhere }, { specFile: writeSpec(spec), actor: 'test' })).rejects.toThrow(
     new RegExp(
-      `did not register within 8s; the workflow keeps retrying, and its last attempt said: run \\S+ belongs to database \\d+:\\d+, but ${SHARED} on this worker reaches ${other.name} on cluster \\d+ \\(\\d+:\\d+\\); this worker will not touch it`,
+      `^no worker serves ${SHARED} \\(task queue ${elsewhere}\\.${SHARED}\\.db-\\d+-\\d+\\): start one where ${SHARED} holds this database's URL, ` +
+        `e\\.g\\. BACKFILL_DATABASES=${SHARED} backfill worker`,
     ),
   );
+  expect((await env.client.workflow.count(`TaskQueue = '${elsewhere}'`)).count).toBe(0);
   expect(await ledgerIn(other)).toBe(false);
 });

@@ -15,6 +15,7 @@ import { loadSpecFile } from '../src/specs/load';
 import type { RunWorkflowInput } from '../src/workflows/backfill-run';
 import { setLimitsUpdate } from '../src/workflows/messages';
 import { pollUntil } from '../src/util/poll-until';
+import { FailureType } from '../src/shared/failures';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';
@@ -58,13 +59,24 @@ function start(input: RunWorkflowInput, taskQueue = env.worker.taskQueue) {
   return startRunWorkflow(env.client, taskQueue, input, { status: 'pending', summary: 'trust test' });
 }
 
-test('a database variable that is not on the worker allow-list is never read', async () => {
+test('a database variable that is not on the worker allow-list is never read: the work is given back for a worker that serves it', async () => {
   process.env.BF_NOT_ALLOWED_URL = process.env[env.db.envVar];
   const handle = await start(strangersInput((i) => (i.spec = { ...i.spec, database: 'BF_NOT_ALLOWED_URL' })));
-  expect(await failureOf(handle)).toContain(
+  // another worker may serve the variable: a refusal hands the task back (retryable), it fails nothing
+  const refusal = await pollUntil(
+    async () => {
+      const pending = (await handle.describe()).raw.pendingActivities?.[0];
+      return pending && (pending.attempt ?? 0) > 1 ? pending.lastFailure : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+  expect(refusal?.message).toContain(
     'database BF_NOT_ALLOWED_URL is not one this worker serves (BACKFILL_DATABASES=BF_TEST_DB_*); name an allowed variable in the spec, or add BF_NOT_ALLOWED_URL to BACKFILL_DATABASES on the workers',
   );
+  expect(refusal?.applicationFailureInfo).toMatchObject({ type: FailureType.WrongDatabase, nonRetryable: false });
+  expect((await handle.describe()).status.name).toBe('RUNNING');
   expect(await ledgerWritten()).toBe(false);
+  await handle.terminate('test: no worker serves this variable');
 });
 
 test('identifiers carrying SQL are refused by the worker as by the CLI', async () => {

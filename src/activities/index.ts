@@ -4,6 +4,7 @@
  */
 import type { ActivityDeps } from './deps';
 import { afterActivities } from './after';
+import { findWorkerGap } from './database-workers';
 import { onTheRunsDatabase } from './database-check';
 import { gateActivities } from './gates';
 import { processPartitionActivity } from './process-partition';
@@ -20,6 +21,8 @@ export function createActivities(deps: ActivityDeps) {
     // registration checks the database it is about to write the run into (register-run.ts)
     registerRun: registerRunActivity(deps),
     registerRevert: registerRevertActivity(deps),
+    // Temporal only, on the common queue: whether a worker serves the run's database
+    findWorkerGap,
     ...onTheRunsDatabase(deps.pools, {
       processPartition: processPartitionActivity(deps, contexts),
       splitTail: splitTailActivity(deps, contexts),

@@ -1,5 +1,9 @@
 /** Following a run to its end from the command line (start --wait, watch, retry-failed --wait). */
+import { runWorkerGap } from '../operations/database-workers';
 import { statusReportFor } from '../operations/status';
+import type { RunStatus } from '../shared/statuses';
+import { temporalConfig } from '../temporal/config';
+import { connectClient } from '../temporal/connect';
 import { emit, format, type OutputOptions } from './output';
 import { streamProgress } from './render/progress-lines';
 import { renderStatus } from './render/status';
@@ -14,7 +18,17 @@ import type { LedgerSession } from './session';
  */
 export async function followToEnd(session: LedgerSession, runId: string, opts: OutputOptions): Promise<void> {
   const lines = format(opts) === 'jsonl';
-  const status = lines ? await streamProgress(session.pool, runId) : await watchRun(session.pool, runId);
+  const temporal = lines ? undefined : await connectClient(temporalConfig(), { connectTimeout: '2s' }).catch(() => undefined);
+  let status: RunStatus;
+  try {
+    // said while no worker serves the run's database: the ledger alone would show a run standing still
+    const workflowId = temporal && (await session.findRun(runId)).workflow_id;
+    status = lines
+      ? await streamProgress(session.pool, runId)
+      : await watchRun(session.pool, runId, temporal && workflowId ? { workerGap: () => runWorkerGap(temporal.client.workflow, workflowId) } : {});
+  } finally {
+    await temporal?.close();
+  }
   const found = await statusReportFor(session.pool, runId);
   const report = { ...found, webUi: runLink(found.workflowId) };
   emit(opts, lines ? { type: 'status', ...report } : report, renderStatus);

@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { databaseAllowed, databaseRefusal, DEFAULT_DATABASES } from '../security/worker-trust';
+import { databaseAllowed, databaseRefusal, DEFAULT_DATABASES, servedDatabases } from '../security/worker-trust';
 import { FailureType } from '../shared/failures';
 import { createPool, databaseUrlFrom } from './pool';
 
@@ -22,12 +22,25 @@ export class PoolRegistry {
     let pool = this.pools.get(databaseVar);
     if (!pool) {
       if (!databaseAllowed({ databases: this.databases }, databaseVar)) {
-        throw ApplicationFailure.nonRetryable(databaseRefusal({ databases: this.databases }, databaseVar), FailureType.SpecInvalid);
+        // routing hands a run's work only to workers that serve its variable (shared/ids.ts
+        // databaseTaskQueue); work that reaches this one anyway (a run started before routing, on
+        // the common queue) is given back for a worker that does serve it, never failed here
+        throw ApplicationFailure.create({
+          type: FailureType.WrongDatabase,
+          nonRetryable: false,
+          nextRetryDelay: '2 seconds',
+          message: databaseRefusal({ databases: this.databases }, databaseVar),
+        });
       }
       pool = createPool(databaseUrlFrom(databaseVar, this.options.env ?? process.env), { max: this.options.max });
       this.pools.set(databaseVar, pool);
     }
     return pool;
+  }
+
+  /** The variables this worker serves that are set in its environment (`NAME_*` entries expanded). */
+  servedVariables(): string[] {
+    return servedDatabases(this.databases, this.options.env ?? process.env);
   }
 
   async close(): Promise<void> {

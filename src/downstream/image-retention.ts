@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type pg from 'pg';
 import { runsWithExpiredImages } from '../ledger/before-images';
 import { cleanupRefusal, cleanupRun } from './cleanup';
+import { servedDatabases } from '../security/worker-trust';
 
 export const RETENTION_ACTOR = 'backfill (image retention)';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,12 +23,6 @@ export async function sweepExpiredImages(pool: pg.Pool): Promise<string[]> {
     if ((await cleanupRun(pool, runId, RETENTION_ACTOR)).removed.images) dropped.push(runId);
   }
   return dropped;
-}
-
-/** The variables a worker's database list names that are set here (an entry ending in `*` names every variable it starts). */
-export function servedDatabases(entries: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
-  const names = entries.flatMap((entry) => (entry.endsWith('*') ? Object.keys(env).filter((k) => k.startsWith(entry.slice(0, -1))) : [entry]));
-  return [...new Set(names)].filter((name) => env[name]);
 }
 
 /** Sweeps the databases the worker serves, at FIRST_SWEEP_MS and then daily; returns the stop function. */

@@ -12,7 +12,8 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { FailureType } from '../shared/failures';
-import { runWorkflowId } from '../shared/ids';
+import { databaseTaskQueue, runWorkflowId } from '../shared/ids';
+import { requireDatabaseWorker } from './database-workers';
 import type { RunStatus } from '../shared/statuses';
 import type { RunResult, RunWorkflowInput } from '../workflows/backfill-run';
 import { BackfillName, BackfillRunId, BackfillStatus } from '../workflows/search-attributes';
@@ -26,12 +27,20 @@ export interface RunWorkflowDisplay {
   details?: string;
 }
 
-export function startRunWorkflow(
+/**
+ * Starts the run workflow on `taskQueue` (the common queue). A run that knows its database's
+ * identity is routed: its partitions and activities go to that database's queue, and it is
+ * refused (NoWorkerError, nothing started) when no worker serves that queue.
+ */
+export async function startRunWorkflow(
   client: Client,
   taskQueue: string,
-  input: RunWorkflowInput,
+  given: RunWorkflowInput,
   display: RunWorkflowDisplay,
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  const databaseQueue = given.databaseIdentity ? databaseTaskQueue(taskQueue, given.spec.database, given.databaseIdentity) : undefined;
+  if (databaseQueue) await requireDatabaseWorker(client.workflow, databaseQueue, given.spec.database);
+  const input: RunWorkflowInput = databaseQueue ? { ...given, databaseQueue } : given;
   return client.workflow.start('backfillRunWorkflow', {
     workflowId: runWorkflowId(input.spec.name, input.runId),
     taskQueue,
@@ -42,7 +51,7 @@ export function startRunWorkflow(
       { key: BackfillStatus, value: display.status },
     ],
     // the variable name only, never the URL: lets tools find the run's ledger
-    memo: { database: input.spec.database },
+    memo: { database: input.spec.database, ...(databaseQueue ? { databaseQueue } : {}) },
     staticSummary: oneLine(display.summary),
     ...(display.details ? { staticDetails: display.details } : {}),
   });

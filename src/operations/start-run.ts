@@ -20,6 +20,7 @@ import { defaultActor } from './actor';
 import { newRunId } from './run-id';
 import { withCheckedSpec } from './check-spec';
 import { UsageError } from './errors';
+import { runWorkerGap, workerGapLine } from './database-workers';
 import { startRunWorkflow, workflowFailureCause } from './run-workflow';
 import { readSavedPlan, refuseUnlessApproved } from './saved-plans';
 import { stalePartitions } from '../ledger/stale';
@@ -144,10 +145,13 @@ export async function waitForRegistration(pool: pg.Pool, handle: WorkflowHandle,
     // a worker that refuses the registration (another database behind its variable) says why in its last failure
     const pending = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.[0];
     const why = pending?.lastFailure?.message;
+    const gap = why ? undefined : await runWorkerGap(handle.client, handle.workflowId).catch(() => undefined);
     throw new Error(
       why
         ? `run ${runId} did not register within ${timeoutMs / 1000}s; the workflow keeps retrying, and its last attempt said: ${why}`
-        : `run ${runId} did not register within ${timeoutMs / 1000}s; is a worker running on the task queue? (backfill worker)`,
+        : gap
+          ? `run ${runId} did not register within ${timeoutMs / 1000}s: ${workerGapLine(gap)}`
+          : `run ${runId} did not register within ${timeoutMs / 1000}s; is a worker running on the task queue? (backfill worker)`,
     );
   }
   try {

@@ -5,6 +5,7 @@
  */
 import { partitionsComputedBeforeInputChange } from '../ledger/stale';
 import type pg from 'pg';
+import type { WorkerGap } from './database-workers';
 import { listAfterActions } from '../ledger/after-actions';
 import { listEvents, type RunEventRow } from '../ledger/events';
 import { canaryHold } from './follow';
@@ -29,6 +30,8 @@ export interface StatusReport {
    * was not asked or not reachable: status is the ledger's view first.
    */
   workflowEnded?: { status: string; why: string };
+  /** Set while no worker serves the run's database queue: its work waits for one (operations/database-workers.ts). */
+  waitingForWorker?: WorkerGap;
   /** Set while the run is outside its allowed hours: when they open. */
   windowOpensAt: string | null;
   runId: string;

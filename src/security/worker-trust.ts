@@ -43,6 +43,12 @@ export function webhookRefusal(trust: Pick<WorkerTrust, 'webhookUrls'>, url: str
   return `webhook ${new URL(url).origin} is not on this worker's BACKFILL_WEBHOOK_URLS (${allowed.length > 0 ? allowed.join(', ') : 'empty'}); add its URL prefix where the worker is started, then: backfill after <run>`;
 }
 
+/** The variables a worker's database list names that are set here (an entry ending in `*` names every variable it starts). */
+export function servedDatabases(entries: readonly string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const names = entries.flatMap((entry) => (entry.endsWith('*') ? Object.keys(env).filter((k) => k.startsWith(entry.slice(0, -1))) : [entry]));
+  return [...new Set(names)].filter((name) => env[name]);
+}
+
 export function databaseAllowed(trust: Pick<WorkerTrust, 'databases'>, name: string): boolean {
   return trust.databases.some((entry) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry));
 }

@@ -15,6 +15,20 @@ export function partitionWorkflowId(name: string, runId: string, partitionId: st
   return `${runWorkflowId(name, runId)}/${partitionId}`;
 }
 
+/**
+ * The task queue of the workers that serve one database through one variable, from the
+ * deployment's base queue, the variable a spec names and the identity of the database it
+ * reached when the run was planned (`<system identifier>:<database oid>`, src/db/identity.ts):
+ * `backfill.ORDERS_DB.db-7251398472915273621-16384`. A run's partitions and activities go there,
+ * so only a worker that may use that variable, and whose own connection through it reaches that
+ * database, ever takes them: two workers whose variables name different clusters never share a
+ * queue. Derived, never configured: the client and every worker compute it from what the
+ * database says of itself.
+ */
+export function databaseTaskQueue(baseQueue: string, variable: string, databaseIdentity: string): string {
+  return `${baseQueue}.${variable}.db-${databaseIdentity.replace(':', '-')}`;
+}
+
 const RANGE_PAD = 9;
 /** Enough digits for the planner's MAX_PARTITIONS (100,000), so ids sort in plan order. */
 const LIST_PAD = 6;

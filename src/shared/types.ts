@@ -195,6 +195,15 @@ export interface ControlOutcome {
   cancelRequested: boolean;
 }
 
+/** No worker has polled the run's database queue for a while: its work waits for one (nothing fails). */
+export interface WorkerGap {
+  /** The spec's database variable. */
+  database: string;
+  queue: string;
+  /** When a worker last polled the queue, if Temporal still remembers (ISO). */
+  since: string | null;
+}
+
 export interface RunProgress {
   runId: string;
   name: string;
@@ -214,6 +223,8 @@ export interface RunProgress {
   continuedAsNew: number;
   /** Who paused or is cancelling the run, and why. */
   heldBy?: OperatorAction;
+  /** Set while no worker serves the run's database queue (run/worker-watch.ts). */
+  workerGap?: WorkerGap;
   /** The most recent partition failure: partition id and message. */
   lastError?: string;
   /** Running partitions that are slowed or held, and why (guards, window, locks). */

@@ -19,6 +19,7 @@ import { installHandlers } from './run/handlers';
 import { openRun } from './run/open';
 import { runPartitions } from './run/partitions';
 import { reconcileLoop } from './run/reconcile';
+import { watchDatabaseWorkers } from './run/worker-watch';
 import type { RunResult, RunWorkflowInput } from './run/types';
 
 export type { RunState } from './run-state';
@@ -32,6 +33,7 @@ export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunR
     x.boundHistory();
     x.publishNow();
     if (x.reconciling) void reconcileLoop(x);
+    void watchDatabaseWorkers(x);
     await runCanary(x);
     await holdWhileHeld(x);
     await runPartitions(x);

@@ -16,6 +16,14 @@ export function renderProgressMarkdown(p: RunProgress): string {
         ? 'Held by a ramp stage'
         : `${p.cancelRequested ? 'Cancelled' : 'Paused'} by ${p.heldBy?.actor}`;
   const held = !finished && p.heldBy ? [`**${holder}**${p.heldBy.reason ? `: ${p.heldBy.reason}` : ''}`, ''] : [];
+  const waiting =
+    !finished && p.workerGap
+      ? [
+          `**Waiting for a worker:** no worker serves ${p.workerGap.database}${p.workerGap.since ? ` since ${p.workerGap.since.slice(11, 19)} UTC` : ''}; ` +
+            `the run goes on when one does (start one where ${p.workerGap.database} is set: \`BACKFILL_DATABASES=${p.workerGap.database} backfill worker\`).`,
+          '',
+        ]
+      : [];
   const gates = [
     ...(p.canary
       ? [
@@ -35,6 +43,7 @@ export function renderProgressMarkdown(p: RunProgress): string {
     `### Backfill ${p.name} / ${p.runId}: ${state}`,
     '',
     ...held,
+    ...waiting,
     '| partitions | total | pending | running | succeeded | failed | cancelled |',
     '|---|---|---|---|---|---|---|',
     `| | ${p.partitions.total} | ${p.partitions.pending} | ${p.partitions.running} | ${p.partitions.succeeded} | ${p.partitions.failed} | ${p.partitions.cancelled} |`,

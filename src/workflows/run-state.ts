@@ -18,6 +18,7 @@ import type {
   PartitionReport,
   RowCounts,
   RunProgress,
+  WorkerGap,
 } from '../shared/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
@@ -59,6 +60,8 @@ export interface RunState {
   /** Ramp stages (validate.ramp): the plan's ordinals are released a stage at a time, each checked before the next. */
   ramp?: RampState;
   finalCheck?: RunProgress['finalCheck'];
+  /** Set while no worker serves the run's database queue (run/worker-watch.ts); absent in state from before routing. */
+  workerGap?: WorkerGap;
 }
 
 export interface RampState {
@@ -302,6 +305,7 @@ export function progress(s: RunState, run: { runId: string; name: string }, nowM
     etaSeconds: perMinute ? Math.round((remaining / perMinute) * 60) : null,
     continuedAsNew: s.continuedAsNew,
     heldBy: s.heldBy,
+    ...(s.workerGap ? { workerGap: s.workerGap } : {}),
     lastError: s.lastError,
     conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
     ...(s.canary
@@ -314,4 +318,14 @@ export function progress(s: RunState, run: { runId: string; name: string }, nowM
       ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } }
       : {}),
   };
+}
+
+/** What the last look at the run's database queue found: a gap (no worker serves it), or none. */
+export function workerGapSeen(s: RunState, gap: WorkerGap | undefined): RunState {
+  if (!gap) {
+    if (!s.workerGap) return s;
+    const { workerGap: _gone, ...rest } = s;
+    return rest;
+  }
+  return { ...s, workerGap: gap };
 }

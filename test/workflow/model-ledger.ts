@@ -101,7 +101,25 @@ export class ModelLedger {
     return { partitionId: p.id, status: p.status, chunks: 1, rowsRead: rows, rowsWritten: rows, rowsUnchanged: 0 };
   }
 
-  activities(): Partial<Activities> {
+  /**
+   * The model's activities; with `label`, each call is first recorded as `label:name` (a worker
+   * that should never be handed the run's work records what it was handed anyway).
+   */
+  activities(label?: string): Partial<Activities> {
+    const all = this.modelActivities();
+    if (!label) return all;
+    return Object.fromEntries(
+      Object.entries(all).map(([name, fn]) => [
+        name,
+        (...args: unknown[]) => {
+          this.calls.push(`${label}:${name}`);
+          return (fn as (...a: unknown[]) => unknown)(...args);
+        },
+      ]),
+    ) as Partial<Activities>;
+  }
+
+  private modelActivities(): Partial<Activities> {
     return {
       registerRun: async (input: { pageSize: number }): Promise<RunOpening> => {
         this.calls.push('registerRun');

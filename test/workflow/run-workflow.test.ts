@@ -15,6 +15,8 @@ import { ordersSpec } from '../helpers/orders';
 import { partitionWorkflowId } from '../../src/shared/ids';
 import { uniqueName } from '../helpers/unique';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../../src/shared/failures';
 
 const address = () => process.env.BACKFILL_WORKFLOW_TEMPORAL_ADDRESS!;
 let client: Client;
@@ -52,7 +54,6 @@ async function withRun(
 ): Promise<ModelLedger> {
   const model = new ModelLedger(options);
   const taskQueue = uniqueName('wf', '-');
-  const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: bundle, activities: model.activities() });
   const runId = uniqueName('run', '-');
   const input: RunWorkflowInput = {
     runId,
@@ -62,10 +63,24 @@ async function withRun(
     startedBy: 'workflow-tier',
     ...extra,
   };
-  await worker.runUntil(async () => {
+  // a run routed to its database's queue: the model answers there (as a worker connected to that
+  // database would), and the common queue's worker records whatever reaches it
+  const queues = input.databaseQueue ? [taskQueue, input.databaseQueue] : [taskQueue];
+  const workers = await Promise.all(
+    queues.map((queue) =>
+      Worker.create({
+        connection: native,
+        taskQueue: queue,
+        workflowBundle: bundle,
+        activities: queue === taskQueue && input.databaseQueue ? model.activities('common queue') : model.activities(),
+      }),
+    ),
+  );
+  const run = async () => {
     const handle = await client.workflow.start('backfillRunWorkflow', { taskQueue, workflowId: `model/${runId}`, args: [input] });
     await body({ model, handle, result: () => waitForResult(handle) });
-  });
+  };
+  await workers.reduceRight<() => Promise<void>>((inner, worker) => () => worker.runUntil(inner), run)();
   return model;
 }
 
@@ -288,4 +303,55 @@ test('a final check whose attempts all landed on workers of another database is 
     expect(model.calls.filter((c) => c === 'checkFinal')).toHaveLength(3);
     expect(model.calls).toContain('finalizeRun');
   });
+});
+
+test("a run routed to its database's queue sends every activity and every partition there; the common queue runs only the run workflow", async () => {
+  const databaseQueue = uniqueName('wf-db', '-');
+  const model = await withRun(
+    { partitions: 5, processMs: 5 },
+    { validate: { canary: { partitions: 1 } }, limits: { concurrency: 2 } },
+    { databaseQueue },
+    async ({ handle, result }) => {
+      expect((await result()).status).toBe('succeeded');
+      const history = await handle.fetchHistory();
+      const scheduled = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
+      expect(scheduled.length).toBeGreaterThan(3);
+      expect(new Set(scheduled.map((a) => a.taskQueue?.name))).toEqual(new Set([databaseQueue]));
+      const children = (history.events ?? []).flatMap((e) =>
+        e.startChildWorkflowExecutionInitiatedEventAttributes ? [e.startChildWorkflowExecutionInitiatedEventAttributes] : [],
+      );
+      expect(children).toHaveLength(5);
+      expect(new Set(children.map((c) => c.taskQueue?.name))).toEqual(new Set([databaseQueue]));
+    },
+  );
+  expect(model.calls.filter((c) => c.startsWith('common queue:'))).toEqual([]);
+  expect(model.calls.filter((c) => c.startsWith('processPartition:'))).toHaveLength(5);
+});
+
+test('a reconciliation the database refuses for good is tried again next interval: no workflow task fails, and the run finishes', async () => {
+  const stuck = partitionId(1);
+  await withRun(
+    { partitions: 3, processMs: 10, stuck: [stuck] },
+    { limits: { concurrency: 3, chunkSize: 1000 } },
+    { reconcileIntervalMs: 300 },
+    async ({ model, handle, result }) => {
+      let refusals = 0;
+      const child = client.workflow.getHandle(partitionWorkflowId('model', handle.workflowId.slice('model/'.length), stuck));
+      model.workflowClosed = async (id) => {
+        // before, a refusal here was an unhandled rejection: every workflow task of the run failed, forever
+        if (refusals < 2) {
+          refusals++;
+          throw ApplicationFailure.nonRetryable('relation "app.orders" does not exist', FailureType.SpecInvalid);
+        }
+        return id === stuck && (await child.describe()).status.name !== 'RUNNING';
+      };
+      await until('the other partitions finished', () => model.count('succeeded') === 2);
+      await child.terminate('stuck worker');
+      const r = await result();
+      expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
+      expect(refusals).toBe(2);
+      const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
+      expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+    },
+  );
 });

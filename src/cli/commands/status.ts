@@ -1,6 +1,7 @@
 /** `backfill status`: the ledger's view of one run (or, with --all, of recent runs). */
 import { Command } from 'commander';
 import { endedWorkflow } from '../../operations/control';
+import { runWorkerGap, type WorkerGap } from '../../operations/database-workers';
 import { listRunSummaries, statusReport } from '../../operations/status';
 import type { RunRow } from '../../ledger/runs';
 import { ACTIVE_RUN_STATUSES } from '../../shared/statuses';
@@ -19,20 +20,24 @@ async function status(ref: string | undefined, opts: OutputOptions & { database:
     if (opts.all || !ref) return emit(opts, withLinks(await listRunSummaries(pool)), (list) => renderRunList(list, runListLink()));
     const run = await findRun(ref);
     const report = { ...(await statusReport(pool, run)), webUi: runLink(run.workflow_id) };
-    const ended = ACTIVE_RUN_STATUSES.includes(run.status) ? await askTemporalIfEnded(run) : undefined;
-    emit(opts, ended ? { ...report, workflowEnded: ended } : report, renderStatus);
+    const temporal = ACTIVE_RUN_STATUSES.includes(run.status) ? await askTemporal(run) : {};
+    emit(opts, { ...report, ...temporal }, renderStatus);
   });
 }
 
 /**
- * An active run whose workflow has ended is stuck for good, and the ledger cannot know it: ask
- * Temporal, briefly. Unreachable, it is left out: status is the ledger's view.
+ * An active run whose workflow has ended is stuck for good, and one whose database no worker
+ * serves waits: the ledger can know neither. Ask Temporal, briefly; unreachable, both are left
+ * out: status is the ledger's view.
  */
-async function askTemporalIfEnded(run: RunRow): Promise<{ status: string; why: string } | undefined> {
+async function askTemporal(run: RunRow): Promise<{ workflowEnded?: { status: string; why: string }; waitingForWorker?: WorkerGap }> {
   const connected = await connectClient(temporalConfig(), { connectTimeout: '2s' }).catch(() => undefined);
-  if (!connected) return undefined;
+  if (!connected) return {};
   try {
-    return await endedWorkflow(connected.client, run);
+    const ended = await endedWorkflow(connected.client, run);
+    if (ended) return { workflowEnded: ended };
+    const gap = await runWorkerGap(connected.client.workflow, run.workflow_id).catch(() => undefined);
+    return gap ? { waitingForWorker: gap } : {};
   } finally {
     await connected.close();
   }

@@ -3,6 +3,7 @@
  * `watch` and the demo), and the pieces other renderers share: limits in words and
  * tables without colour when the output is not a terminal.
  */
+import { workerGapLine } from '../../operations/database-workers';
 import Table from 'cli-table3';
 import type { StatusReport } from '../../operations/status';
 import { runLabel } from '../../shared/labels';
@@ -55,6 +56,7 @@ export function renderStatus(r: StatusReport): string {
     );
   }
   if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
+  if (r.waitingForWorker) lines.push(`  waiting:   ${workerGapLine(r.waitingForWorker)}`);
   if (r.workflowEnded) {
     lines.push(
       `  workflow:  ended ${r.workflowEnded.status} without finishing the run (${r.workflowEnded.why}); ` +

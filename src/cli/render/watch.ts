@@ -10,10 +10,22 @@ import cliProgress from 'cli-progress';
 import type pg from 'pg';
 import { followRun, type RunSnapshot } from '../../operations/follow';
 import type { RunStatus } from '../../shared/statuses';
+import { workerGapLine, type WorkerGap } from '../../operations/database-workers';
 
-export async function watchRun(pool: pg.Pool, runId: string, options: { stream?: NodeJS.WriteStream; intervalMs?: number } = {}): Promise<RunStatus> {
+export interface WatchOptions {
+  stream?: NodeJS.WriteStream;
+  intervalMs?: number;
+  /** Whether no worker serves the run's database (asked of Temporal); said when it starts and when it ends. */
+  workerGap?: () => Promise<WorkerGap | undefined>;
+}
+
+/** How often watch asks Temporal whether a worker serves the run's database. */
+const WORKER_GAP_EVERY_MS = 10_000;
+
+export async function watchRun(pool: pg.Pool, runId: string, options: WatchOptions = {}): Promise<RunStatus> {
   const stream = options.stream ?? process.stderr;
   const view = stream.isTTY ? barView(stream) : lineView(stream);
+  const stopGapWatch = options.workerGap ? watchWorkerGap(options.workerGap, (line) => view.note(line)) : () => undefined;
   try {
     return await followRun(pool, runId, (s) => view.show(s), {
       intervalMs: options.intervalMs,
@@ -29,8 +41,30 @@ export async function watchRun(pool: pg.Pool, runId: string, options: { stream?:
       })(),
     });
   } finally {
+    stopGapWatch();
     view.stop();
   }
+}
+
+/** A line when the run's database loses its last worker, and one when a worker serves it again. */
+function watchWorkerGap(probe: () => Promise<WorkerGap | undefined>, say: (line: string) => void): () => void {
+  let waiting = false;
+  let asking = false;
+  const ask = () => {
+    if (asking) return;
+    asking = true;
+    probe()
+      .then((gap) => {
+        if (gap && !waiting) say(workerGapLine(gap));
+        if (!gap && waiting) say("a worker serves the run's database again; it carries on");
+        waiting = gap !== undefined;
+      })
+      .catch(() => undefined) // Temporal out of reach: the ledger's view goes on
+      .finally(() => void (asking = false));
+  };
+  ask();
+  const timer = setInterval(ask, WORKER_GAP_EVERY_MS);
+  return () => clearInterval(timer);
 }
 
 function stateOf(s: RunSnapshot): string {
@@ -105,6 +139,7 @@ function barView(stream: NodeJS.WriteStream) {
       }
       if (!s.active) for (const bar of partitionBars.values()) bars.remove(bar);
     },
+    note: (line: string) => bars.log(`${line}\n`),
     stop: () => bars.stop(),
   };
 }
@@ -134,6 +169,7 @@ function lineView(stream: NodeJS.WriteStream) {
         `[${Math.round((now - started) / 1000)}s] ${stateOf(s)}: ${s.done}/${t.total} partitions, ${t.rowsRead} rows read${share}, ${t.rowsWritten} written, ${s.rowsPerSecond} rows/s${t.byStatus.failed ? `, ${t.byStatus.failed} failed` : ''}\n`,
       );
     },
+    note: (line: string) => void stream.write(`${line}\n`),
     stop: () => undefined,
   };
 }

@@ -47,8 +47,9 @@ export class RunExecution {
   readonly gated: boolean;
   /** Executions recorded while each launch waited for its child's start replay that way. */
   private readonly launchAhead: boolean;
-  readonly acts = ledgerActivities();
-  readonly checks = checkActivities();
+  /** Ledger steps and checks, on the run's database queue: only workers connected to its database take them. */
+  readonly acts: ReturnType<typeof ledgerActivities>;
+  readonly checks: ReturnType<typeof checkActivities>;
 
   s: RunState;
   /** The plan's next partitions, in ordinal order. */
@@ -59,6 +60,8 @@ export class RunExecution {
   splitTried: string | undefined;
   /** The run is past its loops: reconciliation stops. */
   finishing = false;
+  /** Partition reports and conditions received by this execution: news from the database's workers (run/worker-watch.ts). */
+  reportsApplied = 0;
   /** Child starts not yet confirmed; continue-as-new waits for them. */
   private starting = 0;
   /** A child start that failed for good, thrown from the loop that waits on it. */
@@ -69,6 +72,8 @@ export class RunExecution {
     this.input = input;
     this.runId = input.runId;
     this.database = input.spec.database;
+    this.acts = ledgerActivities(input.databaseQueue);
+    this.checks = checkActivities(input.databaseQueue);
     this.reconciling = patched('reconcile-in-flight');
     this.gated = patched('gates-and-after');
     this.launchAhead = patched('launch-without-waiting');
@@ -168,6 +173,8 @@ export class RunExecution {
         args: [{ database, runId, partitionId, runWorkflowId: workflowInfo().workflowId, heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs }],
         // continue-as-new closes this execution, and the default (TERMINATE) would kill every running partition
         parentClosePolicy: ParentClosePolicy.ABANDON,
+        // a partition runs where its database is: its workflow and activities on the database's queue
+        ...(this.input.databaseQueue ? { taskQueue: this.input.databaseQueue } : {}),
         staticSummary: `partition ${partitionId} of ${spec.name}/${runId}`,
       });
     } catch (err) {

@@ -46,7 +46,9 @@ export function installHandlers(x: RunExecution): void {
   setHandler(cancelUpdate, cancelling.handler, { validator: cancelling.validator, description: HANDLER_DESCRIPTIONS.cancelUpdate });
   // a report for a partition that is not in flight is a duplicate, and run-state ignores it
   setHandler(partitionFinishedSignal, (report) => applyReport(x, report), { description: HANDLER_DESCRIPTIONS.partitionFinished });
-  setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.show()), { description: HANDLER_DESCRIPTIONS.partitionCondition });
+  setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.reportsApplied++, x.show()), {
+    description: HANDLER_DESCRIPTIONS.partitionCondition,
+  });
   setHandler(progressQuery, () => x.progress(), { description: HANDLER_DESCRIPTIONS.progress });
   setHandler(
     setLimitsUpdate,
@@ -85,7 +87,9 @@ export function installHandlers(x: RunExecution): void {
 }
 
 export function applyReport(x: RunExecution, report: PartitionReport): void {
-  x.s = run.applyReport(x.s, report);
+  // a report came from a worker on the run's database: it is served (run/worker-watch.ts)
+  x.s = run.workerGapSeen(run.applyReport(x.s, report), undefined);
+  x.reportsApplied++;
   x.show();
 }
 

@@ -8,15 +8,18 @@ import type { Activities } from '../../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../../shared/failures';
 import type { GateVerdictLike } from '../run-state';
 
-export function ledgerActivities() {
+/** `taskQueue`: the run's database queue (absent: the workflow's own, as runs started before routing). */
+export function ledgerActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
+    ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
 }
 
-export function checkActivities() {
+export function checkActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
+    ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '24 hours',
     heartbeatTimeout: '5 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },

@@ -2,9 +2,11 @@
  * A partition workflow terminated (or timed out) by hand never reports, and the run would wait
  * for it forever. Now and then, ask Temporal about partitions that have been in flight for a
  * whole interval; those that closed without a report are recorded failed (retry-failed re-runs
- * them from their cursors) and reported here like any other outcome.
+ * them from their cursors) and reported here like any other outcome. Nothing thrown here escapes:
+ * the loop is not awaited by the phases.
  */
-import { sleep } from '@temporalio/workflow';
+import { log, sleep } from '@temporalio/workflow';
+import type { PartitionReport } from '../../shared/types';
 import type { RunExecution } from './execution';
 import { applyReport } from './handlers';
 
@@ -19,7 +21,16 @@ export async function reconcileLoop(x: RunExecution): Promise<void> {
     const suspects = x.s.inFlight.filter((id) => previous.includes(id));
     previous = x.s.inFlight.slice();
     if (suspects.length === 0) continue;
-    const reports = await x.acts.reconcilePartitions({ database: x.database, runId: x.runId, name: x.spec.name, partitionIds: suspects });
+    let reports: PartitionReport[];
+    try {
+      reports = await x.acts.reconcilePartitions({ database: x.database, runId: x.runId, name: x.spec.name, partitionIds: suspects });
+    } catch (err) {
+      // this loop runs beside the phases, unawaited: a failure thrown from here would be an
+      // unhandled rejection that fails every workflow task of the run, for good. A reconciliation
+      // that could not run is tried again next interval; the partitions it looks for are still there.
+      log.warn('could not look for partitions that closed without reporting; trying again next interval', { error: (err as Error).message });
+      continue;
+    }
     for (const report of reports) applyReport(x, report);
   }
 }

@@ -14,6 +14,12 @@ export interface RunWorkflowInput {
   startedBy: string;
   /** The database the run was planned against (src/db/identity.ts): only workers connected to it register the run. */
   databaseIdentity?: string;
+  /**
+   * The task queue of the workers connected to that database (shared/ids.ts databaseTaskQueue):
+   * the run's partitions and every activity it calls go there, while the run workflow stays on
+   * the common queue. Absent in runs started before routing: everything on the run's own queue.
+   */
+  databaseQueue?: string;
   /** Continue-as-new after this many history events even if the server has not suggested it yet. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
