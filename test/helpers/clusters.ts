@@ -3,8 +3,8 @@
  * process of its own; each is a separate cluster (its own system identifier), as the databases
  * of a fleet are.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { startServerProcess } from './server-process';
 
 export interface Clusters {
   /** Each cluster's maintenance database URL (superuser). */
@@ -13,23 +13,6 @@ export interface Clusters {
 }
 
 export async function startClusters(count: number): Promise<Clusters> {
-  const tsx = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'tsx');
-  const child = spawn(tsx, [path.join(__dirname, 'cluster-servers.ts'), String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const { urls } = await new Promise<{ urls: string[] }>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolve(JSON.parse(line));
-    });
-    void exited.then(() => reject(new Error('the clusters did not start (see stderr)')));
-  });
-  return {
-    urls,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const server = await startServerProcess<{ urls: string[] }>(path.join(__dirname, 'cluster-servers.ts'), [String(count)]);
+  return { urls: server.value.urls, stop: server.stop };
 }

