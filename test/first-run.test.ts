@@ -143,8 +143,17 @@ function cloneInRootOnlyDirectory(): { root: string; clone: string } {
     .split('\0')
     .filter((f) => f && existsSync(path.join(here, f)));
   mkdirSync(clone);
-  // hard links: seconds, not a copy of half a gigabyte; removing the clone still removes every path into it
-  execFileSync('cp', ['-al', '--parents', ...tracked, 'dist', 'node_modules', clone], { cwd: here, maxBuffer: 64 << 20 });
+  // hard links: seconds, not a copy of half a gigabyte; removing the clone still removes every path
+  // into it. Across file systems (a checkout outside /tmp's), a real copy.
+  const copy = (flags: string) =>
+    execFileSync('cp', [flags, '--parents', ...tracked, 'dist', 'node_modules', clone], { cwd: here, maxBuffer: 64 << 20, stdio: 'pipe' });
+  try {
+    copy('-al');
+  } catch {
+    rmSync(clone, { recursive: true, force: true });
+    mkdirSync(clone);
+    copy('-a');
+  }
   return { root, clone };
 }
 
