@@ -174,7 +174,6 @@ export async function launchWorker(options: BackfillWorkerOptions = {}): Promise
         if (worker.getState() === 'RUNNING') worker.shutdown();
       }),
     );
-    if (stopping) w.shutdown();
   };
   created.databaseWorkers.forEach(runDatabaseWorker);
   let refreshing = false;
