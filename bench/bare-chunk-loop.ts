@@ -12,16 +12,19 @@ import { compileBeforeImages } from '../src/compiler/before-images';
 import { readOutputKeyRange } from '../src/db/output-key-range';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
+import { resolveSpec } from '../src/specs/resolve';
 import type { PartitionBounds } from '../src/shared/types';
 
 export async function bareChunkLoop(
   url: string,
-  spec: Spec,
+  written: Spec,
   shape: RunShape,
   partitions: PartitionBounds[],
   streams: number,
   images?: string,
 ): Promise<number> {
+  // resolved as a worker resolves the spec its run's ledger row holds
+  const spec = resolveSpec(written);
   const compiled = compileRun(spec, shape);
   const imaging = images ? compileBeforeImages(spec, shape) : undefined;
   if (images && imaging) {

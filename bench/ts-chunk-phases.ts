@@ -20,6 +20,7 @@ import type { RunContext } from '../src/activities/run-context';
 import { compileRun } from '../src/compiler/statements';
 import { readOutputKeyRange } from '../src/db/output-key-range';
 import type { Spec } from '../src/specs/schema';
+import { resolveSpec } from '../src/specs/resolve';
 import { copyText } from '../src/transforms/copy-text';
 import { EXACT_TYPES } from '../src/transforms/exact-types';
 import { loadTransformModule } from '../src/transforms/load-module';
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
     target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
     limits: { chunkSize: CHUNK_ROWS, concurrency: 1 },
   } as unknown as Spec;
-  const compiled = compileRun(spec, {
+  const compiled = compileRun(resolveSpec(spec), {
     keyType: 'bigint',
     partitionColumnType: 'bigint',
     outputColumns: COLS.split(', '),

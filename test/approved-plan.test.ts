@@ -133,7 +133,11 @@ test('plan --measure-writes writes its sample chunks and rolls them back: the ta
   expect(estimate.sample).toMatchObject({ updates: 3, inserts: 0, walBytes: expect.any(Number), writeMs: expect.any(Number) });
   expect(estimate.sample.walBytes).toBeGreaterThan(0);
   expect(estimate.projected.lowerBound).toBe(false);
-  expect(estimate.projected.writeSeconds).toBeGreaterThanOrEqual(0);
+  // the projection scales the measured writes to the whole scope: more rows than sampled, more seconds
+  const { sample, projected, scope } = estimate;
+  expect(projected.writeSeconds).toBeGreaterThan(0);
+  expect(projected.walBytes).toBe(Math.round(scope.rows * (sample.walBytes / sample.rows)));
+  expect(projected.durationSeconds).toBeGreaterThanOrEqual(projected.writeSeconds + projected.fixedSeconds);
   expect(estimate.preview).toHaveLength(3);
   expect(estimate.preview[0]).toMatchObject({ change: 'update', changed: ['amount_usd'], current: { amount_usd: '-1.00' } });
   expect(estimate.preview[0].computed.amount_usd).not.toBe('-1.00');

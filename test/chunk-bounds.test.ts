@@ -7,6 +7,7 @@
 import { compileRun } from '../src/compiler/statements';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
+import { resolveSpec, type ResolvedSpec } from '../src/specs/resolve';
 import type { PartitionBounds } from '../src/shared/types';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
@@ -27,8 +28,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function specFor(key: string | string[]): Spec {
-  return {
+function specFor(key: string | string[]): ResolvedSpec {
+  return resolveSpec({
     name: 'walk',
     reason: 'test',
     database: 'DATABASE_URL',
@@ -37,7 +38,7 @@ function specFor(key: string | string[]): Spec {
     transform: { name: 't', version: 1, sql: 'SELECT c.id FROM chunk c' },
     target: { table: 'public.walked', key: ['id'], mode: 'upsert' },
     limits: { chunkSize: 5, concurrency: 1 },
-  } as Spec;
+  } as Spec);
 }
 
 const cases: [string, string | string[], RunShape, string][] = [

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
 import { createPool } from '../src/db/pool';
 import type { Spec } from '../src/specs/schema';
+import { resolveSpec } from '../src/specs/resolve';
 import type { TransformModule } from '../src/transforms/define';
 import { TransformError } from '../src/transforms/transform-error';
 import { comparePartition, outputTypes, type Recomputable } from '../src/validation/compare';
@@ -18,7 +19,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/db';
 let db: TestDatabase;
 let warm: pg.Pool;
 
-const spec = {
+const spec = resolveSpec({
   name: 'compare-module',
   reason: 'test',
   database: 'X',
@@ -27,7 +28,7 @@ const spec = {
   transform: { name: 'usd', version: 1, module: 'usd.ts' },
   target: { table: 'app.Usd Totals', key: ['Tenant', 'id'], mode: 'upsert' },
   limits: { chunkSize: 10_000, concurrency: 1 },
-} as Spec;
+} as Spec);
 const shape = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns: ['Tenant', 'id', 'Amount', 'note'], targetKeyType: 'integer' };
 const compiled = compileRun(spec, shape);
 
@@ -46,7 +47,7 @@ const usd: TransformModule = {
       };
     }),
 };
-const ctx: Recomputable = { run: { spec, shape, transform_name: 'usd', transform_version: 1 } as Recomputable['run'], compiled, module: usd };
+const ctx: Recomputable = { run: { shape, transform_name: 'usd', transform_version: 1 } as Recomputable['run'], spec, compiled, module: usd };
 const bounds = { kind: 'range' as const, column: 'id', lo: '0', hi: '1000000' };
 
 beforeAll(async () => {

@@ -165,9 +165,9 @@ describe('the connection’s powers and row-level security, checked before anyth
     process.env.BACKFILL_REQUIRE_LEAST_PRIVILEGE = '1';
     try {
       const loaded = loadSpecFile(superSpec());
-      const checked = await checkAndPlan(env.db.pool, loaded.spec, loaded.transform);
+      const checked = await checkAndPlan(env.db.pool, loaded.resolved, loaded.transform);
       expect(checked).toMatchObject({ ok: false, problems: [{ path: 'database', message: expect.stringMatching(/refuses it$/) }] });
-      const asRunner = await checkAndPlan(runner, loaded.spec, loaded.transform);
+      const asRunner = await checkAndPlan(runner, loaded.resolved, loaded.transform);
       expect(asRunner).toMatchObject({ ok: true, role: { role, superuser: false, bypassRls: false } });
     } finally {
       delete process.env.BACKFILL_REQUIRE_LEAST_PRIVILEGE;

@@ -55,7 +55,10 @@ test.each(arrows(RUN_TRANSITIONS, runStatuses, false))('a run cannot move from %
 test.each(arrows(RUN_TRANSITIONS, runStatuses, true))('a run may move from %s to %s', async (from, to) => {
   const runId = `r${(n += 1)}`;
   await insertRun(db.pool, runId, from);
-  await db.pool.query('UPDATE backfill.runs SET status = $2 WHERE run_id = $1', [runId, to]);
+  // RETURNING and a re-read: a trigger that silently dropped the UPDATE would pass a bare query
+  const updated = await db.pool.query('UPDATE backfill.runs SET status = $2 WHERE run_id = $1 RETURNING status', [runId, to]);
+  expect(updated.rows).toEqual([{ status: to }]);
+  expect((await db.pool.query('SELECT status FROM backfill.runs WHERE run_id = $1', [runId])).rows[0].status).toBe(to);
 });
 
 test.each(arrows(PARTITION_TRANSITIONS, partitionStatuses, false))('a partition cannot move from %s to %s', async (from, to) => {
@@ -63,11 +66,14 @@ test.each(arrows(PARTITION_TRANSITIONS, partitionStatuses, false))('a partition 
   await expect(db.pool.query('UPDATE backfill.partitions SET status = $2 WHERE run_id = $1', [runId, to])).rejects.toThrow(
     `partition status cannot change from ${from} to ${to}`,
   );
+  expect((await db.pool.query('SELECT status FROM backfill.partitions WHERE run_id = $1', [runId])).rows[0].status).toBe(from);
 });
 
 test.each(arrows(PARTITION_TRANSITIONS, partitionStatuses, true))('a partition may move from %s to %s', async (from, to) => {
   const runId = await partitionIn(from);
-  await db.pool.query('UPDATE backfill.partitions SET status = $2 WHERE run_id = $1', [runId, to]);
+  const updated = await db.pool.query('UPDATE backfill.partitions SET status = $2 WHERE run_id = $1 RETURNING status', [runId, to]);
+  expect(updated.rows).toEqual([{ status: to }]);
+  expect((await db.pool.query('SELECT status FROM backfill.partitions WHERE run_id = $1', [runId])).rows[0].status).toBe(to);
 });
 
 test("the ledger's own writes only take allowed arrows: a forbidden one is a no-op that returns the row as it is", async () => {

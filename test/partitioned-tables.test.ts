@@ -7,6 +7,7 @@
  * id's rows split across chunk boundaries). Naming one column of such a key is refused with the
  * key that works.
  */
+import { resolveSpec } from '../src/specs/resolve';
 import { verifyRun, waitForResult } from '../src/operations';
 import { compileRun } from '../src/compiler/statements';
 import { inputChanges } from '../src/checks/input-fingerprints';
@@ -129,7 +130,7 @@ test("partition.by native: one backfill partition per leaf, each chunk pruned to
   const run = await runExactAndVerified(spec);
 
   // the chunk statement a worker runs for February reads February's leaf and no other
-  const compiled = compileRun(run.spec, run.shape);
+  const compiled = compileRun(resolveSpec(run.spec), run.shape);
   const { rows: feb } = await env.db.pool.query<{ bounds: PartitionBounds }>(
     "SELECT bounds FROM backfill.partitions WHERE run_id = $1 AND partition_id = 'leaf:public.events_2024_02'",
     [run.run_id],
@@ -141,9 +142,9 @@ test("partition.by native: one backfill partition per leaf, each chunk pruned to
 
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
 
-  const before = await runInputs(env.db.pool, run.spec, run.shape);
+  const before = await runInputs(env.db.pool, resolveSpec(run.spec), run.shape);
   await env.db.pool.query("CREATE TABLE public.events_2024_05 PARTITION OF public.events FOR VALUES FROM ('2024-05-01') TO ('2024-06-01')");
-  const after = await runInputs(env.db.pool, run.spec, run.shape);
+  const after = await runInputs(env.db.pool, resolveSpec(run.spec), run.shape);
   expect(inputChanges(before, after, 'at registration')).toEqual([expect.stringContaining('public.events (leaf partitions)')]);
   await env.db.pool.query('DROP TABLE public.events_2024_05');
 });
@@ -179,7 +180,7 @@ test('partition.by native with rows: a big leaf is cut into key ranges of about 
   }
 
   // a middle piece of February reads February's leaf alone, within its key range
-  const compiled = compileRun(run.spec, run.shape);
+  const compiled = compileRun(resolveSpec(run.spec), run.shape);
   const middle = pieces.find((p) => p.partition_id === 'leaf:public.events_2024_02~002')!;
   expect(middle.bounds).toMatchObject({ kind: 'leaf', split: { column: 'id', lo: expect.any(String), hi: expect.any(String), piece: 2 } });
   const q = compiled.chunkBounds(middle.bounds, null, 100);

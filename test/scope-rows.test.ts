@@ -5,7 +5,7 @@
  */
 import { createPool } from '../src/db/pool';
 import { scopeRows } from '../src/checks/scope-rows';
-import type { Spec } from '../src/specs/schema';
+import type { ResolvedSpec } from '../src/specs/resolve';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
 let db: TestDatabase;
@@ -21,7 +21,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const source = (where?: string) => ({ source: { table: 'public.scoped', key: 'id', ...(where ? { where } : {}) } }) as Pick<Spec, 'source'>;
+const source = (where?: string) => ({ source: { table: 'public.scoped', key: ['id'], ...(where ? { where } : {}) } }) as Pick<ResolvedSpec, 'source'>;
 
 test('counts the scope exactly, the filter included', async () => {
   expect(await scopeRows(db.pool, source())).toEqual({ rows: 1000, exact: true });

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { PlanError } from '../src/compiler/partitions';
 import { readSourceFacts } from '../src/checks/source-facts';
 import type { Spec } from '../src/specs/schema';
+import { resolveSpec, type ResolvedSpec } from '../src/specs/resolve';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
 let db: TestDatabase;
@@ -29,8 +30,8 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function spec(partition: Record<string, unknown>, where?: string): Spec {
-  return {
+function spec(partition: Record<string, unknown>, where?: string): ResolvedSpec {
+  return resolveSpec({
     name: 'facts',
     reason: 'test',
     database: db.envVar,
@@ -39,11 +40,11 @@ function spec(partition: Record<string, unknown>, where?: string): Spec {
     transform: { name: 't', version: 1, sql: 'SELECT c.id FROM chunk c' },
     target: { table: 'public.events', key: ['id'], mode: 'update' },
     limits: { chunkSize: 1000, concurrency: 1 },
-  } as unknown as Spec;
+  } as unknown as Spec);
 }
 
 /** The facts, and how many rows of the source they read (heap and index fetches, in this transaction). */
-async function factsAndRowsRead(s: Spec, columnType: string) {
+async function factsAndRowsRead(s: ResolvedSpec, columnType: string) {
   // the backend's counts not yet flushed to the shared statistics show here too: take the difference
   const read = async () =>
     Number(

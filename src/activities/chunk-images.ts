@@ -33,7 +33,7 @@ export async function captureBeforeImages(
  * and a revert could not be exact. Nothing of the chunk commits.
  */
 export function imagesDiffer(ctx: RunContext, imaged: number, written: number): TransformError {
-  const target = ctx.run.spec.target.table;
+  const target = ctx.spec.target.table;
   const what =
     `the write changed ${written} row(s) of ${target} but ${imaged} were about to change when their before-images were taken; ` +
     `a trigger or rule on ${target} may be deciding what is written, so a revert could not be exact. Nothing of this chunk was committed; ` +

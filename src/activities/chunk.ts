@@ -67,10 +67,10 @@ const WRITER_WAIT_MS = 60_000;
 const createdTables = new WeakMap<pg.PoolClient, Map<string, OutputTable>>();
 
 export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkRequest): Promise<ChunkOutcome> {
-  const { compiled, run } = ctx;
+  const { compiled, spec } = ctx;
   const { runId, partitionId } = request;
-  const replace = run.spec.target.mode === 'replace';
-  const statementTimeoutSeconds = run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS;
+  const replace = spec.target.mode === 'replace';
+  const statementTimeoutSeconds = spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS;
   const client = await pool.connect();
   let cursor: string | null = null;
   let hi: string | null = null;
@@ -107,7 +107,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     if (ctx.revert) {
       const reverted = await revertChunk(client, ctx, request, locked, chunkStarted);
       hi = reverted.hi;
-      await client.query(`${commitDurability(reverted.done, run.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
+      await client.query(`${commitDurability(reverted.done, spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
       if (reverted.failure) throw ApplicationFailure.nonRetryable(reverted.failure, FailureType.DataError);
       return { row: reverted.row, ...reverted.counts, turnMs };
     }
@@ -158,7 +158,7 @@ export async function runChunk(pool: pg.Pool, ctx: RunContext, request: ChunkReq
     const row = done ? await finishPartition(client, runId, partitionId, 'succeeded') : checkpointed;
     // RESET ALL in the same round trip: a set_config(…, false) in spec SQL must not outlive its
     // chunk on this pooled session (a rolled-back chunk undoes it by itself)
-    await client.query(`${commitDurability(done, run.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
+    await client.query(`${commitDurability(done, spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
     created.set(compiled.outputTable, table);
     createdTables.set(client, created);
     return { row, ...counts, turnMs };
@@ -230,7 +230,7 @@ async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext
   const check = ctx.compiled.outsidePartition(bounds);
   const { rows } = await client.query<{ key: string; value: string | null; total: string }>(check.text, check.values);
   if (rows.length === 0) return;
-  const pcol = ctx.run.spec.target.partitionColumn!;
+  const pcol = ctx.spec.target.partitionColumn!;
   const what =
     `the transform produced ${rows[0].total} row(s) whose ${pcol} lies outside partition ${partitionId}; ` +
     'replace mode may only write rows of the partition that computed them: partition at the grain of the target (for a daily rollup, time partitions of "1 day", with partition.timeZone set to the zone the days are computed in; UTC by default)';
@@ -249,7 +249,7 @@ async function refuseRowsOutsidePartition(client: pg.PoolClient, ctx: RunContext
 async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: string, range: OutputKeyRange | null): Promise<number> {
   const check = ctx.compiled.reconcile(range);
   const { rows } = await client.query<{ missing: string; differing: string; examples: string[] | null }>(check.text, check.values);
-  const mode = ctx.run.spec.target.mode;
+  const mode = ctx.spec.target.mode;
   const missing = Number(rows[0].missing);
   const differing = Number(rows[0].differing);
   if (differing === 0 && (missing === 0 || mode === 'update')) {
@@ -259,7 +259,7 @@ async function reconcile(client: pg.PoolClient, ctx: RunContext, partitionId: st
     const absent = ctx.compiled.countAbsent();
     return Number((await client.query<{ n: string }>(absent.text, absent.values)).rows[0].n);
   }
-  const target = ctx.run.spec.target.table;
+  const target = ctx.spec.target.table;
   const what =
     `reconciliation failed: after the write, ${target} does not hold what the transform computed for ` +
     [differing ? `${differing} row(s) (other values)` : '', missing && mode !== 'update' ? `${missing} row(s) (absent)` : ''].filter(Boolean).join(' and ') +

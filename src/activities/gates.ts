@@ -59,9 +59,9 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       attempt: run!.attempt,
       stage,
       sampleEvery,
-      timeoutMs: (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
+      timeoutMs: (ctx.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000,
       // the run's chunk size is what its transform is known to finish within the statement timeout
-      pageRows: Math.min(PAGE_ROWS, ctx.run.spec.limits.chunkSize),
+      pageRows: Math.min(PAGE_ROWS, ctx.spec.limits.chunkSize),
       recordPassing: stage === 'canary',
       onPage: () => activity.heartbeat(),
     };
@@ -111,7 +111,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
   async function checkStage(input: { database: string; runId: string; stage: number; fromOrdinal: number; toOrdinal: number }): Promise<GateVerdict> {
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
-    const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.run.spec.validate));
+    const g = await gateContext(pool, ctx, 'ramp', finalSampleEvery(ctx.spec.validate));
     const tally = await checkPartitionRange(g, input.fromOrdinal, input.toOrdinal, checkConcurrency(g));
     for (const r of await unsucceededBetween(pool, input.runId, input.fromOrdinal, input.toOrdinal, 10)) {
       tally.failureCount++;
@@ -163,7 +163,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
   async function checkFinal(input: { database: string; runId: string; lanes?: GateTally[] }): Promise<GateVerdict> {
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
-    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
+    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.spec.validate));
     const tally = input.lanes ? mergeTallies(input.lanes) : await checkPartitionRange(g, 0, null, checkConcurrency(g));
     await checkRunInvariants(g, tally);
     await checkDistributions(g, tally);
@@ -181,20 +181,20 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
   async function checkFinalLane(input: { database: string; runId: string; lane: number; of: number }): Promise<GateTally> {
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
-    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.run.spec.validate));
+    const g = await gateContext(pool, ctx, 'final', finalSampleEvery(ctx.spec.validate));
     return checkPartitionRange(g, 0, null, 1, { lane: input.lane, of: input.of });
   }
 }
 
 /** Each declared distribution captured again and compared with its baseline from before the run wrote. */
 async function checkDistributions(g: GateContext, tally: GateTally): Promise<void> {
-  const checks = g.ctx.run.spec.validate?.distributions ?? [];
+  const checks = g.ctx.spec.validate?.distributions ?? [];
   if (checks.length === 0) return;
   const captures = await loadCaptures(g.pool, g.runId);
   for (const check of checks) {
     const started = Date.now();
     const before = captures.find((c) => c.stage === 'before' && c.column === check.column);
-    const after = await captureColumn(g.pool, g.ctx.run.spec.target.table, check.column, before?.histogram ?? null, g.timeoutMs);
+    const after = await captureColumn(g.pool, g.ctx.spec.target.table, check.column, before?.histogram ?? null, g.timeoutMs);
     await storeCapture(g.pool, g.runId, g.attempt, 'after', after);
     const gate = `distribution:${check.column}`;
     // the spec is frozen with the run: a declared distribution without a baseline means its capture failed
@@ -239,7 +239,7 @@ async function checkPartitionRange(
   let ordinal = resumed?.ordinal ?? from;
   const tally = resumed?.tally ?? emptyTally();
   const types = await typesFor(g);
-  const perPartition = g.sampleEvery > 0 || (g.ctx.run.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
+  const perPartition = g.sampleEvery > 0 || (g.ctx.spec.validate?.invariants ?? []).some((i) => (i.scope ?? 'partition') === 'partition');
   while (perPartition) {
     const rows = await succeededFrom(g.pool, g.runId, ordinal, to, PARTITIONS_PER_READ);
     const mine = lane ? rows.filter((r) => r.ordinal % lane.of === lane.lane) : rows;
@@ -257,7 +257,7 @@ async function checkPartitionRange(
 
 /** The run's own concurrency, within the worker's connection pool (a check without lanes, and the ramp's stages). */
 function checkConcurrency(g: GateContext): number {
-  return Math.max(1, Math.min(g.ctx.run.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
+  return Math.max(1, Math.min(g.ctx.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
 }
 
 async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

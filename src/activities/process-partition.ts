@@ -84,7 +84,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
         const facts: GovernorInput = { control, now: Date.now(), pollMs };
         let step = decide(governor, facts);
         if (step.decision.kind === 'measure') {
-          const reading = governing(await readGuards(pool, control.limits.guards!, ctx.run.spec.target.table)) ?? null;
+          const reading = governing(await readGuards(pool, control.limits.guards!, ctx.spec.target.table)) ?? null;
           step = decide(governor, { ...facts, reading });
         }
         governor = step.state;

@@ -23,7 +23,8 @@ import { FailureType } from '../shared/failures';
 import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLabel } from '../shared/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import { specSchema, undoKeep, type Spec } from '../specs/schema';
+import { specSchema, type Spec } from '../specs/schema';
+import { resolveSpec, undoKeep } from '../specs/resolve';
 import { createImageTables, imageTableOf, imageTablesOf } from '../ledger/before-images';
 import { compileBeforeImages } from '../compiler/before-images';
 import type { RunOpening } from '../workflows/run-state';
@@ -73,7 +74,9 @@ export function registerRunActivity(deps: ActivityDeps) {
       const problems = reparsed.error.issues.map((i) => `${i.path.join('.') || 'spec'} ${i.message}`);
       throw ApplicationFailure.nonRetryable(`run ${runId} was started with a spec that is not valid: ${problems.join('; ')}`, FailureType.SpecInvalid);
     }
+    // as written, for the record; resolved, for everything the run is checked and planned by
     const spec = reparsed.data;
+    const resolved = resolveSpec(spec);
     let transform = input.transform;
     let artifact: TransformArtifact | undefined;
     if (transform.kind === 'module') {
@@ -102,7 +105,7 @@ export function registerRunActivity(deps: ActivityDeps) {
     const active = await findActiveRun(pool, spec.name);
     if (active) throw runAlreadyActive(spec.name, active.run_id, active.status);
 
-    const checked = await checkAndPlan(pool, spec, transform);
+    const checked = await checkAndPlan(pool, resolved, transform);
     if (!checked.ok) {
       const file = input.specFile ?? `spec ${spec.name}`;
       throw ApplicationFailure.nonRetryable(checked.problems.map((p) => formatProblem(file, p)).join('\n'), FailureType.SpecInvalid);
@@ -110,10 +113,10 @@ export function registerRunActivity(deps: ActivityDeps) {
     const { shape } = checked;
     const excess = excessPrivilege(checked.role);
     if (excess) deps.logger.warn({ runId, database: spec.database }, `worker ${excess}`);
-    const inputFingerprints = await runInputs(pool, spec, shape);
+    const inputFingerprints = await runInputs(pool, resolved, shape);
     if (input.approval) refuseUnapproved(runId, input.approval, checked.partitions, inputFingerprints);
-    const partitions = input.onlyStale ? await onlyStale(pool, runId, spec, checked.partitions) : checked.partitions;
-    const scope = await scopeRows(pool, spec);
+    const partitions = input.onlyStale ? await onlyStale(pool, runId, resolved, checked.partitions) : checked.partitions;
+    const scope = await scopeRows(pool, resolved);
     // a run of some partitions reads about their share of the scope
     const rowsPlanned =
       partitions.length === checked.partitions.length
@@ -123,7 +126,7 @@ export function registerRunActivity(deps: ActivityDeps) {
     const busy = await findActiveRunOnTarget(pool, targetRelation);
     if (busy) throw targetBusy(targetRelation, busy);
 
-    const keep = undoKeep(spec);
+    const keep = undoKeep(resolved);
     const imageTable = imageTableOf(runId);
     try {
       await withTransaction(pool, async (client) => {
@@ -154,7 +157,7 @@ export function registerRunActivity(deps: ActivityDeps) {
         });
         if (!inserted) return;
         // in the run's own transaction: a registered run that keeps images always has their table
-        if (keep !== null) await createImageTables(client, compileBeforeImages(spec, shape).createTables(imageTablesOf(runId)));
+        if (keep !== null) await createImageTables(client, compileBeforeImages(resolved, shape).createTables(imageTablesOf(runId)));
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
         const planned = await insertPartitions(client, runId, partitions);
         if (planned !== partitions.length) {

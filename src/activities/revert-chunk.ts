@@ -78,7 +78,7 @@ export async function revertChunk(
     return row;
   };
 
-  if (ctx.run.spec.target.mode === 'replace') {
+  if (ctx.spec.target.mode === 'replace') {
     const seen = await tally();
     if (seen.conflicts > 0) {
       // the cursor stays: once the conflicts are settled, retry-failed restores this partition

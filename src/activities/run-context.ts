@@ -10,6 +10,7 @@ import { compileBeforeImages, type CompiledImages, type ImageTables } from '../c
 import { compileRevert, type CompiledRevert } from '../compiler/revert';
 import { imageTablesOf } from '../ledger/before-images';
 import type { RunRow } from '../ledger/runs';
+import { resolveSpec, type ResolvedSpec } from '../specs/resolve';
 import { artifactOriginRefusal } from '../security/module-origin';
 import type { WorkerTrust } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
@@ -20,6 +21,8 @@ import { evaluateArtifact } from '../transforms/artifact';
 
 export interface RunContext {
   run: RunRow;
+  /** The run's spec, resolved once per worker (its ledger row holds it as written). */
+  spec: ResolvedSpec;
   compiled: CompiledRun;
   module?: TransformModule;
   /** Where chunks keep their before-images, and how they take them; absent with `undo: off`. */
@@ -46,13 +49,14 @@ export class RunContextCache {
 
 async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTrust, 'transformDirs'>): Promise<RunContext> {
   const run = await runOnThisDatabase(pool, runId);
-  const compiled = compileRun(run.spec, run.shape);
+  const spec = resolveSpec(run.spec);
+  const compiled = compileRun(spec, run.shape);
   if (run.reverts) {
     // a revert reads images, not the transform: nothing of the original's code is loaded
-    return { run, compiled, revert: { of: run.reverts, compiled: compileRevert(run.spec, run.shape, imageTablesOf(run.reverts), run.shape.revert!) } };
+    return { run, spec, compiled, revert: { of: run.reverts, compiled: compileRevert(spec, run.shape, imageTablesOf(run.reverts), run.shape.revert!) } };
   }
-  const images = run.undo_table ? { images: { tables: imageTablesOf(run.run_id), compiled: compileBeforeImages(run.spec, run.shape) } } : {};
-  if (run.transform_kind === 'sql') return { run, compiled, ...images };
+  const images = run.undo_table ? { images: { tables: imageTablesOf(run.run_id), compiled: compileBeforeImages(spec, run.shape) } } : {};
+  if (run.transform_kind === 'sql') return { run, spec, compiled, ...images };
 
   const artifact = await getArtifact(pool, run.transform_hash);
   if (!artifact) {
@@ -73,5 +77,5 @@ async function loadRunContext(pool: pg.Pool, runId: string, trust: Pick<WorkerTr
       FailureType.TransformChanged,
     );
   }
-  return { run, compiled, module, ...images };
+  return { run, spec, compiled, module, ...images };
 }

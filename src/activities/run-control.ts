@@ -12,6 +12,7 @@
  *   or timed out by hand or by policy) and records them failed, so the run does not wait
  *   forever; retry-failed re-runs them from their cursors.
  */
+import { resolveSpec } from '../specs/resolve';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
@@ -196,7 +197,7 @@ async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDep
   const run = await getRun(pool, runId);
   // a run of only the stale partitions covers part of the scope on purpose; a revert covers images, not a scope
   if (!run || run.only_stale || run.reverts) return null;
-  const statement = compileRun(run.spec, run.shape).outsidePlan(await plannedBounds(pool, runId));
+  const statement = compileRun(resolveSpec(run.spec), run.shape).outsidePlan(await plannedBounds(pool, runId));
   try {
     return await inReadOnlyCheck(
       pool,

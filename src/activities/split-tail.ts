@@ -47,7 +47,7 @@ export function splitTailActivity(deps: ActivityDeps, contexts: RunContextCache)
     const pool = deps.pools.get(input.database);
     const ctx = await contexts.get(pool, input.runId);
     const { chunkSize } = (await readRunControl(pool, input.runId)).limits;
-    const timeoutMs = (ctx.run.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
+    const timeoutMs = (ctx.spec.limits.statementTimeoutSeconds ?? DEFAULT_STATEMENT_TIMEOUT_SECONDS) * 1000;
     // a revert's partition is a list of the original's chunks, not a key range to cut
     if (ctx.revert) return { piece: null, partitions: await partitionCount(pool, input.runId) };
 

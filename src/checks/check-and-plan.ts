@@ -1,7 +1,7 @@
 /**
  * Check a spec against its database and plan its partitions: the one path both `plan` /
  * `start` (before anything is written) and the registerRun activity (before the run is
- * recorded) take, so both refuse the same specs with the same problems. Spec SQL is parsed
+ * recorded) take, so both refuse the same specs with the same problems. ResolvedSpec SQL is parsed
  * first (nothing reaches the database unless it parses as what its field allows); every
  * query after that runs read-only, time-limited and rolled back. Problems are returned,
  * not thrown: each caller turns them into its own kind of error.
@@ -11,7 +11,7 @@ import { planPartitions, PlanError } from '../compiler/partitions';
 import type { PlannedPartition } from '../shared/types';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { inspectSpec } from './inspect';
 import { quoteTable } from '../db/sql';
 import { inReadOnlyCheck, querySingle } from '../db/session';
@@ -25,7 +25,7 @@ import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, che
 
 export type CheckedPlan = { ok: true; shape: RunShape; partitions: PlannedPartition[]; role: RolePosture } | { ok: false; problems: SpecProblem[] };
 
-export async function checkAndPlan(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<CheckedPlan> {
+export async function checkAndPlan(pool: pg.Pool, spec: ResolvedSpec, transform: FrozenTransform): Promise<CheckedPlan> {
   const parsed = await parseSpecSql(spec);
   if (!parsed.ok) return parsed;
   const inspected = await inspectSpec(pool, spec, transform);
@@ -65,7 +65,7 @@ type ParsedSpecSql = { ok: true; reads?: SqlReads; whereRoutines?: { functions: 
  */
 async function checkVolatility(
   client: pg.PoolClient,
-  spec: Spec,
+  spec: ResolvedSpec,
   parsed: ParsedSpecSql,
 ): Promise<{ ok: true; reads?: SqlReads } | { ok: false; problems: SpecProblem[] }> {
   const problems: SpecProblem[] = [];
@@ -96,7 +96,7 @@ async function checkVolatility(
 
 /** Every piece of SQL in the spec, through the PostgreSQL parser: what each field allows, nothing more. */
 export async function parseSpecSql(
-  spec: Pick<Spec, 'source' | 'transform' | 'limits' | 'validate' | 'after'>,
+  spec: Pick<ResolvedSpec, 'source' | 'transform' | 'limits' | 'validate' | 'after'>,
 ): Promise<ParsedSpecSql | { ok: false; problems: SpecProblem[] }> {
   await loadSqlParser();
   const problems: SpecProblem[] = [];
@@ -129,7 +129,7 @@ export async function parseSpecSql(
 }
 
 /** validate.distributions names target columns; validate.invariants must compile (planned, never run) against the source's shape. */
-async function checkDeclaredColumns(client: pg.PoolClient, spec: Spec): Promise<SpecProblem[]> {
+async function checkDeclaredColumns(client: pg.PoolClient, spec: ResolvedSpec): Promise<SpecProblem[]> {
   const problems: SpecProblem[] = [];
   const columns = (spec.validate?.distributions ?? []).map((d) => d.column);
   if (columns.length > 0) {
@@ -159,7 +159,7 @@ async function checkDeclaredColumns(client: pg.PoolClient, spec: Spec): Promise<
 }
 
 /** The invariant with `source_rows` over the source's rows (no bounds: only its shape matters to EXPLAIN). */
-function compileInvariantForCheck(spec: Spec, sql: string): string {
+function compileInvariantForCheck(spec: ResolvedSpec, sql: string): string {
   const where = spec.source.where ? ` WHERE (${spec.source.where}\n)` : '';
   return `WITH source_rows AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s${where}) SELECT count(*) FROM (${stripTrailingSemicolons(sql)}\n) v`;
 }

@@ -7,7 +7,7 @@
  * Reads the planner's estimate (EXPLAIN, nothing runs) for the largest planned partition.
  */
 import type pg from 'pg';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import type { PlannedPartition } from '../shared/types';
 import type { RunShape } from '../compiler/shape';
 import { pasteableName, quoteTable } from '../db/sql';
@@ -54,8 +54,8 @@ function find(node: PlanNode, test: (n: PlanNode) => boolean): PlanNode | undefi
   return undefined;
 }
 
-export async function chunkAccessWarnings(db: pg.Pool, spec: Spec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
-  const keys = sourceKeyColumns(spec.source);
+export async function chunkAccessWarnings(db: pg.Pool, spec: ResolvedSpec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
+  const keys = spec.source.key;
   if (partitions.length === 0 || spec.target.mode === 'replace' || spec.partition.column === keys[0]) return [];
   const compiled = compileRun(spec, shape);
   const { chunkSize } = spec.limits;

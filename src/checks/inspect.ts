@@ -9,7 +9,7 @@ import { describePgError } from '../db/errors';
 import { pasteableName, quoteTable } from '../db/sql';
 import type { SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
-import { parseInterval, sourceKeyColumns, undoKeep, type Spec } from '../specs/schema';
+import { undoKeep, type ResolvedSpec } from '../specs/resolve';
 import { compileBeforeImages } from '../compiler/before-images';
 import { loadTransformModule } from '../transforms/load-module';
 import type { RunShape } from '../compiler/shape';
@@ -37,13 +37,13 @@ function sameSet(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-export async function inspectSpec(pool: pg.Pool, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
+export async function inspectSpec(pool: pg.Pool, spec: ResolvedSpec, transform: FrozenTransform): Promise<InspectResult> {
   // read-only, time-limited and always rolled back; the output-table check below makes the
   // one exception it needs (a temp table) in a transaction of its own, rolled back as well
   return inReadOnlyCheck(pool, (client) => inspectWith(client, spec, transform));
 }
 
-async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenTransform): Promise<InspectResult> {
+async function inspectWith(client: pg.PoolClient, spec: ResolvedSpec, transform: FrozenTransform): Promise<InspectResult> {
   const problems: SpecProblem[] = [];
   const problem = (path: string, message: string) => problems.push({ path, message });
 
@@ -68,7 +68,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
   if (/^backfill\./i.test(spec.target.table)) problem('target.table', 'is in the backfill schema, which holds the ledger; write somewhere else');
   if (!source || !target) return { ok: false, problems };
 
-  const keyColumns = sourceKeyColumns(spec.source);
+  const keyColumns = spec.source.key;
   const keyTypes = keyColumns.map((k) => source.baseTypes.get(k));
   for (const message of await sourceKeyProblems(client, spec, source)) problem('source.key', message);
 
@@ -127,7 +127,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
     } else if (
       spec.partition.by === 'time' &&
       targetPartitionColumnType === 'date' &&
-      ['minute', 'hour'].includes(parseInterval(spec.partition.size)?.unit ?? '')
+      ['minute', 'hour'].includes(spec.partition.interval.unit)
     ) {
       // a day's row would be computed from a fraction of the day, by each partition in turn
       problem(
@@ -239,7 +239,7 @@ async function inspectWith(client: pg.PoolClient, spec: Spec, transform: FrozenT
  * columns must leave room for the images' own, and the role running the chunks must be allowed
  * to create it (once the ledger is migrated; registration migrates it first).
  */
-async function beforeImageProblems(client: pg.PoolClient, spec: Spec, shape: RunShape): Promise<string[]> {
+async function beforeImageProblems(client: pg.PoolClient, spec: ResolvedSpec, shape: RunShape): Promise<string[]> {
   let ddl: string[];
   try {
     ddl = compileBeforeImages(spec, shape).createTables(
@@ -279,7 +279,7 @@ async function explainError(client: pg.PoolClient, sql: string, explain = true):
   }
 }
 
-async function describeTransform(client: pg.PoolClient, spec: Spec, sql: string): Promise<{ columns: string[] } | { error: string }> {
+async function describeTransform(client: pg.PoolClient, spec: ResolvedSpec, sql: string): Promise<{ columns: string[] } | { error: string }> {
   await client.query('SAVEPOINT describe');
   try {
     const res = await querySingle(client, `WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE false) SELECT * FROM (${sql}\n) t LIMIT 0`);

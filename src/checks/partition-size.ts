@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 
 /** Below this many rows per partition on average, a partition's orchestration outweighs its write. */
 export const SMALL_PARTITION_ROWS = 5_000;
@@ -31,7 +31,7 @@ export function smallPartitionWarning(sourceRows: number, partitions: number, co
   );
 }
 
-export async function partitionSizeWarnings(db: pg.Pool, spec: Spec, partitions: number): Promise<string[]> {
+export async function partitionSizeWarnings(db: pg.Pool, spec: ResolvedSpec, partitions: number): Promise<string[]> {
   const { rows } = await db.query<{ n: number }>('SELECT greatest(reltuples, 0) AS n FROM pg_class WHERE oid = $1::regclass', [quoteTable(spec.source.table)]);
   const warning = smallPartitionWarning(Number(rows[0]?.n ?? 0), partitions, spec.limits.concurrency);
   return warning ? [warning] : [];

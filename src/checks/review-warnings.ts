@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { quoteIdent, quoteTable } from '../db/sql';
 import type { PlannedPartition } from '../shared/types';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { params, partitionPredicate } from '../compiler/partition-predicate';
 import type { RunShape } from '../compiler/shape';
 import { stripTrailingSemicolons } from '../compiler/statements';
@@ -26,7 +26,7 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-export async function reviewWarnings(db: pg.Pool, spec: Spec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
+export async function reviewWarnings(db: pg.Pool, spec: ResolvedSpec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
   return [
     ...(await targetSideEffects(db, spec)),
     ...(await fullScansPerChunk(db, spec, shape, partitions)),
@@ -35,7 +35,7 @@ export async function reviewWarnings(db: pg.Pool, spec: Spec, shape: RunShape, p
   ];
 }
 
-async function targetSideEffects(db: pg.Pool, spec: Spec): Promise<string[]> {
+async function targetSideEffects(db: pg.Pool, spec: ResolvedSpec): Promise<string[]> {
   const target = quoteTable(spec.target.table);
   const { rows: triggers } = await db.query<{ name: string }>(
     `SELECT tgname AS name FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal AND (tgtype & 1) = 1 ORDER BY 1`,
@@ -64,16 +64,14 @@ async function targetSideEffects(db: pg.Pool, spec: Spec): Promise<string[]> {
  * The planner's plan for one chunk of the first partition through the SQL transform: a table
  * other than the source read with a sequential scan is read in full for every chunk.
  */
-async function fullScansPerChunk(db: pg.Pool, spec: Spec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
+async function fullScansPerChunk(db: pg.Pool, spec: ResolvedSpec, shape: RunShape, partitions: PlannedPartition[]): Promise<string[]> {
   if (!spec.transform.sql || partitions.length === 0) return [];
   const numbered = params();
   const predicate = partitionPredicate(partitions[0].bounds, 's', shape.partitionColumnType, numbered.param, shape.keyType);
   const limit = numbered.param(spec.limits.chunkSize, 'integer');
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   const text =
-    `EXPLAIN (FORMAT JSON, VERBOSE) WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE ${predicate}${where} ORDER BY ${sourceKeyColumns(
-      spec.source,
-    )
+    `EXPLAIN (FORMAT JSON, VERBOSE) WITH chunk AS (SELECT s.* FROM ${quoteTable(spec.source.table)} s WHERE ${predicate}${where} ORDER BY ${spec.source.key
       .map((k) => `s.${quoteIdent(k)}`)
       .join(', ')} LIMIT ${limit}) ` + `SELECT * FROM (${stripTrailingSemicolons(spec.transform.sql)}\n) t`;
   let plan: PlanNode;
@@ -98,7 +96,7 @@ async function fullScansPerChunk(db: pg.Pool, spec: Spec, shape: RunShape, parti
   );
 }
 
-async function replication(db: pg.Pool, spec: Spec): Promise<string[]> {
+async function replication(db: pg.Pool, spec: ResolvedSpec): Promise<string[]> {
   const { rows } = await db.query<{ replicas: number; slots: number }>(
     'SELECT (SELECT count(*) FROM pg_stat_replication)::int AS replicas, (SELECT count(*) FROM pg_replication_slots)::int AS slots',
   );
@@ -111,7 +109,7 @@ async function replication(db: pg.Pool, spec: Spec): Promise<string[]> {
   ];
 }
 
-async function targetBloat(db: pg.Pool, spec: Spec): Promise<string[]> {
+async function targetBloat(db: pg.Pool, spec: ResolvedSpec): Promise<string[]> {
   const { rows } = await db.query<{ live: string; dead: string }>(
     'SELECT n_live_tup AS live, n_dead_tup AS dead FROM pg_stat_all_tables WHERE relid = $1::regclass',
     [quoteTable(spec.target.table)],

@@ -8,7 +8,7 @@
  */
 import type pg from 'pg';
 import type { SpecProblem } from '../specs/errors';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { quoteTable } from '../db/sql';
 
 export interface RolePosture {
@@ -48,7 +48,7 @@ export function privilegeProblem(posture: RolePosture, required: boolean): SpecP
  * The source and target relations (a partitioned table's leaves included: `native`
  * partitions read them directly) whose row-level security applies to this role.
  */
-export async function rowSecurityProblems(db: Queryable, spec: Pick<Spec, 'source' | 'target'>, role: string): Promise<SpecProblem[]> {
+export async function rowSecurityProblems(db: Queryable, spec: Pick<ResolvedSpec, 'source' | 'target'>, role: string): Promise<SpecProblem[]> {
   const problems: SpecProblem[] = [];
   for (const [path, table] of [
     ['source.table', spec.source.table],

@@ -5,7 +5,7 @@
  * an operator's acceptance of a change, so all four compare like with like.
  */
 import type pg from 'pg';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { sha256 } from '../util/hash';
 import { fingerprintInputs, type InputFingerprint } from './input-fingerprints';
 import { inReadOnlyCheck } from '../db/session';
@@ -14,7 +14,7 @@ import type { RunShape } from '../compiler/shape';
 
 export async function runInputs(
   pool: pg.Pool,
-  spec: Pick<Spec, 'source' | 'target'> & { partition?: Pick<Spec['partition'], 'by'> },
+  spec: Pick<ResolvedSpec, 'source' | 'target'> & { partition?: Pick<ResolvedSpec['partition'], 'by'> },
   shape: Pick<RunShape, 'transformReads'>,
 ): Promise<InputFingerprint[]> {
   const reads = shape.transformReads;

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { inReadOnlyCheck } from '../db/session';
 
 export const EXACT_COUNT_MAX_ROWS = 5_000_000;
@@ -17,7 +17,7 @@ export interface ScopeRows {
   exact: boolean;
 }
 
-export async function scopeRows(pool: pg.Pool, spec: Pick<Spec, 'source'>): Promise<ScopeRows> {
+export async function scopeRows(pool: pg.Pool, spec: Pick<ResolvedSpec, 'source'>): Promise<ScopeRows> {
   const from = `${quoteTable(spec.source.table)} s${spec.source.where ? ` WHERE (${spec.source.where}\n)` : ''}`;
   const estimate = await inReadOnlyCheck(pool, async (client) => {
     const { rows } = await client.query<{ 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }>(`EXPLAIN (FORMAT JSON) SELECT 1 FROM ${from}`);

@@ -5,12 +5,12 @@
 import type pg from 'pg';
 import { MAX_PARTITIONS } from '../shared/limits';
 import { PlanError, type SourceFacts } from '../compiler/partitions';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { quoteIdent, quoteTable } from '../db/sql';
 import { querySingle } from '../db/session';
 import { partitionTree } from './table-info';
 
-export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType: string): Promise<SourceFacts> {
+export async function readSourceFacts(db: pg.PoolClient, spec: ResolvedSpec, columnType: string): Promise<SourceFacts> {
   const src = quoteTable(spec.source.table);
   const col = quoteIdent(spec.partition.column);
   const where = spec.source.where ? `WHERE (${spec.source.where}\n)` : '';
@@ -54,7 +54,7 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
       const leaves = (await partitionTree(db, spec.source.table)).filter((p) => p.leaf);
       const rows = spec.partition.rows;
       if (rows === undefined) return { kind: 'leaves', leaves: leaves.map((l) => ({ name: l.name, constraint: l.constraint ?? 'true' })) };
-      const splitColumn = sourceKeyColumns(spec.source)[0];
+      const splitColumn = spec.source.key[0];
       const cut = [];
       for (const l of leaves) cut.push({ name: l.name, constraint: l.constraint ?? 'true', cuts: await leafCuts(db, spec, l.name, splitColumn, rows) });
       return { kind: 'leaves', leaves: cut, splitColumn };
@@ -75,7 +75,7 @@ export async function readSourceFacts(db: pg.PoolClient, spec: Spec, columnType:
  * Listed values as the column's type spells them: "01" and "1" are one integer, so they would
  * plan two partitions over the same rows; a value the type cannot hold would match no row.
  */
-async function canonicalValues(db: pg.PoolClient, spec: Spec, columnType: string): Promise<string[]> {
+async function canonicalValues(db: pg.PoolClient, spec: ResolvedSpec, columnType: string): Promise<string[]> {
   const given = spec.partition.by === 'list' ? (spec.partition.values ?? []).map(String) : [];
   // the type comes from the catalog (format_type), never from the spec
   const cast = (param: string) => `(${param}::text)::${columnType}::text`;
@@ -128,7 +128,7 @@ const SAMPLE_ROWS = 200_000;
  * so planning it again over the same data cuts the same ranges and reads a few hundred
  * thousand rows, not the table.
  */
-async function quantileFacts(db: pg.PoolClient, spec: Spec, nulls: string): Promise<SourceFacts> {
+async function quantileFacts(db: pg.PoolClient, spec: ResolvedSpec, nulls: string): Promise<SourceFacts> {
   const count = spec.partition.by === 'range' ? spec.partition.count! : 1;
   const src = quoteTable(spec.source.table);
   const col = quoteIdent(spec.partition.column);
@@ -151,7 +151,7 @@ async function quantileFacts(db: pg.PoolClient, spec: Spec, nulls: string): Prom
  * is big). A leaf the statistics put at `rows` or fewer is not read; nor is a foreign leaf,
  * which cannot be sampled and stays whole.
  */
-async function leafCuts(db: pg.PoolClient, spec: Spec, leaf: string, column: string, rows: number): Promise<string[]> {
+async function leafCuts(db: pg.PoolClient, spec: ResolvedSpec, leaf: string, column: string, rows: number): Promise<string[]> {
   const { rows: stats } = await db.query<{ n: number; kind: string }>(
     'SELECT reltuples::float8 AS n, relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)',
     [leaf],

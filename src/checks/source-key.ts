@@ -6,12 +6,12 @@
 import type pg from 'pg';
 import { pasteableName, quoteIdent, quoteTable } from '../db/sql';
 import { querySingle } from '../db/session';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { missingColumn, nondeterministicKey, type TableInfo } from './table-info';
 
-export async function sourceKeyProblems(client: pg.PoolClient, spec: Spec, source: TableInfo): Promise<string[]> {
+export async function sourceKeyProblems(client: pg.PoolClient, spec: ResolvedSpec, source: TableInfo): Promise<string[]> {
   const problems: string[] = [];
-  const keyColumns = sourceKeyColumns(spec.source);
+  const keyColumns = spec.source.key;
   const keyTypes = keyColumns.map((k) => source.columns.get(k));
   const nullable = keyColumns.filter((k) => !source.notNull.has(k));
   if (new Set(keyColumns).size !== keyColumns.length) {
@@ -70,7 +70,7 @@ function notUniqueAdvice(key: string[], table: string, info: TableInfo): string 
   return `${named} has no unique index on ${table}; keyset chunks need one: ${index}`;
 }
 
-async function hasNullKeys(client: pg.PoolClient, spec: Spec, columns: string[]): Promise<boolean> {
+async function hasNullKeys(client: pg.PoolClient, spec: ResolvedSpec, columns: string[]): Promise<boolean> {
   const where = spec.source.where ? ` AND (${spec.source.where}\n)` : '';
   await client.query('SAVEPOINT null_keys');
   try {

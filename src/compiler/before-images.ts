@@ -21,7 +21,7 @@
  */
 import { quoteIdent } from '../db/sql';
 import type { PartitionBounds } from '../shared/types';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { params } from './partition-predicate';
 import type { RunShape } from './shape';
 import type { Statement } from './statements';
@@ -48,7 +48,7 @@ export interface CompiledImages {
   unpacked(tables: ImageTables): string;
 }
 
-export function compileBeforeImages(spec: Spec, shape: RunShape): CompiledImages {
+export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): CompiledImages {
   const { target, out, keyCols, valueCols, absent, changed, joinInRange, join } = targetJoin(spec, shape);
   const replace = spec.target.mode === 'replace';
   // replace mode keeps whole rows: every target column, named as registered (a column added

@@ -5,7 +5,7 @@
  * the statement that finds where the next chunk ends. Pure, like the rest of the compiler.
  */
 import { quoteIdent } from '../db/sql';
-import { sourceKeyColumns, type Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import type { PartitionBounds } from '../shared/types';
 import type { Param } from './partition-predicate';
 import type { RunShape } from './shape';
@@ -30,9 +30,9 @@ export interface KeysetWalk {
   walksPartitionColumnAlone(bounds: PartitionBounds | undefined): boolean;
 }
 
-export function keysetWalk(spec: Spec, shape: RunShape): KeysetWalk {
+export function keysetWalk(spec: ResolvedSpec, shape: RunShape): KeysetWalk {
   const keyTypes = shape.keyTypes ?? [shape.keyType];
-  const keyWalk: WalkColumn[] = sourceKeyColumns(spec.source).map((name, i) => ({ name, sql: quoteIdent(name), type: keyTypes[i] }));
+  const keyWalk: WalkColumn[] = spec.source.key.map((name, i) => ({ name, sql: quoteIdent(name), type: keyTypes[i] }));
   const partitionColumn: WalkColumn = { name: spec.partition.column, sql: quoteIdent(spec.partition.column), type: shape.partitionColumnType };
   /**
    * The columns a chunk of this partition is ordered by, and its cursor holds: the key's, after

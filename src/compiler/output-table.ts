@@ -3,10 +3,10 @@
  * shape per session, named stably so a pooled session reuses it.
  */
 import { fnv1a } from '../shared/ids';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import type { RunShape } from './shape';
 
-export function outputTableName(spec: Spec, shape: RunShape): string {
+export function outputTableName(spec: ResolvedSpec, shape: RunShape): string {
   return `backfill_out_${fnv1a(`${spec.target.table}|${shape.outputColumns.join(',')}`)}`;
 }
 

@@ -9,7 +9,8 @@ import { DateTime } from 'luxon';
 import { partitionId } from '../shared/ids';
 import { MAX_PARTITIONS } from '../shared/limits';
 import type { PartitionBounds, PlannedPartition } from '../shared/types';
-import { parseInterval, type PartitionSpec, type TimeUnit } from '../specs/schema';
+import type { TimeUnit } from '../specs/schema';
+import type { ResolvedPartition } from '../specs/resolve';
 
 /** What the planner needs to know about the source, gathered by one query per spec. */
 export type SourceFacts =
@@ -37,13 +38,13 @@ export class PlanError extends Error {
   }
 }
 
-export function planPartitions(partition: PartitionSpec, facts: SourceFacts): PlannedPartition[] {
+export function planPartitions(partition: ResolvedPartition, facts: SourceFacts): PlannedPartition[] {
   const bounds = planBounds(partition, facts);
-  const unit = partition.by === 'time' ? parseInterval(partition.size)!.unit : undefined;
+  const unit = partition.by === 'time' ? partition.interval.unit : undefined;
   return bounds.map((b, ordinal) => ({ id: partitionId(b, unit, ordinal), ordinal, bounds: b }));
 }
 
-function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBounds[] {
+function planBounds(partition: ResolvedPartition, facts: SourceFacts): PartitionBounds[] {
   const column = partition.column;
   if (partition.by === 'native') {
     if (facts.kind !== 'leaves') throw new Error('native partitions need the leaves');
@@ -76,8 +77,8 @@ function planBounds(partition: PartitionSpec, facts: SourceFacts): PartitionBoun
     case 'time': {
       if (facts.kind !== 'time') throw new Error('time partition needs time facts');
       if (facts.min === null || facts.max === null) return nulls;
-      const interval = parseInterval(partition.size)!;
-      return [...timeBounds(column, interval.count, interval.unit, facts.min, facts.max, partition.timeZone), ...nulls];
+      const { count, unit } = partition.interval;
+      return [...timeBounds(column, count, unit, facts.min, facts.max, partition.timeZone), ...nulls];
     }
     case 'list': {
       if (facts.kind !== 'list') throw new Error('list partition needs list facts');

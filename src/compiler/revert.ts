@@ -8,7 +8,7 @@
  * Pure, like the rest of the compiler.
  */
 import { quoteIdent, quoteTable } from '../db/sql';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { compileBeforeImages, IMAGE_CHANGE, IMAGE_XID, type ImageTables } from './before-images';
 import type { RevertShape, RunShape } from './shape';
 import type { Statement } from './statements';
@@ -22,7 +22,7 @@ export interface CompiledRevert {
   conflicts(xid: string): Statement;
 }
 
-export function compileRevert(spec: Spec, shape: RunShape, tables: ImageTables, revert: RevertShape): CompiledRevert {
+export function compileRevert(spec: ResolvedSpec, shape: RunShape, tables: ImageTables, revert: RevertShape): CompiledRevert {
   const target = quoteTable(spec.target.table);
   const keys = spec.target.key;
   const keyCols = keys.map(quoteIdent);

@@ -13,7 +13,7 @@
 import { quoteIdent, quoteTable } from '../db/sql';
 import { boundsText, crossableEnds, params, partitionPredicate, timeBound, type Param } from './partition-predicate';
 import type { PartitionBounds } from '../shared/types';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { keysetWalk } from './keyset';
 import { outputTableName, outputTakesCopy } from './output-table';
 import { targetJoin, targetPartitionScope, type OutputKeyRange } from './target-join';
@@ -95,7 +95,7 @@ export interface CompiledRun {
   describeRange(bounds: PartitionBounds | undefined, cursor: string | null, hi: string | null): string;
 }
 
-export function compileRun(spec: Spec, shape: RunShape): CompiledRun {
+export function compileRun(spec: ResolvedSpec, shape: RunShape): CompiledRun {
   const src = quoteTable(spec.source.table);
   const { target, out, cols, keyCols, valueCols, join, joinWithin, joinInRange, ranged, changed, keyText } = targetJoin(spec, shape);
   // the newline ends a trailing -- comment in the filter; the filter was parsed as one expression

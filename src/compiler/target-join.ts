@@ -5,7 +5,7 @@
  * (before-images.ts), which must pick exactly the rows the write will change.
  */
 import { quoteIdent, quoteTable } from '../db/sql';
-import type { Spec } from '../specs/schema';
+import type { ResolvedSpec } from '../specs/resolve';
 import { hasMinMax } from './keyset';
 import type { RunShape } from './shape';
 import { outputTableName } from './output-table';
@@ -59,7 +59,7 @@ export interface TargetJoin {
   absent: string;
 }
 
-export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
+export function targetJoin(spec: ResolvedSpec, shape: RunShape): TargetJoin {
   const keyCols = spec.target.key.map(quoteIdent);
   const valueCols = shape.outputColumns.filter((c) => !spec.target.key.includes(c)).map(quoteIdent);
   const join = keyCols.map((c, i) => `t.${c} = o.${c}${shape.targetKeyCollations?.[i] ? ` COLLATE ${shape.targetKeyCollations[i]}` : ''}`).join(' AND ');
@@ -91,7 +91,7 @@ export function targetJoin(spec: Spec, shape: RunShape): TargetJoin {
  * Replace mode: target row t belongs to the partition `bounds` (by target.partitionColumn) — the
  * rows a replace partition owns, deletes when the transform no longer produces them, and images.
  */
-export function targetPartitionScope(spec: Spec, shape: RunShape, bounds: PartitionBounds, alias: string, param: Param): string {
+export function targetPartitionScope(spec: ResolvedSpec, shape: RunShape, bounds: PartitionBounds, alias: string, param: Param): string {
   const column = spec.target.partitionColumn!;
   return partitionPredicate({ ...bounds, column } as PartitionBounds, alias, shape.targetPartitionColumnType ?? shape.partitionColumnType, param);
 }

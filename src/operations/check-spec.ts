@@ -40,7 +40,7 @@ export function checkSpec(specFile: string): Promise<CheckedSpec> {
  */
 export async function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
   const loaded = loadSpecFile(specFile);
-  const { spec } = loaded;
+  const spec = loaded.resolved;
   let url: string;
   try {
     url = databaseUrlFrom(spec.database);

@@ -5,6 +5,7 @@
  * with its actor and reason, in backfill.run_events. Each returns once the ledger shows the
  * change, i.e. once running partitions can see it.
  */
+import { resolveSpec } from '../specs/resolve';
 import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { acceptInputs, closeAbandonedRun, readRunControl, type RunRow } from '../ledger/runs';
@@ -145,7 +146,7 @@ export function fallsBackToSignal(err: unknown): boolean {
 async function settleInputChange(pool: pg.Pool, run: RunRow, who: OperatorAction, accept: boolean): Promise<void> {
   const ref = runLabel(run.name, run.run_id);
   const accepted = run.input_fingerprints ?? [];
-  const now = accepted.length > 0 ? await runInputs(pool, run.spec, run.shape) : [];
+  const now = accepted.length > 0 ? await runInputs(pool, resolveSpec(run.spec), run.shape) : [];
   const changes = inputChanges(accepted, now);
   if (changes.length === 0) {
     if (accept) throw new UsageError(`the inputs of ${ref} have not changed since the run started; resume without --accept-input-change`);

@@ -11,9 +11,8 @@
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import { sampleImageTable, storedImageBytes } from './sample-images';
-import { undoKeep } from '../specs/schema';
+import { undoKeep } from '../specs/resolve';
 import { inTransaction } from '../db/pool';
-import type { RunRow } from '../ledger/runs';
 import type { PlannedPartition } from '../shared/types';
 import type { LoadedSpec } from '../specs/load';
 import type { RunShape } from '../compiler/shape';
@@ -109,7 +108,7 @@ export interface EstimateOptions {
 }
 
 export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options: EstimateOptions = {}): Promise<PlanEstimate> {
-  const { spec } = input.loaded;
+  const spec = input.loaded.resolved;
   const ctx = recomputable(input);
   const counting = performance.now();
   const scope = await scopeOf(pool, input, ctx.module?.reads);
@@ -277,19 +276,16 @@ function windowHoursPerDay(start: string, end: string): number {
 }
 
 function recomputable({ loaded, shape }: EstimateInput): Recomputable {
-  const { spec } = loaded;
-  const run = { spec, shape, transform_name: spec.transform.name, transform_version: spec.transform.version } as Pick<
-    RunRow,
-    'spec' | 'shape' | 'transform_name' | 'transform_version'
-  >;
+  const spec = loaded.resolved;
+  const run = { shape, transform_name: spec.transform.name, transform_version: spec.transform.version };
   const compiled = compileRun(spec, shape);
-  if (!loaded.artifact) return { run, compiled };
-  return { run, compiled, module: evaluateArtifact(loaded.artifact, loaded.transform.modulePath!) };
+  if (!loaded.artifact) return { run, spec, compiled };
+  return { run, spec, compiled, module: evaluateArtifact(loaded.artifact, loaded.transform.modulePath!) };
 }
 
 /** The rows in scope (counted or estimated), and the bytes read from the columns' average widths. */
 async function scopeOf(pool: pg.Pool, { loaded, partitions }: EstimateInput, readColumns: string[] | undefined): Promise<PlanEstimate['scope']> {
-  const { spec } = loaded;
+  const spec = loaded.resolved;
   const { rows, exact } = await scopeRows(pool, spec);
   // a SQL transform reads whole source rows (chunk is s.*); a module reads its `reads`, or all
   const { rows: width } = await pool.query<{ w: number | null }>(
@@ -363,9 +359,9 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       const fill = ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);
       await client.query(fill.text, fill.values);
     }
-    const images = undoKeep(ctx.run.spec) !== null ? await sampleImageTable(client, ctx) : null;
+    const images = undoKeep(ctx.spec) !== null ? await sampleImageTable(client, ctx) : null;
     // the write alone: computing the rows was timed by the comparison
-    const target = quoteTable(ctx.run.spec.target.table);
+    const target = quoteTable(ctx.spec.target.table);
     const { rows: was } = await client.query<{ lsn: string; size: string }>(
       'SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size',
       [target],

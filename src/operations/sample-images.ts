@@ -26,7 +26,7 @@ const IMAGE_ROW_OVERHEAD = 64;
 
 /** An empty image table for one sample, gone with its transaction's rollback. */
 export async function sampleImageTable(client: pg.PoolClient, ctx: Recomputable): Promise<{ tables: ImageTables; compiled: CompiledImages }> {
-  const compiled = compileBeforeImages(ctx.run.spec, ctx.run.shape);
+  const compiled = compileBeforeImages(ctx.spec, ctx.run.shape);
   const { rows } = await client.query<{ ok: boolean }>(
     `SELECT to_regnamespace('backfill_undo') IS NOT NULL AND has_schema_privilege('backfill_undo', 'CREATE') AS ok`,
   );

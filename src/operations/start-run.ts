@@ -114,11 +114,11 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
   });
 }
 
-function runDetails({ spec, specHash, transform }: LoadedSpec, runId: string, partitions: PlannedPartition[]): string {
+function runDetails({ resolved: spec, specHash, transform }: LoadedSpec, runId: string, partitions: PlannedPartition[]): string {
   return [
     `**${spec.name}** run \`${runId}\` — ${spec.reason}`,
     '',
-    `- source \`${spec.source.table}\`${spec.source.where ? ` where \`${spec.source.where}\`` : ''}, key \`${[spec.source.key].flat().join(', ')}\``,
+    `- source \`${spec.source.table}\`${spec.source.where ? ` where \`${spec.source.where}\`` : ''}, key \`${spec.source.key.join(', ')}\``,
     `- ${partitions.length} partitions by ${spec.partition.by} on \`${spec.partition.column}\``,
     `- transform \`${transformLabel(transform)}\``,
     `- target \`${spec.target.table}\` (${spec.target.mode}, key ${spec.target.key.join(', ')})`,

@@ -23,7 +23,7 @@ export interface OfflineVerdict {
 
 export async function validateSpecOffline(file: string): Promise<OfflineVerdict> {
   const loaded = loadSpecFile(file);
-  const { spec } = loaded;
+  const spec = loaded.resolved;
   const parsed = await parseSpecSql(spec);
   if (!parsed.ok) throw new SpecError(file, parsed.problems);
   const sqlFields = [

@@ -4,6 +4,7 @@
  * the original run, or be one of the conflicts the revert recorded. A row still as the original
  * run left it, or a row changed since the revert, is a mismatch. Reads only.
  */
+import { resolveSpec } from '../specs/resolve';
 import type pg from 'pg';
 import { compileRevert } from '../compiler/revert';
 import { imageTablesOf } from '../ledger/before-images';
@@ -15,7 +16,7 @@ import type { VerifiedPartition, VerifyOptions, VerifyReport } from './verify-re
 
 export async function verifyRevert(pool: pg.Pool, run: RunRow, options: VerifyOptions = {}): Promise<VerifyReport> {
   const of = run.reverts!;
-  const compiled = compileRevert(run.spec, run.shape, imageTablesOf(of), run.shape.revert ?? {});
+  const compiled = compileRevert(resolveSpec(run.spec), run.shape, imageTablesOf(of), run.shape.revert ?? {});
   const all = await listPartitions(pool, run.run_id, { limit: 1_000_000 });
   const rows = options.partition ? all.filter((p) => p.partition_id === options.partition) : all;
   if (options.partition && rows.length === 0)

@@ -5,6 +5,7 @@
  * Wrong rows are reported by key, with the key ranges that hold them. Writes nothing but its
  * results, to backfill.gate_results (stage `verify`).
  */
+import { resolveSpec } from '../specs/resolve';
 import type pg from 'pg';
 import type { RunRow } from '../ledger/runs';
 import { partitionsToVerify } from '../ledger/partition-reads';
@@ -66,8 +67,9 @@ export async function verifyRun(pool: pg.Pool, run: RunRow, options: VerifyOptio
 
 /** The run's frozen transform, ready to recompute: its SQL, or the module bundle the run stored. */
 async function recomputable(pool: pg.Pool, run: RunRow): Promise<Recomputable> {
-  const compiled = compileRun(run.spec, run.shape);
-  if (run.transform_kind === 'sql') return { run, compiled };
+  const spec = resolveSpec(run.spec);
+  const compiled = compileRun(spec, run.shape);
+  if (run.transform_kind === 'sql') return { run, spec, compiled };
   const artifact = await getArtifact(pool, run.transform_hash);
   if (!artifact) {
     throw new UsageError(
@@ -76,5 +78,5 @@ async function recomputable(pool: pg.Pool, run: RunRow): Promise<Recomputable> {
   }
   const refusal = artifactOriginRefusal(workerTrustFromEnv(), run.module_path!);
   if (refusal) throw new UsageError(`cannot verify run ${run.run_id}: ${refusal}`);
-  return { run, compiled, module: evaluateArtifact(artifact, run.module_path!) };
+  return { run, spec, compiled, module: evaluateArtifact(artifact, run.module_path!) };
 }

@@ -4,6 +4,7 @@
  * rows, throughput and chunk durations with what governed them, every gate, downstream
  * actions and consumers, and the audit trail.
  */
+import { resolveSpec } from '../specs/resolve';
 import type { ReportData } from './collect';
 import type { Capture } from '../validation/distributions';
 import { compact, escapeXml, groupedBars, lineChart, scatterChart, stackedBars } from './svg';
@@ -51,11 +52,11 @@ function gateLine(g: ReportData['gates'][number]): string[] {
 }
 
 function scopeLines(r: ReportData): [string, string][] {
-  const s = r.spec;
+  const s = resolveSpec(r.spec);
   const p = s.partition;
   return [
     ['Reason', s.reason],
-    ['Source', `${s.source.table} (key ${[s.source.key].flat().join(', ')})${s.source.where ? ` where ${s.source.where}` : ''}`],
+    ['Source', `${s.source.table} (key ${s.source.key.join(', ')})${s.source.where ? ` where ${s.source.where}` : ''}`],
     ['Partitions', `${p.by} on ${p.column}${'size' in p ? `, size ${p.size}` : ''}: ${r.summary.partitions.total}`],
     ['Target', `${r.summary.target} (${s.target.mode}, key ${s.target.key.join(', ')})`],
     ['Transform', `${r.summary.transform.name}@${r.summary.transform.version} (${r.summary.transform.kind}, code ${r.summary.transform.hash.slice(0, 16)})`],

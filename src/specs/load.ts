@@ -8,6 +8,7 @@ import path from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import type { z } from 'zod';
 import { specSchema, type Spec } from './schema';
+import { resolveSpec, type ResolvedSpec } from './resolve';
 import { SpecError, type SpecProblem } from './errors';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { canonicalJson } from '../util/canonical-json';
@@ -16,7 +17,10 @@ import { sha256 } from '../util/hash';
 export { canonicalJson, sha256 };
 
 export interface LoadedSpec {
+  /** The spec as written, defaults filled: what is hashed and recorded. */
   spec: Spec;
+  /** The same spec resolved (specs/resolve.ts): what checks, plans and statements are made from. */
+  resolved: ResolvedSpec;
   /** The file as given on the command line; used in messages. */
   file: string;
   /** sha256 of the canonical JSON of the spec (module transforms: including the module's code hash). */
@@ -101,7 +105,7 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
   }
   const spec = result.data;
   const { transform, artifact } = freeze(spec, file);
-  return { spec, file, specHash: hashSpec(spec, transform), transform, ...(artifact ? { artifact } : {}) };
+  return { spec, resolved: resolveSpec(spec), file, specHash: hashSpec(spec, transform), transform, ...(artifact ? { artifact } : {}) };
 }
 
 /**

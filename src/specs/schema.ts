@@ -134,12 +134,6 @@ export const undoSchema = z.union(
 
 export const DEFAULT_UNDO_KEEP = '14 days';
 
-/** How long a run keeps its before-images, or null when it keeps none (`undo: off`). */
-export function undoKeep(spec: { undo?: z.infer<typeof undoSchema> }): string | null {
-  if (spec.undo === 'off') return null;
-  return spec.undo?.keep ?? DEFAULT_UNDO_KEEP;
-}
-
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
 export const specSchema = z
@@ -184,10 +178,6 @@ export const specSchema = z
 
 export type Spec = z.infer<typeof specSchema>;
 
-/** source.key as a list: one column, or a composite key's columns in the order chunks walk them. */
-export function sourceKeyColumns(source: { key: string | string[] }): string[] {
-  return typeof source.key === 'string' ? [source.key] : source.key;
-}
 export type SpecInput = z.input<typeof specSchema>;
 export type PartitionSpec = Spec['partition'];
 export type WriteMode = Spec['target']['mode'];

@@ -6,6 +6,7 @@
  * read-only transaction (the table is temporary), to compare. Row values never reach an error's
  * summary, only its message (the ledger).
  */
+import type { ResolvedSpec } from '../specs/resolve';
 import { finished } from 'node:stream/promises';
 import { types } from 'node:util';
 import type pg from 'pg';
@@ -27,7 +28,8 @@ export interface OutputTable {
 
 /** What filling from a module needs of a run. */
 export interface ModuleRun {
-  run: Pick<RunRow, 'spec' | 'shape' | 'transform_name' | 'transform_version'>;
+  run: Pick<RunRow, 'shape' | 'transform_name' | 'transform_version'>;
+  spec: ResolvedSpec;
   compiled: CompiledRun;
   module: TransformModule;
 }
@@ -57,7 +59,7 @@ export async function fillFromModule(
     else copies.push(body);
   };
   const read = compiled.readChunk(bounds, cursor, hi, module.reads);
-  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), guarded(label, module), take);
+  await transformSlices(client, read, sliceRowsFor(ctx.spec.target.mode), guarded(label, module), take);
   // a slice COPY text cannot carry goes as its JSON document: both fill the same table, and a row
   // means the same either way (transforms/copy-text.ts)
   let rowsOut = 0;
@@ -90,7 +92,7 @@ export async function moduleOutput(
   const read = ctx.compiled.readChunk(bounds, cursor, hi, ctx.module.reads);
   const label = transformLabel({ name: ctx.run.transform_name, version: ctx.run.transform_version });
   const all: unknown[] = [];
-  await transformSlices(client, read, sliceRowsFor(ctx.run.spec.target.mode), guarded(label, ctx.module), (out) => {
+  await transformSlices(client, read, sliceRowsFor(ctx.spec.target.mode), guarded(label, ctx.module), (out) => {
     for (const row of arrayOfRows(label, out)) all.push(row);
   });
   return all;

@@ -5,6 +5,7 @@
  * whole-run check share. It writes nothing: every page is one read-only, time-limited
  * REPEATABLE READ transaction, so the recomputed input and the target are one snapshot.
  */
+import type { ResolvedSpec } from '../specs/resolve';
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import { isPgError } from '../db/errors';
@@ -32,7 +33,8 @@ export interface Comparison {
 }
 
 export interface Recomputable {
-  run: Pick<RunRow, 'spec' | 'shape' | 'transform_name' | 'transform_version'>;
+  run: Pick<RunRow, 'shape' | 'transform_name' | 'transform_version'>;
+  spec: ResolvedSpec;
   compiled: CompiledRun;
   module?: TransformModule;
 }
@@ -48,12 +50,12 @@ export async function outputTypes(db: pg.Pool | pg.PoolClient, ctx: Recomputable
   const { rows } = await db.query<{ attname: string; type: string }>(
     `SELECT attname, format_type(atttypid, atttypmod) AS type FROM pg_attribute
       WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`,
-    [quoteTable(ctx.run.spec.target.table)],
+    [quoteTable(ctx.spec.target.table)],
   );
   const byName = new Map(rows.map((r) => [r.attname, r.type]));
   return ctx.run.shape.outputColumns.map((c) => {
     const type = byName.get(c);
-    if (!type) throw new Error(`target ${ctx.run.spec.target.table} no longer has column ${c}; the run's shape cannot be verified`);
+    if (!type) throw new Error(`target ${ctx.spec.target.table} no longer has column ${c}; the run's shape cannot be verified`);
     return type;
   });
 }
@@ -71,7 +73,7 @@ export interface CompareOptions {
 
 export async function comparePartition(pool: pg.Pool, ctx: Recomputable, bounds: PartitionBounds, opts: CompareOptions): Promise<Comparison> {
   const total: Comparison = { compared: 0, missing: 0, differing: 0, extra: 0, examples: [], ranges: [] };
-  const mode = ctx.run.spec.target.mode;
+  const mode = ctx.spec.target.mode;
   // replace mode computes a partition as a whole (a rollup must see all of its rows)
   const whole = mode === 'replace';
   // keys still to compare: the slice's, or all of them

@@ -96,7 +96,7 @@ function fail(t: GateTally, line: string): void {
 
 /** Compares one partition and checks its partition-scope invariants; adds to the tally and the ledger. */
 export async function checkPartition(g: GateContext, partition: CheckedPartition, tally: GateTally, types: string[] | undefined): Promise<PartitionFindings> {
-  const mode = g.ctx.run.spec.target.mode;
+  const mode = g.ctx.spec.target.mode;
   const findings: PartitionFindings = { invariants: [] };
   tally.partitionsChecked++;
   if (g.sampleEvery > 0 && types) {
@@ -137,7 +137,7 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
       });
     }
   }
-  for (const invariant of invariantsFor(g.ctx.run.spec.validate?.invariants, 'partition')) {
+  for (const invariant of invariantsFor(g.ctx.spec.validate?.invariants, 'partition')) {
     const started = Date.now();
     const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, partition.bounds, g.timeoutMs);
     findings.invariants.push(r);
@@ -171,7 +171,7 @@ export interface PartitionFindings {
 /** Run-scope invariants, once, over the whole scope. */
 export async function checkRunInvariants(g: GateContext, tally: GateTally): Promise<InvariantResult[]> {
   const results: InvariantResult[] = [];
-  for (const invariant of invariantsFor(g.ctx.run.spec.validate?.invariants, 'run')) {
+  for (const invariant of invariantsFor(g.ctx.spec.validate?.invariants, 'run')) {
     const started = Date.now();
     const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, null, g.timeoutMs);
     results.push(r);
@@ -198,7 +198,7 @@ export async function checkRunInvariants(g: GateContext, tally: GateTally): Prom
 export async function recordTally(g: GateContext, tally: GateTally, extra: Record<string, { passed: boolean; violations: number }> = {}): Promise<void> {
   for (const [gate, t] of Object.entries(tally.gates)) {
     if (gate.startsWith('distribution:')) continue; // recorded with its measures already
-    if (gate.startsWith('invariant:') && invariantsFor(g.ctx.run.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
+    if (gate.startsWith('invariant:') && invariantsFor(g.ctx.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
     await recordGate(g.pool, {
       runId: g.runId,
       attempt: g.attempt,

@@ -3,9 +3,10 @@ import { compileRun } from '../../src/compiler/statements';
 import { compileRevert } from '../../src/compiler/revert';
 import { revertSpec } from '../../src/operations/revert-run';
 import type { Spec } from '../../src/specs/schema';
-import { undoKeep, specSchema } from '../../src/specs/schema';
+import { specSchema } from '../../src/specs/schema';
+import { resolveSpec, undoKeep } from '../../src/specs/resolve';
 
-const base: Spec = {
+const written: Spec = {
   name: 'totals',
   reason: 'r',
   database: 'DATABASE_URL',
@@ -15,6 +16,7 @@ const base: Spec = {
   target: { table: 'public.totals', key: ['id'], mode: 'upsert' },
   limits: { chunkSize: 100, concurrency: 2 },
 };
+const base = resolveSpec(written);
 const shape = { keyType: 'bigint', partitionColumnType: 'bigint', outputColumns: ['id', 'day', 'amount'], targetKeyType: 'bigint' };
 const range = { kind: 'range' as const, column: 'id', lo: '0', hi: '1000' };
 const IMAGES = 'backfill_undo."r1"';
@@ -123,9 +125,9 @@ describe('compileRevert', () => {
 
 describe('undo in the spec', () => {
   test('kept 14 days unless the spec says otherwise; off keeps none', () => {
-    expect(undoKeep(base)).toBe('14 days');
-    expect(undoKeep({ undo: { keep: '2 weeks' } })).toBe('2 weeks');
-    expect(undoKeep({ undo: 'off' })).toBeNull();
+    expect(undoKeep(resolveSpec(written))).toBe('14 days');
+    expect(undoKeep(resolveSpec({ ...written, undo: { keep: '2 weeks' } }))).toBe('2 weeks');
+    expect(undoKeep(resolveSpec({ ...written, undo: 'off' }))).toBeNull();
   });
 
   test.each([
@@ -133,7 +135,7 @@ describe('undo in the spec', () => {
     ['never', 'undo: must be off, or { keep: "14 days" } (how long before-images are kept after the run)'],
     [{ keep: '1 day', extra: 1 }, 'undo: Unrecognized key: "extra"'],
   ])('%j is refused: %s', (undo, message) => {
-    const parsed = specSchema.safeParse({ ...base, undo });
+    const parsed = specSchema.safeParse({ ...written, undo });
     expect(parsed.success).toBe(false);
     const issue = parsed.error!.issues[0];
     expect(`${issue.path.join('.')}: ${issue.message}`).toBe(message);
@@ -143,7 +145,7 @@ describe('undo in the spec', () => {
 describe('revertSpec', () => {
   test('the original renamed, without gates, tail splitting or images of its own; after-actions kept', () => {
     const original = {
-      ...base,
+      ...written,
       name: 'x'.repeat(63),
       limits: { chunkSize: 100, concurrency: 2, splitTail: true },
       validate: { canary: { partitions: 1 } },

@@ -1,5 +1,10 @@
 import { DateTime } from 'luxon';
-import { addUnits, planPartitions, PlanError, startOfUnit } from '../../src/compiler/partitions';
+import { addUnits, planPartitions as planResolved, PlanError, startOfUnit, type SourceFacts } from '../../src/compiler/partitions';
+import { resolvePartition } from '../../src/specs/resolve';
+import type { PartitionSpec } from '../../src/specs/schema';
+
+/** Partitions as a spec writes them, resolved as the planner's callers resolve them. */
+const planPartitions = (partition: PartitionSpec, facts: SourceFacts) => planResolved(resolvePartition(partition), facts);
 
 describe('planPartitions', () => {
   test('range partitions are aligned to multiples of size, half-open, and ids carry their bounds', () => {

@@ -1,6 +1,11 @@
-import { compileRun } from '../../src/compiler/statements';
+import { compileRun as compileResolved } from '../../src/compiler/statements';
 import { boundsText } from '../../src/compiler/partition-predicate';
 import type { Spec } from '../../src/specs/schema';
+import { resolveSpec } from '../../src/specs/resolve';
+import type { RunShape } from '../../src/compiler/shape';
+
+/** Specs as written here, resolved as every caller of the compiler resolves them. */
+const compileRun = (written: Spec, shape: RunShape) => compileResolved(resolveSpec(written), shape);
 
 const spec: Spec = {
   name: 'orders',
