@@ -24,9 +24,9 @@ import {
   type Decision,
   type GovernorInput,
 } from '../governor';
-import { finishPartition, partitionReport, startAttempt } from '../ledger/partitions';
+import { finishPartition, partitionReport, startAttempt, type PartitionRow } from '../ledger/partitions';
 import { refundRows, reserveRows } from '../ledger/rate-limits';
-import { readRunControl } from '../ledger/runs';
+import { readRunControl, type RunControl } from '../ledger/runs';
 import { governing } from '../shared/guards';
 import type { PartitionReport } from '../shared/types';
 import { partitionFinishedSignal } from '../workflows/messages';
@@ -37,7 +37,8 @@ import { chunkMetrics } from './chunk-metrics';
 import type { ActivityDeps } from './deps';
 import type { Logger } from 'pino';
 import { PartitionReporting } from './partition-reporting';
-import type { RunContextCache } from './run-context';
+import type { RunContext, RunContextCache } from './run-context';
+import type pg from 'pg';
 
 export interface ProcessPartitionInput {
   database: string;
@@ -54,121 +55,175 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     const ctx = await contexts.get(pool, runId);
     const log = deps.logger.child({ runId, partitionId });
     const activity = Context.current();
-    const metrics = chunkMetrics(activity, ctx.run);
-
-    let row = await startAttempt(pool, runId, partitionId);
+    const row = await startAttempt(pool, runId, partitionId);
     const reporting = new PartitionReporting(pool, activity, { runId, partitionId, runWorkflowId: ctx.run.workflow_id }, row, log);
-    const wait = async (d: Extract<Decision, { kind: 'wait' }>) => {
-      await reporting.enter(d.state, d.cause, d.reason);
-      if (d.ms > 0) await sleep(d.ms);
-    };
     try {
       log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
-      let governor = initialGovernorState();
-      let inputsChecked = false;
-      while (row.status === 'running') {
-        if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
-        const control = await readRunControl(pool, runId);
-        metrics.paused(control.paused);
-        if (control.paused) inputsChecked = false;
-        if (!inputsChecked && !control.paused && !control.cancelRequested) {
-          // before the partition's first chunk and after every pause: what the transform reads must be what the run accepted
-          const hold = await inputChangeHold(pool, ctx.run);
-          if (hold) {
-            log.warn({ reason: hold }, 'an input of the transform changed; asking the run to pause');
-            await reporting.showHoldReason(hold);
-            return { ...partitionReport(row), pauseRequest: { actor: INPUT_CHANGE_ACTOR, reason: hold, basedOnVersion: control.version } };
-          }
-          inputsChecked = true;
-        }
-        const facts: GovernorInput = { control, now: Date.now(), pollMs };
-        let step = decide(governor, facts);
-        if (step.decision.kind === 'measure') {
-          const reading = governing(await readGuards(pool, control.limits.guards!, ctx.spec.target.table)) ?? null;
-          step = decide(governor, { ...facts, reading });
-        }
-        governor = step.state;
-        const decision = step.decision;
-        if (decision.kind === 'stop') {
-          row = await finishPartition(pool, runId, partitionId, 'cancelled');
-          log.info('partition cancelled at a chunk boundary');
-          break;
-        }
-        if (decision.kind === 'pause-run') {
-          // long enough that an operator should look: the partition workflow asks the run to pause
-          log.warn({ guard: decision.actor, reason: decision.reason }, 'guard hold timed out; asking the run to pause');
-          await reporting.showHoldReason(decision.reason);
-          return { ...partitionReport(row), pauseRequest: { actor: decision.actor, reason: decision.reason, basedOnVersion: control.version } };
-        }
-        if (decision.kind === 'measure') throw new Error('the governor asked for guard readings twice'); // unreachable: it was given one
-        if (decision.kind === 'wait') {
-          await wait(decision);
-          continue;
-        }
-
-        if (decision.before) await wait(decision.before);
-        let write = decision;
-        const { rowsPerSecond } = control.limits;
-        if (rowsPerSecond) {
-          // one budget for the whole run, across workers: reserve this chunk's rows, wait out any debt
-          const budgeted = afterBudget(write, await reserveRows(pool, runId, write.chunkSize, rowsPerSecond), decision.before?.reason ?? null);
-          write = budgeted.write;
-          if (budgeted.wait) await wait(budgeted.wait);
-        }
-        if (write.oneWriter) reporting.writingWhileSlowed();
-        else await reporting.enter('writing', null, null);
-
-        const started = Date.now();
-        const failOnTimeout = write.chunkSize <= timeoutFloor(control.limits);
-        const outcome = await runChunk(pool, ctx, {
-          runId,
-          partitionId,
-          chunkSize: write.chunkSize,
-          oneWriter: write.oneWriter,
-          record: write.record,
-          failOnTimeout,
-          worker: deps.workerIdentity,
-        });
-        if (outcome.lockTimeout) {
-          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
-          await wait(afterLockTimeout(outcome.lockTimeout, pollMs));
-          continue;
-        }
-        if (outcome.statementTimeout) {
-          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
-          governor = afterStatementTimeout(governor, { chunkSize: write.chunkSize, limits: control.limits });
-          log.warn(
-            { chunkSize: write.chunkSize, next: governor.timeoutCap, cause: outcome.statementTimeout },
-            'chunk hit the statement timeout; trying smaller chunks',
-          );
-          continue;
-        }
-        if (outcome.pauseRun) {
-          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
-          log.error({ reason: outcome.pauseRun }, 'the database cannot write; asking the run to pause');
-          await reporting.showHoldReason(outcome.pauseRun);
-          return { ...partitionReport(outcome.row), pauseRequest: { actor: 'backfill', reason: outcome.pauseRun, basedOnVersion: control.version } };
-        }
-        if (outcome.concurrentChange) {
-          // nothing was written: the chunk is computed again, from the state the application left
-          if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize);
-          log.info({ cause: outcome.concurrentChange }, 'chunk met a concurrent change; computing it again');
-          await sleep(Math.min(pollMs, 200));
-          continue;
-        }
-        const ms = Date.now() - started - outcome.turnMs;
-        if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize - outcome.rowsRead);
-        governor = afterChunk(governor, { chunkSize: write.chunkSize, ms, limits: control.limits });
-        metrics.committed(outcome, ms);
-        row = outcome.row;
-        reporting.progressed(row);
-      }
-      log.info({ status: row.status, rowsWritten: row.rows_written, chunks: row.chunks }, 'partition finished');
-      return await reportToRun(activity, ctx.run.workflow_id, partitionReport(row), log);
+      const loop = new PartitionLoop({ pool, ctx, log, activity, reporting, pollMs, worker: deps.workerIdentity, runId, partitionId }, row);
+      const paused = await loop.run();
+      if (paused) return paused;
+      log.info({ status: loop.row.status, rowsWritten: loop.row.rows_written, chunks: loop.row.chunks }, 'partition finished');
+      return await reportToRun(activity, ctx.run.workflow_id, partitionReport(loop.row), log);
     } finally {
       await reporting.close();
     }
   };
+}
+
+interface LoopDeps {
+  pool: pg.Pool;
+  ctx: RunContext;
+  log: Logger;
+  activity: Context;
+  reporting: PartitionReporting;
+  pollMs: number;
+  worker?: string;
+  runId: string;
+  partitionId: string;
+}
+
+type WriteDecision = Extract<Decision, { kind: 'write' }>;
+type WaitDecision = Extract<Decision, { kind: 'wait' }>;
+
+/** One attempt's walk through its partition: the governor's decisions, each acted on, until the partition is no longer running. */
+class PartitionLoop {
+  private governor = initialGovernorState();
+  private inputsChecked = false;
+  private readonly metrics: ReturnType<typeof chunkMetrics>;
+
+  constructor(
+    private readonly d: LoopDeps,
+    public row: PartitionRow,
+  ) {
+    this.metrics = chunkMetrics(d.activity, d.ctx.run);
+  }
+
+  /** Walks until the partition finishes or is cancelled (undefined), or returns the report that asks the run to pause. */
+  async run(): Promise<PartitionReport | undefined> {
+    const { activity, pool, runId } = this.d;
+    while (this.row.status === 'running') {
+      if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
+      const control = await readRunControl(pool, runId);
+      this.metrics.paused(control.paused);
+      const held = await this.inputChanged(control);
+      if (held) return held;
+      const decision = await this.decide(control);
+      switch (decision.kind) {
+        case 'stop':
+          this.row = await finishPartition(pool, runId, this.d.partitionId, 'cancelled');
+          this.d.log.info('partition cancelled at a chunk boundary');
+          return undefined;
+        case 'pause-run':
+          // long enough that an operator should look: the partition workflow asks the run to pause
+          this.d.log.warn({ guard: decision.actor, reason: decision.reason }, 'guard hold timed out; asking the run to pause');
+          return this.askRunToPause(decision.actor, decision.reason, control.version);
+        case 'wait':
+          await this.wait(decision);
+          break;
+        case 'write': {
+          const paused = await this.write(decision, control);
+          if (paused) return paused;
+          break;
+        }
+        case 'measure':
+          throw new Error('the governor asked for guard readings twice'); // unreachable: decide() gave it one
+        default:
+          return unreachable(decision);
+      }
+    }
+    return undefined;
+  }
+
+  /** Before the partition's first chunk and after every pause: what the transform reads must be what the run accepted. */
+  private async inputChanged(control: RunControl): Promise<PartitionReport | undefined> {
+    if (control.paused) this.inputsChecked = false;
+    if (this.inputsChecked || control.paused || control.cancelRequested) return undefined;
+    const hold = await inputChangeHold(this.d.pool, this.d.ctx.run);
+    if (hold) {
+      this.d.log.warn({ reason: hold }, 'an input of the transform changed; asking the run to pause');
+      return this.askRunToPause(INPUT_CHANGE_ACTOR, hold, control.version);
+    }
+    this.inputsChecked = true;
+    return undefined;
+  }
+
+  private async decide(control: RunControl): Promise<Decision> {
+    const facts: GovernorInput = { control, now: Date.now(), pollMs: this.d.pollMs };
+    let step = decide(this.governor, facts);
+    if (step.decision.kind === 'measure') {
+      const reading = governing(await readGuards(this.d.pool, control.limits.guards!, this.d.ctx.spec.target.table)) ?? null;
+      step = decide(this.governor, { ...facts, reading });
+    }
+    this.governor = step.state;
+    return step.decision;
+  }
+
+  private async wait(d: WaitDecision): Promise<void> {
+    await this.d.reporting.enter(d.state, d.cause, d.reason);
+    if (d.ms > 0) await sleep(d.ms);
+  }
+
+  private async askRunToPause(actor: string, reason: string, basedOnVersion: number, row = this.row): Promise<PartitionReport> {
+    await this.d.reporting.showHoldReason(reason);
+    return { ...partitionReport(row), pauseRequest: { actor, reason, basedOnVersion } };
+  }
+
+  /** One chunk, paced by the run's rows/s budget; what became of it is acted on here. */
+  private async write(decision: WriteDecision, control: RunControl): Promise<PartitionReport | undefined> {
+    const { pool, runId, partitionId, log } = this.d;
+    if (decision.before) await this.wait(decision.before);
+    let write = decision;
+    const { rowsPerSecond } = control.limits;
+    if (rowsPerSecond) {
+      // one budget for the whole run, across workers: reserve this chunk's rows, wait out any debt
+      const budgeted = afterBudget(write, await reserveRows(pool, runId, write.chunkSize, rowsPerSecond), decision.before?.reason ?? null);
+      write = budgeted.write;
+      if (budgeted.wait) await this.wait(budgeted.wait);
+    }
+    if (write.oneWriter) this.d.reporting.writingWhileSlowed();
+    else await this.d.reporting.enter('writing', null, null);
+
+    const started = Date.now();
+    const outcome = await runChunk(pool, this.d.ctx, {
+      runId,
+      partitionId,
+      chunkSize: write.chunkSize,
+      oneWriter: write.oneWriter,
+      record: write.record,
+      failOnTimeout: write.chunkSize <= timeoutFloor(control.limits),
+      worker: this.d.worker,
+    });
+    // a rolled-back chunk read nothing the budget should count: all of its rows go back
+    if (rowsPerSecond) await refundRows(pool, runId, write.chunkSize - (outcome.kind === 'committed' ? outcome.rowsRead : 0));
+    const sized = { chunkSize: write.chunkSize, limits: control.limits };
+    switch (outcome.kind) {
+      case 'committed': {
+        const ms = Date.now() - started - outcome.turnMs;
+        this.governor = afterChunk(this.governor, { ...sized, ms });
+        this.metrics.committed(outcome, ms);
+        this.row = outcome.row;
+        this.d.reporting.progressed(this.row);
+        return undefined;
+      }
+      case 'lock-timeout':
+        await this.wait(afterLockTimeout(outcome.cause, this.d.pollMs));
+        return undefined;
+      case 'statement-timeout':
+        this.governor = afterStatementTimeout(this.governor, sized);
+        log.warn({ chunkSize: write.chunkSize, next: this.governor.timeoutCap, cause: outcome.cause }, 'chunk hit the statement timeout; trying smaller chunks');
+        return undefined;
+      case 'concurrent-change':
+        // nothing was written: the chunk is computed again, from the state the application left
+        log.info({ cause: outcome.cause }, 'chunk met a concurrent change; computing it again');
+        await sleep(Math.min(this.d.pollMs, 200));
+        return undefined;
+      case 'pause-run':
+        log.error({ reason: outcome.cause }, 'the database cannot write; asking the run to pause');
+        return this.askRunToPause('backfill', outcome.cause, control.version, outcome.row);
+      default:
+        return unreachable(outcome);
+    }
+  }
 }
 
 /**
@@ -186,4 +241,8 @@ async function reportToRun(activity: Context, runWorkflowId: string, report: Par
     log.warn({ error: (err as Error).message }, 'could not report to the run; the partition workflow will');
     return report;
   }
+}
+
+function unreachable(value: never): never {
+  throw new Error(`a case this loop does not know: ${JSON.stringify(value)}`);
 }

@@ -1,6 +1,6 @@
 /**
- * One chunk of a revert run (docs/undo.md), inside the transaction chunk.ts opened and will
- * commit: the before-images of the original run's next chunk of this partition (by its chunk log).
+ * One chunk of a revert run (docs/undo.md), inside the transaction chunk-transaction.ts opened
+ * and will commit: the before-images of the original run's next chunk of this partition (by its chunk log).
  * Every row still the version that chunk wrote is put back (compare-and-set, one statement); then
  * every image of the chunk is checked against the target — each row must now be as it was before
  * the run, or be a conflict (changed by someone since: left alone, its key in the ledger). The
@@ -14,17 +14,7 @@ import { markReverted, nextOriginalChunk, recordConflicts } from '../ledger/reve
 import type { ChunkRecordDecision } from '../governor';
 import type { RowCounts } from '../shared/types';
 import type { RunContext } from './run-context';
-
-export interface RevertedChunk {
-  row: PartitionRow;
-  counts: Required<RowCounts>;
-  /** The original chunk restored (its number), for errors. */
-  hi: string | null;
-  /** The partition finished in this chunk. */
-  done: boolean;
-  /** The partition failed in this chunk, saying why (no row data): committed, then reported. */
-  failure?: string;
-}
+import type { ChunkBody, ChunkPosition, ChunkWork } from './chunk-transaction';
 
 /** The part of chunk.ts's request a revert chunk reads. */
 interface RevertChunkRequest {
@@ -41,22 +31,29 @@ interface Tally {
   conflicts: number;
 }
 
-export async function revertChunk(
+/** The body of a revert run's chunk; `at.hi` becomes the original chunk it restores (its number), for errors. */
+export function revertChunk(ctx: RunContext, request: RevertChunkRequest): ChunkBody {
+  return (client, locked, at) => restoreNextChunk(client, ctx, request, locked, at);
+}
+
+async function restoreNextChunk(
   client: pg.PoolClient,
   ctx: RunContext,
   request: RevertChunkRequest,
   locked: PartitionRow,
-  startedAt: number,
-): Promise<RevertedChunk> {
+  at: ChunkPosition,
+): Promise<ChunkWork> {
   const { compiled, of } = ctx.revert!;
   const { runId, partitionId } = request;
+  const startedAt = at.startedAt;
   const none = { rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, rowsSkipped: 0 };
   const cursor = locked.cursor === null ? null : Number(locked.cursor);
   const chunk = await nextOriginalChunk(client, of, partitionId, cursor);
-  if (!chunk) return { row: await finish(), counts: none, hi: null, done: true };
+  if (!chunk) return { row: await finish(), counts: none, done: true };
   // a chunk logged before images carried their transaction has none to restore by
   if (chunk.xid === null) throw new Error(`run ${of} logged chunk ${chunk.seq} of partition ${partitionId} without its transaction id: it cannot be reverted`);
   const hi = String(chunk.seq);
+  at.hi = hi;
   const tally = async () => {
     const t = compiled.tally(chunk.xid!);
     return (await client.query<Tally>(t.text, t.values)).rows[0];
@@ -87,7 +84,7 @@ export async function revertChunk(
         `partition ${partitionId}: ${seen.conflicts} of its ${seen.images} row(s) were changed after run ${of} wrote them; replace mode restores a partition ` +
         `whole or not at all, so nothing of it was restored. The keys are in the ledger (backfill status ${runId}); settle them, then: backfill retry-failed ${runId}`;
       const row = await finishPartition(client, runId, partitionId, 'failed', { message: failure });
-      return { row, counts: none, hi, done: true, failure };
+      return { row, counts: none, done: true, failure };
     }
   }
   const restore = compiled.restore(chunk.xid);
@@ -102,7 +99,7 @@ export async function revertChunk(
   }
   if (now.conflicts > 0) await recordConflicts(client, runId, partitionId, compiled.conflicts(chunk.xid));
   const counts = { rowsRead: now.images, rowsWritten: restored, rowsUnchanged: now.before - restored, rowsSkipped: now.conflicts };
-  return { row: await log(counts), counts, hi, done: false };
+  return { row: await log(counts), counts, done: false };
 
   /** The partition is restored: in this run, and in the run it undid (its partition now `reverted`). */
   async function finish(): Promise<PartitionRow> {
