@@ -133,7 +133,7 @@ test("a worker whose module sources differ from the starter's refuses to registe
   const handle = await startRunWorkflow(
     env.client,
     env.worker.taskQueue,
-    { runId, spec: loaded.spec, specFile: loaded.file, specHash: loaded.specHash, transform: loaded.transform, startedBy: 'test' },
+    { kind: 'run', runId, spec: loaded.spec, specFile: loaded.file, specHash: loaded.specHash, transform: loaded.transform, startedBy: 'test' },
     { status: 'pending', summary: 'frozen test' },
   );
   const failure = await handle.result().then(

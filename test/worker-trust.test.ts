@@ -27,6 +27,7 @@ const env = useTestEnvironment('trust', { rows: 1000 });
 function strangersInput(edit: (input: RunWorkflowInput) => void, spec = ordersSpec(env.db.envVar, { name: 'trust' })): RunWorkflowInput {
   const loaded = loadSpecFile(writeSpec(spec));
   const input: RunWorkflowInput = {
+    kind: 'run',
     runId: newRunId(),
     spec: loaded.spec,
     specFile: loaded.file,

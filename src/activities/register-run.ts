@@ -7,6 +7,7 @@
  * the plan a run executes is the one recorded first. A second run of the same spec
  * name while one is active is refused by a unique index, naming the active run.
  */
+import type { BackfillRunInput, RunApproval } from '../workflows/run/types';
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
 import { checkAndPlan } from '../checks/check-and-plan';
@@ -31,33 +32,23 @@ import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 import type pg from 'pg';
 import { stalePartitions } from '../ledger/stale';
-import { partitionDifferences, summarizePartitions, type SavedPlan } from '../checks/saved-plan';
+import { partitionDifferences, summarizePartitions } from '../checks/saved-plan';
 import type { PlannedPartition } from '../shared/types';
 import { inputChanges, type InputFingerprint } from '../checks/input-fingerprints';
 import { runInputs, serverVersion } from '../checks/run-inputs';
 import { scopeRows } from '../checks/scope-rows';
 import { engineVersion } from '../util/engine-version';
 
-export interface RunApproval {
-  plan: SavedPlan;
-  approvedBy: string;
-}
+export type { RunApproval };
 
-export interface RegisterRunInput {
-  runId: string;
+/** A backfill run's input as its workflow hands it on, with the workflow's id and the size of a plan page. */
+export type RegisterRunInput = Pick<
+  BackfillRunInput,
+  'runId' | 'spec' | 'specFile' | 'specHash' | 'transform' | 'startedBy' | 'databaseIdentity' | 'approval' | 'onlyStale'
+> & {
   workflowId: string;
-  spec: Spec;
-  specFile?: string;
-  specHash: string;
-  transform: FrozenTransform;
-  startedBy: string;
-  databaseIdentity?: string;
-  /** `start --plan`: the saved plan the run must match, and who approved it. */
-  approval?: RunApproval;
-  /** `start --only-stale`: only the partitions the ledger shows stale (see ledger/stale.ts). */
-  onlyStale?: boolean;
   pageSize: number;
-}
+};
 
 export function registerRunActivity(deps: ActivityDeps) {
   return async function registerRun(input: RegisterRunInput): Promise<RunOpening> {

@@ -42,6 +42,7 @@ export async function retryFailed(
 
   const attempt = run.attempt + 1;
   const input: RunWorkflowInput = {
+    kind: 'retry',
     runId: run.run_id,
     spec: run.spec,
     specFile: run.spec_file ?? undefined,
@@ -49,9 +50,11 @@ export async function retryFailed(
     transform: frozenTransformOf(run),
     startedBy: run.started_by,
     ...(run.database_identity ? { databaseIdentity: run.database_identity } : {}),
-    retry: { attempt, actor: who.actor, reason: who.reason },
+    attempt,
+    actor: who.actor,
+    reason: who.reason,
     // a revert's chunks restore images: its retry skips the backfill's whole-run check as it did
-    ...(run.reverts ? { revert: { of: run.reverts, reason: run.reason } } : {}),
+    ...(run.reverts ? { reverts: run.reverts } : {}),
   };
   let handle: WorkflowHandle;
   try {

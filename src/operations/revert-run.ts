@@ -39,6 +39,7 @@ export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQ
   const runId = options.runId ?? newRunId();
   await ensureSearchAttributes(temporal.client);
   const input: RunWorkflowInput = {
+    kind: 'revert',
     runId,
     spec,
     // hashed as every spec is: the same spec, the same hash, whoever serialised it
@@ -46,7 +47,9 @@ export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQ
     transform: { name: original.transform_name, version: original.transform_version, kind: original.transform_kind, codeHash: original.transform_hash },
     startedBy: options.actor,
     ...(original.database_identity ? { databaseIdentity: original.database_identity } : {}),
-    revert: { of: original.run_id, reason: options.reason, ...(options.partitions?.length ? { partitions: options.partitions } : {}) },
+    reverts: original.run_id,
+    reason: options.reason,
+    ...(options.partitions?.length ? { partitions: options.partitions } : {}),
   };
   const handle = await startRunWorkflow(temporal.client, temporal.taskQueue, input, {
     status: 'pending',

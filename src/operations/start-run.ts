@@ -83,6 +83,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
     }
     await ensureSearchAttributes(temporal.client);
     const input: RunWorkflowInput = {
+      kind: 'run',
       runId,
       spec,
       specFile: path.resolve(options.specFile),

@@ -20,12 +20,13 @@ import { openRun } from './run/open';
 import { runPartitions } from './run/partitions';
 import { reconcileLoop } from './run/reconcile';
 import { watchDatabaseWorkers } from './run/worker-watch';
-import type { RunResult, RunWorkflowInput } from './run/types';
+import { runInputOf, type RecordedRunInput, type RunResult } from './run/types';
 
 export type { RunState } from './run-state';
-export type { RunResult, RunWorkflowInput } from './run/types';
+export type { BackfillRunInput, RetryRunInput, RevertRunInput, RunResult, RunWorkflowInput } from './run/types';
 
-export async function backfillRunWorkflow(input: RunWorkflowInput): Promise<RunResult> {
+export async function backfillRunWorkflow(recorded: RecordedRunInput): Promise<RunResult> {
+  const input = runInputOf(recorded);
   const x = new RunExecution(input);
   installHandlers(x);
   return CancellationScope.nonCancellable(async () => {

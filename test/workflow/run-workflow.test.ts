@@ -16,7 +16,7 @@ import { cancelUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/mes
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
 import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
-import type { RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
+import type { BackfillRunInput, RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
 import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
 import { partitionWorkflowId } from '../../src/shared/ids';
@@ -56,13 +56,14 @@ interface Run {
 async function withRun(
   options: ModelOptions,
   spec: Partial<SpecInput>,
-  extra: Partial<RunWorkflowInput>,
+  extra: Partial<BackfillRunInput>,
   body: (run: Run) => Promise<void>,
 ): Promise<ModelLedger> {
   const model = new ModelLedger(options);
   const taskQueue = uniqueName('wf', '-');
   const runId = uniqueName('run', '-');
   const input: RunWorkflowInput = {
+    kind: 'run',
     runId,
     spec: specSchema.parse(ordersSpec('BF_MODEL', { name: 'model', ...spec })),
     specHash: 'model',

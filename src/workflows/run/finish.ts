@@ -12,14 +12,14 @@ import { FailureType } from '../../shared/failures';
 import { MAX_CHECK_CONCURRENCY } from '../../shared/limits';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
-import type { RunResult } from './types';
+import { restoresImages, type RunResult } from './types';
 import type { GateVerdictLike } from '../run-state';
 
 export async function finishRun(x: RunExecution): Promise<RunResult> {
   const { database, runId, spec, gated } = x;
   x.finishing = true;
   // a revert verified every row it restored, in the chunk that restored it
-  if (gated && !x.input.revert && !x.s.cancelRequested && x.s.counts.failed === 0 && x.s.counts.cancelled === 0) {
+  if (gated && !restoresImages(x.input) && !x.s.cancelRequested && x.s.counts.failed === 0 && x.s.counts.cancelled === 0) {
     // finalizeRun reads the check's verdict from the ledger
     x.s = { ...x.s, finalCheck: await judged('the final check', () => checkWholeRun(x)) };
     x.publishNow();

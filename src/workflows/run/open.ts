@@ -7,41 +7,15 @@ import { workflowInfo } from '@temporalio/workflow';
 import * as gates from '../gate-state';
 import * as run from '../run-state';
 import { PAGE, type RunExecution } from './execution';
+import type { RunOpening } from '../run-state';
 
 export async function openRun(x: RunExecution): Promise<void> {
   const { input, spec, database, runId } = x;
-  const opening = input.retry
-    ? await x.acts.startRunAttempt({ database, runId, ...input.retry, pageSize: PAGE })
-    : input.revert
-      ? await x.acts.registerRevert({
-          runId,
-          workflowId: workflowInfo().workflowId,
-          spec,
-          specHash: input.specHash,
-          reverts: input.revert.of,
-          ...(input.revert.partitions ? { partitions: input.revert.partitions } : {}),
-          reason: input.revert.reason,
-          startedBy: input.startedBy,
-          databaseIdentity: input.databaseIdentity,
-          pageSize: PAGE,
-        })
-      : await x.acts.registerRun({
-          runId,
-          workflowId: workflowInfo().workflowId,
-          spec,
-          specFile: input.specFile,
-          specHash: input.specHash,
-          transform: input.transform,
-          startedBy: input.startedBy,
-          databaseIdentity: input.databaseIdentity,
-          ...(input.approval ? { approval: input.approval } : {}),
-          ...(input.onlyStale ? { onlyStale: true } : {}),
-          pageSize: PAGE,
-        });
-  x.s = run.opened(x.s, opening, input.retry !== undefined);
+  const opening = await open(x);
+  x.s = run.opened(x.s, opening, input.kind === 'retry');
   x.queue = opening.firstPage;
   x.exhausted = x.queue.length < PAGE;
-  if (!x.gated || input.retry) return;
+  if (!x.gated || input.kind === 'retry') return;
   // a failed capture leaves no baseline, which fails the distribution gate at the end, saying so
   if ((spec.validate?.distributions?.length ?? 0) > 0) await x.checks.captureDistributions({ database, runId }).catch(() => 0);
   const canary = spec.validate?.canary;
@@ -53,4 +27,42 @@ export async function openRun(x: RunExecution): Promise<void> {
     );
   }
   if (spec.validate?.ramp) x.s = gates.rampStarted(x.s, gates.rampCutoffs(x.s.partitionsTotal, spec.validate.ramp));
+}
+
+/** Registers the run in the ledger, as its kind is registered, and returns its first plan page. */
+function open(x: RunExecution): Promise<RunOpening> {
+  const { input, spec, database, runId } = x;
+  const workflowId = workflowInfo().workflowId;
+  const { specHash, startedBy, databaseIdentity } = input;
+  switch (input.kind) {
+    case 'retry':
+      return x.acts.startRunAttempt({ database, runId, attempt: input.attempt, actor: input.actor, reason: input.reason, pageSize: PAGE });
+    case 'revert':
+      return x.acts.registerRevert({
+        runId,
+        workflowId,
+        spec,
+        specHash,
+        reverts: input.reverts,
+        ...(input.partitions ? { partitions: input.partitions } : {}),
+        reason: input.reason,
+        startedBy,
+        databaseIdentity,
+        pageSize: PAGE,
+      });
+    case 'run':
+      return x.acts.registerRun({
+        runId,
+        workflowId,
+        spec,
+        specFile: input.specFile,
+        specHash,
+        transform: input.transform,
+        startedBy,
+        databaseIdentity,
+        ...(input.approval ? { approval: input.approval } : {}),
+        ...(input.onlyStale ? { onlyStale: true } : {}),
+        pageSize: PAGE,
+      });
+  }
 }
