@@ -10,6 +10,7 @@
  * elsewhere from their checkpoints.
  */
 import os from 'node:os';
+import { IllegalStateError } from '@temporalio/common';
 import { scheduleImageRetention } from './downstream/image-retention';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -147,6 +148,19 @@ export interface RunningWorker {
 /** Starts a worker in this process, with the runtime (logs, metrics) installed as `backfill worker` does. */
 export async function startWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
   installRuntime();
+  return launchWorker(options);
+}
+
+/**
+ * A worker inside a program of one's own (the public API's createWorker): as startWorker, but a
+ * Temporal runtime the program installed first, with its own logging and metrics, is kept.
+ */
+export async function createWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
+  try {
+    installRuntime();
+  } catch (err) {
+    if (!(err instanceof IllegalStateError)) throw err;
+  }
   return launchWorker(options);
 }
 

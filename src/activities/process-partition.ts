@@ -210,7 +210,10 @@ class PartitionLoop {
         return undefined;
       case 'statement-timeout':
         this.governor = afterStatementTimeout(this.governor, sized);
-        log.warn({ chunkSize: write.chunkSize, next: this.governor.timeoutCap, cause: outcome.cause }, 'chunk hit the statement timeout; trying smaller chunks');
+        log.warn(
+          { chunkSize: write.chunkSize, next: this.governor.timeoutCap, cause: outcome.cause },
+          'chunk hit the statement timeout; trying smaller chunks',
+        );
         return undefined;
       case 'concurrent-change':
         // nothing was written: the chunk is computed again, from the state the application left

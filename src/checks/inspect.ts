@@ -124,11 +124,7 @@ async function inspectWith(client: pg.PoolClient, spec: ResolvedSpec, transform:
     targetPartitionColumnType = target.columns.get(spec.target.partitionColumn!);
     if (!targetPartitionColumnType) {
       problem('target.partitionColumn', `names column ${spec.target.partitionColumn}, which ${spec.target.table} does not have`);
-    } else if (
-      spec.partition.by === 'time' &&
-      targetPartitionColumnType === 'date' &&
-      ['minute', 'hour'].includes(spec.partition.interval.unit)
-    ) {
+    } else if (spec.partition.by === 'time' && targetPartitionColumnType === 'date' && ['minute', 'hour'].includes(spec.partition.interval.unit)) {
       // a day's row would be computed from a fraction of the day, by each partition in turn
       problem(
         'partition.size',

@@ -1,24 +1,24 @@
 /** What `pause`, `resume` and `cancel` share: the update through the operation, and the outcome once the ledger holds it. */
 import { Command } from 'commander';
-import { defaultActor } from '../operations/actor';
-import { controlRun, type ControlAction } from '../operations/control';
+import type { ControlAction } from '../operations/control';
 import { runLabel } from '../shared/labels';
+import { runWorkflowId } from '../shared/ids';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from './options';
 import { emit } from './output';
-import { withLedgerAndTemporal } from './session';
+import { withBackfill } from './session';
 
 export async function applyControl(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean }): Promise<void> {
-  await withLedgerAndTemporal(opts.database, async ({ client, pool, findRun }) => {
-    const run = await findRun(ref);
-    const who = { actor: opts.actor ?? defaultActor(), reason: opts.reason };
-    const { applied, ended } = await controlRun({ client, pool }, run, action, who, undefined, { acceptInputChange: opts.acceptInputChange });
+  await withBackfill(opts.database, async (backfill) => {
+    const who = { actor: opts.actor, reason: opts.reason };
+    const outcome = action === 'resume' ? await backfill.resume(ref, { ...who, acceptInputChange: opts.acceptInputChange }) : await backfill[action](ref, who);
+    const { runId, name, applied, workflowEnded: ended } = outcome;
     const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
-    emit(opts, { runId: run.run_id, action, applied, ...(ended ? { workflowEnded: ended } : {}) }, () =>
+    emit(opts, { runId, action, applied, ...(ended ? { workflowEnded: ended } : {}) }, () =>
       ended
-        ? `Run ${runLabel(run.name, run.run_id)} closed: its workflow had ended ${ended.status} (${ended.why}). The ledger now shows it failed; partitions still running stop at their next chunk.`
+        ? `Run ${runLabel(name, runId)} closed: its workflow had ended ${ended.status} (${ended.why}). The ledger now shows it failed; partitions still running stop at their next chunk.`
         : applied
-          ? `Run ${runLabel(run.name, run.run_id)} ${past}.`
-          : `No worker answered: the ${action} was sent to ${run.workflow_id} as a signal, which applies when a worker takes the run; is one running? Check: backfill status ${run.run_id}`,
+          ? `Run ${runLabel(name, runId)} ${past}.`
+          : `No worker answered: the ${action} was sent to ${runWorkflowId(name, runId)} as a signal, which applies when a worker takes the run; is one running? Check: backfill status ${runId}`,
     );
   });
 }

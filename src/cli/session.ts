@@ -1,35 +1,29 @@
 /**
- * What a command needs to operate on runs: the ledger pool (`--database`), and a Temporal
- * client when it talks to workflows; both closed when the command is done, whatever happens.
+ * What a command needs to operate on runs: a Backfill (api/backfill.ts) bound to the ledger
+ * `--database` names, which opens the ledger pool and the Temporal connection on first use;
+ * both closed when the command is done, whatever happens.
  */
 import type { Client } from '@temporalio/client';
-import type pg from 'pg';
-import { findRun, openLedgerPool } from '../operations/ledger-access';
-import type { RunRow } from '../ledger/runs';
-import { connectClient } from '../temporal/connect';
+import { BackfillClient } from '../api/backfill';
 
-export interface LedgerSession {
-  pool: pg.Pool;
-  /** The run named on the command line, by run id or workflow id. */
-  findRun(ref: string): Promise<RunRow>;
-}
+/** The ledger pool and run lookup, which renderers and followers read. */
+export type LedgerSession = Pick<BackfillClient, 'pool' | 'findRun'>;
 
-export async function withLedger<T>(databaseVar: string, fn: (session: LedgerSession) => Promise<T>): Promise<T> {
-  const pool = openLedgerPool(databaseVar);
+export async function withBackfill<T>(databaseVar: string, fn: (backfill: BackfillClient) => Promise<T>): Promise<T> {
+  const backfill = new BackfillClient(databaseVar);
   try {
-    return await fn({ pool, findRun: (ref) => findRun(pool, ref, databaseVar) });
+    return await fn(backfill);
   } finally {
-    await pool.end();
+    await backfill.close();
   }
 }
 
-export async function withLedgerAndTemporal<T>(databaseVar: string, fn: (session: LedgerSession & { client: Client }) => Promise<T>): Promise<T> {
-  return withLedger(databaseVar, async (session) => {
-    const { client, close } = await connectClient();
-    try {
-      return await fn({ ...session, client });
-    } finally {
-      await close();
-    }
-  });
+/** For commands the API has no verb for yet: the ledger alone. */
+export function withLedger<T>(databaseVar: string, fn: (session: LedgerSession) => Promise<T>): Promise<T> {
+  return withBackfill(databaseVar, fn);
+}
+
+/** …and with a Temporal client. */
+export function withLedgerAndTemporal<T>(databaseVar: string, fn: (session: LedgerSession & { client: Client }) => Promise<T>): Promise<T> {
+  return withBackfill(databaseVar, async (backfill) => fn({ pool: backfill.pool, findRun: backfill.findRun, client: await backfill.client() }));
 }

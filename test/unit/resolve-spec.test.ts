@@ -19,7 +19,13 @@ test('a key of one column becomes a list; a composite key stays in its order', (
 });
 
 test("a time partition's interval is parsed once, its text and calendar kept as written", () => {
-  expect(resolveSpec(written).partition).toEqual({ by: 'time', column: 'created_at', size: '6 hours', timeZone: 'Europe/Berlin', interval: { count: 6, unit: 'hour' } });
+  expect(resolveSpec(written).partition).toEqual({
+    by: 'time',
+    column: 'created_at',
+    size: '6 hours',
+    timeZone: 'Europe/Berlin',
+    interval: { count: 6, unit: 'hour' },
+  });
   const range = { by: 'range' as const, column: 'id', size: 10 };
   expect(resolveSpec({ ...written, partition: range }).partition).toEqual(range);
 });

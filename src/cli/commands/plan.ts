@@ -1,10 +1,7 @@
 /** `backfill plan`: the checks, partitions and inputs of a spec; writes nothing in the database. */
 import { Command } from 'commander';
-import { defaultActor } from '../../operations/actor';
-import { checkSpec } from '../../operations/check-spec';
-import { estimatePlan, type PlanEstimate } from '../../operations/estimate-plan';
-import { createPool, databaseUrlFrom } from '../../db/pool';
-import { savedPlanOf, writeSavedPlan } from '../../operations/saved-plans';
+import type { PlanEstimate } from '../../operations/estimate-plan';
+import { planSpec } from '../../operations/plan-spec';
 import { shortHash, transformLabel } from '../../shared/labels';
 import type { InputFingerprint } from '../../checks/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
@@ -12,37 +9,8 @@ import { outputOption } from '../options';
 import { bytes } from '../render/units';
 
 async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
-  const checking = performance.now();
-  const checked = await checkSpec(specFile);
-  const checkSeconds = (performance.now() - checking) / 1000;
-  const { loaded, partitions, warnings, inputs } = checked;
-  const { spec } = loaded;
-  // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
-  const pool = createPool(databaseUrlFrom(spec.database), { max: Math.min(spec.limits.concurrency, 8) + 1, applicationName: 'backfill-cli' });
-  let estimate: PlanEstimate;
-  try {
-    estimate = await estimatePlan(pool, checked, { measureWrites: opts.measureWrites === true, checkSeconds });
-  } finally {
-    await pool.end();
-  }
-  const saved = { ...savedPlanOf(checked, defaultActor()), estimate };
-  warnings.push(...durationWarnings(estimate, spec.limits.window ? `${spec.limits.window.start}-${spec.limits.window.end}` : undefined));
-  if (opts.save) writeSavedPlan(opts.save, saved);
-  const plan = {
-    name: spec.name,
-    specHash: loaded.specHash,
-    transform: saved.transform,
-    target: spec.target,
-    limits: spec.limits,
-    database: checked.database,
-    inputs,
-    partitions: partitions.map((p) => ({ id: p.id, bounds: p.bounds })),
-    partitionsDigest: saved.partitions.digest,
-    estimate,
-    warnings,
-    ...(opts.save ? { saved: opts.save } : {}),
-  };
-  emit(opts, plan, (p) => {
+  const p = await planSpec(specFile, { measureWrites: opts.measureWrites === true, save: opts.save });
+  emit(opts, p, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
     if (p.partitions.length > 10) shown.push(`  … and ${p.partitions.length - 10} more`);
     return [
@@ -53,7 +21,7 @@ async function plan(specFile: string, opts: OutputOptions & { save?: string; mea
       ...(p.inputs.length > 0 ? ['  the transform also reads (checked before each partition):', ...p.inputs.map((i) => `    ${describeInput(i)}`)] : []),
       `  ${p.partitions.length} partitions:`,
       ...shown,
-      ...describeEstimate(p.estimate, spec.limits.concurrency),
+      ...describeEstimate(p.estimate, p.limits.concurrency),
       ...p.warnings.map((w) => `warning: ${w}`),
       ...(opts.save
         ? [
@@ -111,17 +79,6 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
     }
   }
   return lines;
-}
-
-/** A run projected to outlast a day, or its window, deserves a second look before it starts. */
-function durationWarnings(e: PlanEstimate, window: string | undefined): string[] {
-  const hours = e.projected.durationSeconds / 3600;
-  if (hours <= 24) return [];
-  const what = e.projected.lowerBound ? 'at least' : 'about';
-  return [
-    `duration: projected to take ${what} ${hours.toFixed(1)} h${window ? `, in the allowed hours ${window} of each day` : ''}: ` +
-      'the run will meet deploys, failovers and changed inputs; split the scope into several runs, raise concurrency if the database has room, or accept it knowingly',
-  ];
 }
 
 export function command(): Command {

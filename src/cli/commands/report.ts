@@ -1,12 +1,11 @@
 /** `backfill report`: a run's report for reviewers, from the ledger alone, as Markdown or one self-contained HTML page. */
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { collectReport } from '../../report/collect';
 import { renderHtml, renderMarkdown } from '../../report/render';
 import { runLabel } from '../../shared/labels';
 import { databaseOption } from '../options';
 import { UsageError } from '../output';
-import { withLedger } from '../session';
+import { withBackfill } from '../session';
 
 type ReportFormat = 'markdown' | 'html' | 'json';
 
@@ -15,8 +14,8 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
     throw new UsageError(`-o ${opts.output} and --format ${opts.format} disagree; --format is the older name of -o: give one`);
   }
   const as = opts.output ?? opts.format ?? 'markdown';
-  await withLedger(opts.database, async ({ pool, findRun }) => {
-    const data = await collectReport(pool, await findRun(ref));
+  await withBackfill(opts.database, async (backfill) => {
+    const data = await backfill.report(ref);
     const text = as === 'html' ? renderHtml(data) : as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderMarkdown(data);
     if (!opts.out) {
       process.stdout.write(text);

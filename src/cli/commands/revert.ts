@@ -1,32 +1,17 @@
 /** `backfill revert`: put back what a run wrote, from its before-images, where nobody changed it since (docs/undo.md). */
 import { Command, Option } from 'commander';
-import { defaultActor } from '../../operations/actor';
-import { revertRun } from '../../operations/revert-run';
 import { statusReportFor } from '../../operations/status';
-import { temporalConfig, webUiUrl } from '../../temporal/config';
 import { followToEnd } from '../follow';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
 import { emit, format, UsageError } from '../output';
-import { withLedgerAndTemporal } from '../session';
+import { withBackfill } from '../session';
 
 async function revert(ref: string, opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string }): Promise<void> {
   if (!opts.reason?.trim()) throw new UsageError('--reason is required: why this run is undone is kept in the audit record');
-  const config = temporalConfig();
-  await withLedgerAndTemporal(opts.database, async (session) => {
-    const original = await session.findRun(ref);
-    const started = await revertRun({ client: session.client, pool: session.pool, taskQueue: config.taskQueue }, original, {
-      reason: opts.reason!,
-      actor: opts.actor ?? defaultActor(),
-      partitions: opts.partition,
-      runId: opts.runId,
-    });
-    const info = {
-      runId: started.runId,
-      reverts: original.run_id,
-      name: started.name,
-      partitions: started.partitions,
-      webUi: webUiUrl(config.address, config.namespace, started.workflowId),
-    };
+  await withBackfill(opts.database, async (backfill) => {
+    const original = await backfill.findRun(ref);
+    const started = await backfill.revert(original.run_id, { reason: opts.reason!, actor: opts.actor, partitions: opts.partition, runId: opts.runId });
+    const info = { runId: started.runId, reverts: original.run_id, name: started.name, partitions: started.partitions, webUi: started.webUi };
     if (!opts.wait) {
       emit(
         opts,
@@ -40,9 +25,9 @@ async function revert(ref: string, opts: ActorOptions & { wait?: boolean; partit
       process.stderr.write(
         `Reverting ${original.name}/${original.run_id} as ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${info.webUi}\n`,
       );
-    await followToEnd(session, started.runId, opts);
+    await followToEnd(backfill, started.runId, opts);
     // every row restored, or the operator has rows to look at
-    const conflicts = (await statusReportFor(session.pool, started.runId)).revert?.conflicts ?? { total: 0 };
+    const conflicts = (await statusReportFor(backfill.pool, started.runId)).revert?.conflicts ?? { total: 0 };
     if (conflicts.total > 0) {
       process.exitCode = 1;
       if (format(opts) === 'text') {

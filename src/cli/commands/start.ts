@@ -1,11 +1,8 @@
 /** `backfill start`: check, plan and start a run; with --wait, follow it to its end. */
 import { Command } from 'commander';
-import { startRun } from '../../operations/start-run';
 import { loadSpecFile } from '../../specs/load';
-import { temporalConfig, webUiUrl } from '../../temporal/config';
-import { connectClient } from '../../temporal/connect';
 import { emit, format, UsageError, type OutputOptions } from '../output';
-import { withLedger } from '../session';
+import { withBackfill } from '../session';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
 
@@ -15,30 +12,16 @@ async function start(
 ): Promise<void> {
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
-  const config = temporalConfig();
   // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
   const { spec } = loadSpecFile(specFile);
-  const { client, close } = await connectClient(config);
-  try {
-    const started = await startRun(
-      { client, taskQueue: config.taskQueue },
-      {
-        specFile,
-        runId: opts.runId,
-        actor: opts.actor,
-        ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
-        ...(opts.onlyStale ? { onlyStale: true } : {}),
-      },
-    );
-    const ui = webUiUrl(config.address, config.namespace, started.workflowId);
-    const info = {
-      runId: started.runId,
-      name: started.name,
-      workflowId: started.workflowId,
-      partitions: started.partitions,
-      webUi: ui,
-      warnings: started.warnings,
-    };
+  await withBackfill(spec.database, async (backfill) => {
+    const started = await backfill.start(specFile, {
+      runId: opts.runId,
+      actor: opts.actor,
+      ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
+      ...(opts.onlyStale ? { onlyStale: true } : {}),
+    });
+    const { result: _result, ...info } = started;
     if (format(opts) === 'text') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
     if (!opts.wait) {
       emit(
@@ -49,11 +32,9 @@ async function start(
       );
       return;
     }
-    if (format(opts) === 'text') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${ui}\n`);
-    await withLedger(spec.database, (session) => followToEnd(session, started.runId, opts));
-  } finally {
-    await close();
-  }
+    if (format(opts) === 'text') process.stderr.write(`Started ${info.name}/${info.runId}: ${info.partitions} partitions\nWeb UI: ${info.webUi}\n`);
+    await followToEnd(backfill, started.runId, opts);
+  });
 }
 
 export function command(): Command {

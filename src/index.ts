@@ -1,0 +1,26 @@
+/**
+ * The package's entry: Backfill as a library. `openBackfill` does what the `backfill` command
+ * does, as typed functions (the CLI is built on it); `createWorker` starts a worker inside a
+ * program of your own; `defineTransform` types a TypeScript transform. README "As a library".
+ */
+export {
+  openBackfill,
+  type Backfill,
+  type BackfillOptions,
+  type ControlOutcome,
+  type RevertOptions,
+  type RunRef,
+  type Started,
+  type StartOptions,
+} from './api/backfill';
+export type { RunEvent, RunEventOptions } from './api/run-events';
+export type { PlanOptions, SpecPlan } from './operations/plan-spec';
+export type { StatusReport } from './operations/status';
+export type { ReportData } from './report/collect';
+export { UsageError } from './operations/errors';
+export { createWorker, runWorker, type BackfillWorkerOptions, type RunningWorker } from './worker';
+export { defineTransform, type TransformModule } from './transforms/define';
+export { loadSpecFile, type LoadedSpec } from './specs/load';
+export type { Spec } from './specs/schema';
+export type { RunStatus, PartitionStatus } from './shared/statuses';
+export type { RunResult } from './workflows/run/types';

@@ -1,0 +1,82 @@
+/**
+ * `plan`: a spec checked against its database, its partitions, the inputs its transform reads,
+ * and an estimate from sampled partitions (with `measureWrites`, sample chunks written and
+ * rolled back). Writes nothing in the database; with `save`, the plan goes to a file for review.
+ */
+import { createPool, databaseUrlFrom } from '../db/pool';
+import type { InputFingerprint } from '../checks/input-fingerprints';
+import type { PartitionBounds } from '../shared/types';
+import type { Spec } from '../specs/schema';
+import { defaultActor } from './actor';
+import { checkSpec, type CheckedSpec } from './check-spec';
+import { estimatePlan, type PlanEstimate } from './estimate-plan';
+import { savedPlanOf, writeSavedPlan } from './saved-plans';
+
+export interface PlanOptions {
+  /** Write the sample chunks too, in a transaction that is rolled back, to measure write time and WAL. */
+  measureWrites?: boolean;
+  /** Save the plan to this file, for review and `start --plan`. */
+  save?: string;
+  /** Who planned it, recorded in a saved plan (default: the OS user). */
+  actor?: string;
+}
+
+export interface SpecPlan {
+  name: string;
+  specHash: string;
+  transform: ReturnType<typeof savedPlanOf>['transform'];
+  target: Spec['target'];
+  limits: Spec['limits'];
+  database: CheckedSpec['database'];
+  inputs: InputFingerprint[];
+  partitions: { id: string; bounds: PartitionBounds }[];
+  partitionsDigest: string;
+  estimate: PlanEstimate;
+  warnings: string[];
+  /** The file the plan was saved to. */
+  saved?: string;
+}
+
+export async function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
+  const checking = performance.now();
+  const checked = await checkSpec(specFile);
+  const checkSeconds = (performance.now() - checking) / 1000;
+  const { loaded, partitions, warnings, inputs } = checked;
+  const { spec } = loaded;
+  // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
+  const pool = createPool(databaseUrlFrom(spec.database), { max: Math.min(spec.limits.concurrency, 8) + 1, applicationName: 'backfill-cli' });
+  let estimate: PlanEstimate;
+  try {
+    estimate = await estimatePlan(pool, checked, { measureWrites: options.measureWrites === true, checkSeconds });
+  } finally {
+    await pool.end();
+  }
+  const saved = { ...savedPlanOf(checked, options.actor ?? defaultActor()), estimate };
+  const window = spec.limits.window ? `${spec.limits.window.start}-${spec.limits.window.end}` : undefined;
+  if (options.save) writeSavedPlan(options.save, saved);
+  return {
+    name: spec.name,
+    specHash: loaded.specHash,
+    transform: saved.transform,
+    target: spec.target,
+    limits: spec.limits,
+    database: checked.database,
+    inputs,
+    partitions: partitions.map((p) => ({ id: p.id, bounds: p.bounds })),
+    partitionsDigest: saved.partitions.digest,
+    estimate,
+    warnings: [...warnings, ...durationWarnings(estimate, window)],
+    ...(options.save ? { saved: options.save } : {}),
+  };
+}
+
+/** A run projected to outlast a day, or its window, deserves a second look before it starts. */
+function durationWarnings(e: PlanEstimate, window: string | undefined): string[] {
+  const hours = e.projected.durationSeconds / 3600;
+  if (hours <= 24) return [];
+  const what = e.projected.lowerBound ? 'at least' : 'about';
+  return [
+    `duration: projected to take ${what} ${hours.toFixed(1)} h${window ? `, in the allowed hours ${window} of each day` : ''}: ` +
+      'the run will meet deploys, failovers and changed inputs; split the scope into several runs, raise concurrency if the database has room, or accept it knowingly',
+  ];
+}
