@@ -9,7 +9,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { findRun, waitForResult } from '../src/operations';
 import { collectReport } from '../src/report/collect';
-import { renderMarkdown } from '../src/report/render';
+import { renderMarkdown } from '../src/report/markdown';
 import { useTestEnvironment } from './helpers/environment';
 import { EXPECTED_SQL, ordersSpec } from './helpers/orders';
 import { runCli } from './helpers/cli';

@@ -26,7 +26,7 @@ import {
 } from '../governor';
 import { finishPartition, partitionReport, startAttempt, type PartitionRow } from '../ledger/partitions';
 import { refundRows, reserveRows } from '../ledger/rate-limits';
-import { readRunControl, type RunControl } from '../ledger/runs';
+import { readRunControl, type RunControl } from '../ledger/run-control';
 import { governing } from '../shared/guards';
 import type { PartitionReport } from '../shared/types';
 import { partitionFinishedSignal } from '../workflows/messages';

@@ -31,7 +31,9 @@ import {
   succeededRowCounts,
   type RunTotals,
 } from '../ledger/partitions';
-import { getRun, setRowsOutsidePlan, startRetry, transitionRun, writeRunControl } from '../ledger/runs';
+import { getRun, setRowsOutsidePlan, transitionRun } from '../ledger/runs';
+import { writeRunControl } from '../ledger/run-control';
+import { startRetry } from '../ledger/run-attempts';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../shared/statuses';
 import type { ControlEvent, RunOpening } from '../workflows/run-state';
 import type { Limits, PartitionReport } from '../shared/types';

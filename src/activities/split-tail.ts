@@ -15,7 +15,7 @@ import { inTransaction } from '../db/pool';
 import { inReadOnlyCheck, querySingle } from '../db/session';
 import { getPartition, lockPartition, type PartitionRow } from '../ledger/partitions';
 import { partitionCount, splitOff, type SplitOff } from '../ledger/partition-splits';
-import { readRunControl } from '../ledger/runs';
+import { readRunControl } from '../ledger/run-control';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
 import type { PartitionStatus } from '../shared/statuses';
 import type { ActivityDeps } from './deps';

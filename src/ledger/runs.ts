@@ -1,19 +1,13 @@
 /**
  * backfill.runs: one row per run, kept for good. Holds the frozen spec and transform,
  * the run's status, and the control flags (paused, cancel_requested, limits) that
- * running activities read before every chunk. Status changes follow RUN_TRANSITIONS.
+ * running activities read before every chunk (run-control.ts). Status changes follow
+ * RUN_TRANSITIONS; a finished run's next attempt and an abandoned run's close are
+ * run-attempts.ts.
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
-import {
-  ACTIVE_RUN_STATUSES,
-  allowedFrom,
-  FINISHED_RUN_STATUSES,
-  PARTITION_TRANSITIONS,
-  RETRYABLE_RUN_STATUSES,
-  RUN_TRANSITIONS,
-  type RunStatus,
-} from '../shared/statuses';
+import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
 import type { Limits } from '../shared/types';
 import type { RunIdHolder } from '../shared/labels';
 import type { FrozenTransform } from '../specs/load';
@@ -21,9 +15,8 @@ import type { Spec } from '../specs/schema';
 import type { RunShape } from '../compiler/shape';
 import type { InputFingerprint } from '../checks/input-fingerprints';
 import type { SavedPlan } from '../checks/saved-plan';
-import { cancelPending } from './partitions';
 
-type Queryable = pg.Pool | pg.PoolClient;
+export type Queryable = pg.Pool | pg.PoolClient;
 
 export interface RunRow {
   run_id: string;
@@ -240,47 +233,6 @@ export async function transitionRun(db: Queryable, runId: string, to: RunStatus,
   return current.status;
 }
 
-/**
- * Writes the control flags the workflow decided. `version` only grows, so an older
- * write that arrives late (a retried activity) cannot undo a newer decision.
- */
-export async function writeRunControl(
-  db: Queryable,
-  runId: string,
-  control: { paused: boolean; cancelRequested: boolean; limits: Limits; version: number },
-): Promise<boolean> {
-  const res = await db.query(
-    `UPDATE backfill.runs SET paused = $2, cancel_requested = $3, limits = $4, control_version = $5, updated_at = now()
-      WHERE run_id = $1 AND control_version < $5`,
-    [runId, control.paused, control.cancelRequested, JSON.stringify(control.limits), control.version],
-  );
-  return res.rowCount === 1;
-}
-
-export interface RunControl {
-  status: RunStatus;
-  paused: boolean;
-  cancelRequested: boolean;
-  limits: Limits;
-  /** The run's control version these facts are from (grows with every pause, resume, cancel and limits change). */
-  version: number;
-}
-
-export async function readRunControl(db: Queryable, runId: string): Promise<RunControl> {
-  const { rows } = await db.query<{ status: RunStatus; paused: boolean; cancel_requested: boolean; limits: Limits; control_version: string }>(
-    'SELECT status, paused, cancel_requested, limits, control_version FROM backfill.runs WHERE run_id = $1',
-    [runId],
-  );
-  if (!rows[0]) throw new Error(`run ${runId} is not in the ledger`);
-  return {
-    status: rows[0].status,
-    paused: rows[0].paused,
-    cancelRequested: rows[0].cancel_requested,
-    limits: rows[0].limits,
-    version: Number(rows[0].control_version),
-  };
-}
-
 /** Rows in scope that no planned partition covered, counted at the run's end. */
 export async function setRowsOutsidePlan(db: Queryable, runId: string, rows: number): Promise<void> {
   await db.query('UPDATE backfill.runs SET rows_outside_plan = $2 WHERE run_id = $1', [runId, rows]);
@@ -304,56 +256,4 @@ export async function acceptedInputs(db: Queryable, runId: string): Promise<Inpu
 
 export async function acceptInputs(db: Queryable, runId: string, fingerprints: InputFingerprint[]): Promise<void> {
   await db.query('UPDATE backfill.runs SET input_fingerprints = $2 WHERE run_id = $1', [runId, JSON.stringify(fingerprints)]);
-}
-
-export interface RetryStart {
-  attempt: number;
-  controlVersion: number;
-  partitionsRequeued: number;
-}
-
-/**
- * Starts attempt `attempt` of a finished run: the run goes back to running with clear
- * control flags, and its failed and cancelled partitions back to pending, keeping their
- * cursors. Idempotent: once the run is at this attempt, it changes nothing and says so.
- * Call inside a transaction.
- */
-export async function startRetry(client: pg.PoolClient, runId: string, attempt: number): Promise<RetryStart> {
-  const { rows } = await client.query<{ status: RunStatus; attempt: number; control_version: string }>(
-    'SELECT status, attempt, control_version FROM backfill.runs WHERE run_id = $1 FOR UPDATE',
-    [runId],
-  );
-  const run = rows[0];
-  if (!run) throw new Error(`run ${runId} is not in the ledger`);
-  if (run.attempt >= attempt) return { attempt: run.attempt, controlVersion: Number(run.control_version), partitionsRequeued: 0 };
-  if (!RETRYABLE_RUN_STATUSES.includes(run.status)) {
-    throw new Error(`run ${runId} is ${run.status}; only a failed or cancelled run can be retried`);
-  }
-  await client.query(
-    `UPDATE backfill.runs SET status = 'running', attempt = $2, paused = false, cancel_requested = false,
-        finished_at = NULL, last_error = NULL, updated_at = now() WHERE run_id = $1`,
-    [runId, attempt],
-  );
-  const requeued = await client.query(
-    `UPDATE backfill.partitions SET status = 'pending', run_attempt = $2, finished_at = NULL, updated_at = now()
-      WHERE run_id = $1 AND status = ANY($3)`,
-    [runId, attempt, allowedFrom(PARTITION_TRANSITIONS, 'pending')],
-  );
-  return { attempt, controlVersion: Number(run.control_version), partitionsRequeued: requeued.rowCount ?? 0 };
-}
-
-/**
- * Closes the ledger's record of a run whose workflow ended without finishing it (a step the
- * database refused, a workflow terminated by hand): partitions still running are told to stop
- * at their next chunk (their workflows outlive the run's), those never started are cancelled,
- * and the run is failed with `lastError`. One transaction; a repeat changes nothing.
- */
-export async function closeAbandonedRun(client: pg.PoolClient, runId: string, lastError: string): Promise<RunStatus> {
-  await client.query(
-    `UPDATE backfill.runs SET cancel_requested = true, control_version = control_version + 1, updated_at = now()
-      WHERE run_id = $1 AND NOT cancel_requested`,
-    [runId],
-  );
-  await cancelPending(client, runId);
-  return transitionRun(client, runId, 'failed', lastError);
 }

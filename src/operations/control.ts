@@ -8,7 +8,9 @@
 import { resolveSpec } from '../specs/resolve';
 import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type pg from 'pg';
-import { acceptInputs, closeAbandonedRun, readRunControl, type RunRow } from '../ledger/runs';
+import { acceptInputs, type RunRow } from '../ledger/runs';
+import { readRunControl } from '../ledger/run-control';
+import { closeAbandonedRun } from '../ledger/run-attempts';
 import { runLabel } from '../shared/labels';
 import { limitsChangeProblem } from '../shared/limits';
 import { ACTIVE_RUN_STATUSES } from '../shared/statuses';

@@ -1,9 +1,46 @@
 /**
- * Renders a run's progress as the Markdown table shown in the Web UI's Current Details.
+ * A run's progress: the view of its state that the progress query answers and `status` and
+ * the Web UI show, and the Markdown table of it in the Web UI's Current Details.
  */
 import { FINISHED_RUN_STATUSES } from '../shared/statuses';
 import type { PartitionCondition, PartitionState, RunProgress } from '../shared/types';
 import { describeWindow } from '../shared/window';
+import type { RunState } from './run-state';
+
+export function progress(s: RunState, run: { runId: string; name: string }, nowMs: number): RunProgress {
+  const done = s.counts.succeeded + s.counts.failed + s.counts.cancelled;
+  const elapsedMin = (nowMs - new Date(s.startedAt).getTime()) / 60_000;
+  const perMinute = done > 0 && elapsedMin > 0 ? done / elapsedMin : null;
+  const remaining = Math.max(0, s.partitionsTotal - done);
+  return {
+    runId: run.runId,
+    name: run.name,
+    status: s.status,
+    paused: s.paused,
+    cancelRequested: s.cancelRequested,
+    partitions: { total: s.partitionsTotal, pending: Math.max(0, s.partitionsTotal - done - s.inFlight.length), running: s.inFlight.length, ...s.counts },
+    finished: { ...s.finished },
+    limits: s.limits,
+    startedAt: s.startedAt,
+    partitionsPerMinute: perMinute,
+    rowsPerSecond: elapsedMin > 0 && s.finished.rowsRead > 0 ? Math.round(s.finished.rowsRead / (elapsedMin * 60)) : null,
+    etaSeconds: perMinute ? Math.round((remaining / perMinute) * 60) : null,
+    continuedAsNew: s.continuedAsNew,
+    heldBy: s.heldBy,
+    ...(s.workerGap ? { workerGap: s.workerGap } : {}),
+    lastError: s.lastError,
+    conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
+    ...(s.canary
+      ? {
+          canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy },
+        }
+      : {}),
+    ...(s.finalCheck ? { finalCheck: s.finalCheck } : {}),
+    ...(s.ramp
+      ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } }
+      : {}),
+  };
+}
 
 export function renderProgressMarkdown(p: RunProgress): string {
   const finished = FINISHED_RUN_STATUSES.includes(p.status);

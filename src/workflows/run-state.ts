@@ -1,7 +1,7 @@
 /**
  * The run workflow's state and every change to it, as plain functions: operator actions
  * (pause, resume, cancel, new limits), partition reports and conditions, launches, ledger
- * syncs, and the progress view. No Temporal API here, and the time and ids come in as
+ * syncs (the progress view of it is progress.ts). No Temporal API here, and the time and ids come in as
  * arguments, so each function is replay-safe and unit-tested over tables of cases.
  * The state is carried across continue-as-new: its fields only ever grow, optional.
  */
@@ -283,41 +283,6 @@ export function isFinished(s: RunState, planLeft: boolean): boolean {
 /** The status operators see: paused is a flag in the ledger, a status in the Web UI. */
 export function shownStatus(s: RunState): RunStatus {
   return s.paused && !s.cancelRequested ? 'paused' : s.status;
-}
-
-export function progress(s: RunState, run: { runId: string; name: string }, nowMs: number): RunProgress {
-  const done = s.counts.succeeded + s.counts.failed + s.counts.cancelled;
-  const elapsedMin = (nowMs - new Date(s.startedAt).getTime()) / 60_000;
-  const perMinute = done > 0 && elapsedMin > 0 ? done / elapsedMin : null;
-  const remaining = Math.max(0, s.partitionsTotal - done);
-  return {
-    runId: run.runId,
-    name: run.name,
-    status: s.status,
-    paused: s.paused,
-    cancelRequested: s.cancelRequested,
-    partitions: { total: s.partitionsTotal, pending: Math.max(0, s.partitionsTotal - done - s.inFlight.length), running: s.inFlight.length, ...s.counts },
-    finished: { ...s.finished },
-    limits: s.limits,
-    startedAt: s.startedAt,
-    partitionsPerMinute: perMinute,
-    rowsPerSecond: elapsedMin > 0 && s.finished.rowsRead > 0 ? Math.round(s.finished.rowsRead / (elapsedMin * 60)) : null,
-    etaSeconds: perMinute ? Math.round((remaining / perMinute) * 60) : null,
-    continuedAsNew: s.continuedAsNew,
-    heldBy: s.heldBy,
-    ...(s.workerGap ? { workerGap: s.workerGap } : {}),
-    lastError: s.lastError,
-    conditions: Object.values(s.conditions ?? {}).sort((a, b) => (a.partitionId < b.partitionId ? -1 : 1)),
-    ...(s.canary
-      ? {
-          canary: { partitions: s.canary.partitions, phase: s.canary.phase, held: s.canary.held, failures: s.canary.failures, approvedBy: s.canary.approvedBy },
-        }
-      : {}),
-    ...(s.finalCheck ? { finalCheck: s.finalCheck } : {}),
-    ...(s.ramp
-      ? { ramp: { stage: Math.min(s.ramp.stage + 1, s.ramp.cutoffs.length + 1), stages: s.ramp.cutoffs.length + 1, phase: s.ramp.phase, held: s.ramp.held } }
-      : {}),
-  };
 }
 
 /** What the last look at the run's database queue found: a gap (no worker serves it), or none. */

@@ -1,6 +1,7 @@
 import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/checks/spec-sql';
 import { canaryOrdinals, emptyTally, finalSampleEvery, mergeTallies, type GateTally } from '../../src/validation/gates';
 import * as gates from '../../src/workflows/gate-state';
+import { progress } from '../../src/workflows/progress';
 import * as run from '../../src/workflows/run-state';
 
 beforeAll(() => loadSqlParser());
@@ -129,7 +130,7 @@ describe('the canary in the run state', () => {
     expect(gates.canaryJudged(opened(), verdict(true), false, 'r1', 'k').canary!.phase).toBe('passed');
     const held = gates.canaryJudged(opened(), verdict(true), true, 'r1', 'k');
     expect(held).toMatchObject({ paused: true, canary: { phase: 'held' } });
-    expect(run.progress(held, { runId: 'r1', name: 'n' }, Date.now()).canary!.held).toMatch(/waiting for approval: backfill approve r1 --reason/);
+    expect(progress(held, { runId: 'r1', name: 'n' }, Date.now()).canary!.held).toMatch(/waiting for approval: backfill approve r1 --reason/);
   });
 
   test('a partition the canary started is passed over by the plan: the run counts it once', () => {

@@ -1,3 +1,4 @@
+import { progress } from '../../src/workflows/progress';
 import * as run from '../../src/workflows/run-state';
 import type { RunState } from '../../src/workflows/run-state';
 import type { PartitionReport } from '../../src/shared/types';
@@ -200,7 +201,7 @@ describe('partition reports and conditions', () => {
   const held = { partitionId: 'a', state: 'held' as const, reason: 'held by probeMs 312.40 > hard 200', since: '2026-11-30T12:00:01.000Z' };
   test('a condition shows while the partition is in flight, clears on writing, and goes with its report', () => {
     let s = run.applyCondition(withInFlight('a'), held);
-    expect(run.progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z')).conditions).toEqual([held]);
+    expect(progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z')).conditions).toEqual([held]);
     expect(run.applyCondition(s, { ...held, state: 'writing', reason: null }).conditions).toEqual({});
     s = run.applyReport(s, report('a', 'succeeded'));
     expect(s.conditions).toEqual({});
@@ -250,7 +251,7 @@ describe('the sliding window', () => {
 
 test('progress: pending excludes done and in-flight partitions; rate and ETA come from finished ones', () => {
   const s = run.applyReport(withInFlight('a', 'b'), report('a', 'succeeded', 600));
-  const p = run.progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z'));
+  const p = progress(s, { runId: 'r1', name: 'n' }, Date.parse('2026-11-30T12:01:00Z'));
   expect(p.partitions).toEqual({ total: 4, pending: 2, running: 1, succeeded: 1, failed: 0, cancelled: 0 });
   expect(p.rowsPerSecond).toBe(10);
   expect(p.partitionsPerMinute).toBe(1);

@@ -1,7 +1,8 @@
 /** `backfill report`: a run's report for reviewers, from the ledger alone, as Markdown or one self-contained HTML page. */
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { renderHtml, renderMarkdown } from '../../report/render';
+import { renderHtml } from '../../report/html';
+import { renderMarkdown } from '../../report/markdown';
 import { runLabel } from '../../shared/labels';
 import { databaseOption } from '../options';
 import { UsageError } from '../output';

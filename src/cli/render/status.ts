@@ -21,6 +21,11 @@ function describeUndo(undo: StatusReport['undo']): string | undefined {
 }
 
 export function renderStatus(r: StatusReport): string {
+  return [...headLines(r), ...conditionLines(r), ...progressLines(r), ...countLines(r), ...detailLines(r)].join('\n');
+}
+
+/** Who, what and why: the run's identity, its limits, undo and revert, and its inputs. */
+function headLines(r: StatusReport): string[] {
   const lines = [
     `Run ${runLabel(r.name, r.runId)}: ${r.status.toUpperCase()}${r.canaryHold ? ` (held: ${r.canaryHold})` : r.paused && r.status === 'paused' ? ' (paused by an operator)' : ''}`,
     `  reason:    ${r.reason}`,
@@ -55,6 +60,12 @@ export function renderStatus(r: StatusReport): string {
         `recompute them with the input as it is now: backfill start ${r.specFile ?? '<spec>'} --only-stale`,
     );
   }
+  return lines;
+}
+
+/** What holds or broke the run, and what to do about it. */
+function conditionLines(r: StatusReport): string[] {
+  const lines: string[] = [];
   if (r.windowOpensAt) lines.push(`  holding:   outside the allowed hours (${describeWindow(r.limits.window!)}); continues by itself at ${r.windowOpensAt}`);
   if (r.waitingForWorker) lines.push(`  waiting:   ${workerGapLine(r.waitingForWorker)}`);
   if (r.workflowEnded) {
@@ -70,6 +81,12 @@ export function renderStatus(r: StatusReport): string {
         `cover them with a new run: backfill start ${r.specFile ?? '<spec>'}`,
     );
   }
+  return lines;
+}
+
+/** How far it is, how long it has left, and which workers did the work. */
+function progressLines(r: StatusReport): string[] {
+  const lines: string[] = [];
   const t = r.totals;
   if (r.rowsPlanned) {
     const share = r.rowsPlanned.rows > 0 ? Math.min(100, Math.floor((100 * t.rowsRead) / r.rowsPlanned.rows)) : 100;
@@ -89,6 +106,13 @@ export function renderStatus(r: StatusReport): string {
     const more = r.workers.length > 8 ? ` and ${r.workers.length - 8} more` : '';
     lines.push(`  workers:   ${r.workers.length} wrote its chunks (share of rows read): ${shown.join(', ')}${more}`);
   }
+  return lines;
+}
+
+/** Partitions by status and rows by what became of them. */
+function countLines(r: StatusReport): string[] {
+  const lines: string[] = [];
+  const t = r.totals;
   const table = new Table({
     style: plainStyle(),
     head: ['partitions', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'rows read', 'written', 'unchanged', 'skipped'],
@@ -111,6 +135,12 @@ export function renderStatus(r: StatusReport): string {
       `  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`,
     );
   }
+  return lines;
+}
+
+/** Holding and failed partitions, gates, downstream, consumers and recent events. */
+function detailLines(r: StatusReport): string[] {
+  const lines: string[] = [];
   if (r.holding.length > 0) {
     lines.push('Holding:');
     for (const h of r.holding) lines.push(`  ${h.partitionId}: ${h.reason}`);
@@ -143,7 +173,7 @@ export function renderStatus(r: StatusReport): string {
     lines.push('Recent events:');
     for (const e of r.events) lines.push(`  ${e.at}  ${e.kind.padEnd(16)} ${e.actor ?? ''}${e.reason ? ` — ${e.reason}` : ''}`);
   }
-  return lines.join('\n');
+  return lines;
 }
 
 /** No ANSI colours when the output is not a terminal (logs, CI, pipes). */

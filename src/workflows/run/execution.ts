@@ -22,6 +22,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { partitionWorkflowId } from '../../shared/ids';
 import { backfillPartitionWorkflow } from '../backfill-partition';
 import { publish, showDetails } from '../publish';
+import { progress } from '../progress';
 import * as run from '../run-state';
 import type { RunState } from '../run-state';
 import { checkActivities, ledgerActivities } from './proxies';
@@ -90,7 +91,7 @@ export class RunExecution {
   }
 
   progress() {
-    return run.progress(this.s, { runId: this.runId, name: this.spec.name }, Date.now());
+    return progress(this.s, { runId: this.runId, name: this.spec.name }, Date.now());
   }
 
   /** Details only: safe in signal handlers, where commands would interleave with the main loop's. */
