@@ -16,7 +16,13 @@ const nodeOnly = {
         '**/cli/*',
         '**/dev/*',
         '**/specs/load*',
-        '**/checks/*',
+        '**/preflight/*',
+        '**/gates/*',
+        '**/undo/*',
+        '!**/undo/*-statements',
+        '**/split-tail/*',
+        '**/after-actions/*',
+        '**/api/*',
         '**/operations/*',
         '**/operations',
         '**/temporal/*',
@@ -32,6 +38,28 @@ const nodeOnly = {
 /** SQL naming a ledger table: FROM / JOIN / INTO / UPDATE / TABLE / EXISTS backfill.<table>. */
 const LEDGER_SQL = '/(FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\\s+backfill\\.[a-z_]+/i';
 const LEDGER_MESSAGE = 'SQL on the ledger (backfill.*) belongs in src/ledger: add or reuse a named function there';
+
+/**
+ * The layers, low to high (README "Layout"): a module imports values only from its own layer
+ * and those below it. `import type` may cross upward (the type-only exceptions the README
+ * names). Capability folders (undo/, split-tail/, after-actions/, gates/) span layers by file:
+ * their *-statements.ts are pure like compiler/, the rest sit with the activities.
+ */
+const ABOVE_ACTIVITIES = ['**/operations/*', '**/operations', '**/api/*', '**/cli/*', '**/dev/*', '**/report/*', '../worker', '../../worker', '../index'];
+const CAPABILITIES = ['**/undo/*', '!**/undo/*-statements', '**/split-tail/*', '**/after-actions/*', '**/gates/*'];
+const ACTIVITY_LAYER = [...CAPABILITIES, '**/activities/*', '**/activities', '**/workflows/*', '!**/workflows/messages', '**/temporal/*'];
+const ABOVE_LEDGER = ['**/preflight/*', ...ACTIVITY_LAYER, ...ABOVE_ACTIVITIES];
+const ABOVE_FOUNDATION = ['**/ledger/*', '**/ledger', ...ABOVE_LEDGER];
+/** undo/'s operations-level files: what `revert`, `verify` of a revert and `plan`'s image sample do. */
+const UNDO_OPERATIONS = ['src/undo/revert-run.ts', 'src/undo/verify-revert.ts', 'src/undo/sample-images.ts'];
+const upward = (group) => ({
+  group,
+  message: 'a value import from a higher layer (README "Layout"); import types with `import type`, or move the code down',
+  allowTypeImports: true,
+});
+const layerRule = (groups, extra = {}) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', { paths: extra.paths ?? [], patterns: [...(extra.patterns ?? []), upward(groups)] }],
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
@@ -55,7 +83,45 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/workflows/**/*.ts', 'src/shared/**/*.ts', 'src/compiler/**/*.ts', 'src/governor/**/*.ts'],
+    // foundations: plain data, helpers, specs, the database driver, the governor, transforms, pure statements
+    files: ['src/util/**/*.ts', 'src/security/**/*.ts', 'src/specs/**/*.ts', 'src/db/**/*.ts', 'src/transforms/**/*.ts', 'src/*logger.ts'],
+    rules: layerRule(ABOVE_FOUNDATION),
+  },
+  {
+    // workflow-safe and at the foundation: the domain's plain data and every pure statement builder
+    files: ['src/domain/**/*.ts', 'src/compiler/**/*.ts', 'src/governor/**/*.ts', 'src/undo/*-statements.ts'],
+    rules: layerRule(ABOVE_FOUNDATION, nodeOnly),
+  },
+  {
+    files: ['src/ledger/**/*.ts'],
+    rules: layerRule(ABOVE_LEDGER),
+  },
+  {
+    // checks before a run (preflight) and its gates' logic: the ledger and below
+    files: ['src/preflight/**/*.ts', 'src/gates/compare.ts', 'src/gates/gate-checks.ts', 'src/gates/distributions.ts', 'src/gates/invariants.ts'],
+    rules: layerRule([...ACTIVITY_LAYER, ...ABOVE_ACTIVITIES]),
+  },
+  {
+    // the activities and the capability folders' worker-side code
+    files: [
+      'src/activities/**/*.ts',
+      'src/undo/**/*.ts',
+      'src/split-tail/**/*.ts',
+      'src/after-actions/**/*.ts',
+      'src/gates/gate-activities.ts',
+      'src/temporal/**/*.ts',
+    ],
+    ignores: ['src/undo/*-statements.ts', ...UNDO_OPERATIONS],
+    rules: layerRule(ABOVE_ACTIVITIES),
+  },
+  {
+    // the operations, and undo's: starting a revert, verifying one, sampling images for a plan
+    files: ['src/operations/**/*.ts', ...UNDO_OPERATIONS],
+    rules: layerRule(['**/api/*', '**/cli/*', '**/dev/*']),
+  },
+  {
+    // workflow-safe: the workflows import activity types only
+    files: ['src/workflows/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', nodeOnly] },
   },
   {

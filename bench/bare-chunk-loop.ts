@@ -8,12 +8,12 @@
  */
 import pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
-import { compileBeforeImages } from '../src/compiler/before-images';
+import { compileBeforeImages } from '../src/undo/image-statements';
 import { readOutputKeyRange } from '../src/db/output-key-range';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import { resolveSpec } from '../src/specs/resolve';
-import type { PartitionBounds } from '../src/shared/types';
+import type { PartitionBounds } from '../src/domain/types';
 
 export async function bareChunkLoop(
   url: string,

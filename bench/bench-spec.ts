@@ -4,7 +4,7 @@
  * definition for the write-path benchmark and the chunk profile.
  */
 import type { Spec } from '../src/specs/schema';
-import type { PartitionBounds } from '../src/shared/types';
+import type { PartitionBounds } from '../src/domain/types';
 import { COLS, MAX_ID, TRANSFORM } from './dataset';
 
 export const PARTITIONS = Number(process.env.BENCH_PARTITIONS || 4);

@@ -23,7 +23,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { parse } from 'yaml';
 import { ensureDemoData } from '../src/dev/demo-data';
-import { partitionWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId } from '../src/domain/ids';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
 import { Context } from '@temporalio/activity';
 import type { FanOutInput } from './fanout/workflows';

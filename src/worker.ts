@@ -2,7 +2,7 @@
  * The worker operators deploy, and the only way any path starts one: `backfill worker`,
  * `node dist/worker.js`, the Dockerfile and docker-compose, the demo and the tests. It polls
  * the common task queue (run workflows) and one queue per database it serves (partitions and
- * every activity of runs on that database: shared/ids.ts databaseTaskQueue); any number may run.
+ * every activity of runs on that database: domain/ids.ts databaseTaskQueue); any number may run.
  * Needs TEMPORAL_ADDRESS and the environment variables the specs' `database` fields name,
  * listed in BACKFILL_DATABASES (module transforms: under BACKFILL_TRANSFORM_DIRS).
  * LOG_LEVEL governs our logs and the SDK's; BACKFILL_METRICS_ADDRESS opens one Prometheus
@@ -11,7 +11,7 @@
  */
 import os from 'node:os';
 import { IllegalStateError } from '@temporalio/common';
-import { scheduleImageRetention } from './downstream/image-retention';
+import { scheduleImageRetention } from './undo/image-retention';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities } from './activities';
@@ -53,7 +53,7 @@ function workflowCode(given: WorkerOptions['workflowBundle'], encrypted: boolean
 export interface BackfillWorker {
   /** The worker on the common queue: run workflows, and runs started before routing. */
   worker: Worker;
-  /** One worker per database queue this worker serves (shared/ids.ts databaseTaskQueue): partitions and every activity of their runs. */
+  /** One worker per database queue this worker serves (domain/ids.ts databaseTaskQueue): partitions and every activity of their runs. */
   databaseWorkers: Worker[];
   /** Workers for the database queues found since the last call (a database that answers now, a variable set later). */
   newDatabaseWorkers(): Promise<Worker[]>;

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { renderStatus } from '../src/cli/render/status';
-import { runAfterActions } from '../src/downstream/after-actions';
+import { runAfterActions } from '../src/after-actions/run-actions';
 import { statusReportFor, waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL } from './helpers/orders';

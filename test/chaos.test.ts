@@ -1,5 +1,5 @@
 /**
- * The fault matrix (bench/chaos.ts, `npm run chaos`) at a small size: each fault hits a real
+ * The fault matrix (test/chaos/fault-matrix.ts, `npm run chaos`) at a small size: each fault hits a real
  * backfill mid-run — workers SIGKILLed ten times, the Temporal server killed and restarted on
  * its file, PostgreSQL restarted in immediate mode, backends terminated, the network to the
  * database and to Temporal cut and stalled, the target locked, chunks past their statement
@@ -11,7 +11,7 @@
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { CASES, faultTable, type CaseResult } from '../bench/chaos';
+import { CASES, faultTable, type CaseResult } from './chaos/fault-matrix';
 import { startsFirst } from './helpers/turns';
 
 startsFirst('five minutes of faults, each waited out on servers of its own: the other slot works through the suite meanwhile');
@@ -22,7 +22,7 @@ function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> 
   return new Promise((resolve) => {
     execFile(
       path.join(ROOT, 'node_modules', '.bin', 'tsx'),
-      [path.join(ROOT, 'bench', 'chaos.ts')],
+      [path.join(ROOT, 'test', 'chaos', 'fault-matrix.ts')],
       {
         cwd: ROOT,
         env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20', CHAOS_LONG_PARTITIONS: '300' },

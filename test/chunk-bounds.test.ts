@@ -8,7 +8,7 @@ import { compileRun } from '../src/compiler/statements';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import { resolveSpec, type ResolvedSpec } from '../src/specs/resolve';
-import type { PartitionBounds } from '../src/shared/types';
+import type { PartitionBounds } from '../src/domain/types';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
 let db: TestDatabase;

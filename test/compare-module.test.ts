@@ -13,7 +13,7 @@ import type { Spec } from '../src/specs/schema';
 import { resolveSpec } from '../src/specs/resolve';
 import type { TransformModule } from '../src/transforms/define';
 import { TransformError } from '../src/transforms/transform-error';
-import { comparePartition, outputTypes, type Recomputable } from '../src/validation/compare';
+import { comparePartition, outputTypes, type Recomputable } from '../src/gates/compare';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
 let db: TestDatabase;

@@ -13,7 +13,7 @@ import { statusReport } from '../src/operations';
 import { renderStatus } from '../src/cli/render/status';
 import { listEvents } from '../src/ledger/events';
 import { getRun } from '../src/ledger/runs';
-import { partitionWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId } from '../src/domain/ids';
 import type { SpecInput } from '../src/specs/schema';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';

@@ -12,7 +12,7 @@ import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
 import { getRun } from '../src/ledger/runs';
-import { revertRun } from '../src/operations/revert-run';
+import { revertRun } from '../src/undo/revert-run';
 import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 
 let db: TestDatabase;

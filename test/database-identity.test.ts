@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import pino from 'pino';
 import { createActivities } from '../src/activities';
 import { PoolRegistry } from '../src/db/pool-registry';
-import { FailureType } from '../src/shared/failures';
+import { FailureType } from '../src/domain/failures';
 import { startRun, waitForResult } from '../src/operations';
 import { launchWorker, type RunningWorker } from '../src/worker';
 import { createTestDatabase, type TestDatabase } from './helpers/db';

@@ -3,7 +3,7 @@
  * its end; a drift beyond tolerance fails the run. Cleanup of temporary state happens only
  * once the run is verified; plan-time checks refuse declarations that cannot run.
  */
-import { cleanupRefusal } from '../src/downstream/cleanup';
+import { cleanupRefusal } from '../src/after-actions/cleanup-run';
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import { EXPECTED_SQL, ordersSpec, TRANSFORM_SQL } from './helpers/orders';

@@ -7,12 +7,12 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { approveRun, controlRun, findRun, statusReportFor, verifyRun, waitForResult } from '../src/operations';
 import { renderStatus } from '../src/cli/render/status';
-import type { RunProgress } from '../src/shared/types';
+import type { RunProgress } from '../src/domain/types';
 import { progressQuery } from '../src/workflows/messages';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, TRANSFORM_SQL, writeModule } from './helpers/orders';
 import { waitUntil } from './helpers/wait';
-import { FINAL_SAMPLE, sampleSlice } from '../src/validation/gates';
+import { FINAL_SAMPLE, sampleSlice } from '../src/gates/gate-checks';
 
 const env = useTestEnvironment('gates', { rows: 30_000 });
 

@@ -7,9 +7,9 @@
  * revert's conflicts (docs/undo.md) stay in the ledger too.
  */
 import { statusReportFor, waitForResult } from '../src/operations';
-import { partitionWorkflowId, runWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId, runWorkflowId } from '../src/domain/ids';
 import { getRun } from '../src/ledger/runs';
-import { revertRun } from '../src/operations/revert-run';
+import { revertRun } from '../src/undo/revert-run';
 import { useTestEnvironment } from './helpers/environment';
 import { historiesText } from './helpers/histories';
 import { writeModule } from './helpers/orders';

@@ -1,5 +1,5 @@
 /**
- * The ledger enforces the status tables of src/shared/statuses.ts: every arrow they allow
+ * The ledger enforces the status tables of src/domain/statuses.ts: every arrow they allow
  * is accepted by the database, every other status change is refused (by whatever writes
  * it), and the ledger's own functions never attempt a forbidden arrow.
  */
@@ -8,7 +8,7 @@ import { createPool } from '../src/db/pool';
 import { migrateLedger } from '../src/ledger/migrate';
 import { finishPartition, startAttempt } from '../src/ledger/partitions';
 import { transitionRun } from '../src/ledger/runs';
-import { PARTITION_TRANSITIONS, PartitionStatus, RUN_TRANSITIONS, RunStatus } from '../src/shared/statuses';
+import { PARTITION_TRANSITIONS, PartitionStatus, RUN_TRANSITIONS, RunStatus } from '../src/domain/statuses';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 
 let db: TestDatabase;

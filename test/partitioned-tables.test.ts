@@ -10,9 +10,9 @@
 import { resolveSpec } from '../src/specs/resolve';
 import { verifyRun, waitForResult } from '../src/operations';
 import { compileRun } from '../src/compiler/statements';
-import { inputChanges } from '../src/checks/input-fingerprints';
-import { runInputs } from '../src/checks/run-inputs';
-import type { PartitionBounds } from '../src/shared/types';
+import { inputChanges } from '../src/preflight/input-fingerprints';
+import { runInputs } from '../src/preflight/run-inputs';
+import type { PartitionBounds } from '../src/domain/types';
 import { getRun, type RunRow } from '../src/ledger/runs';
 import type { SpecInput } from '../src/specs/schema';
 import { runCli } from './helpers/cli';

@@ -12,7 +12,7 @@ import { waitForResult } from '../src/operations';
 import { listEvents } from '../src/ledger/events';
 import { migrateLedger } from '../src/ledger/migrate';
 import { getRun } from '../src/ledger/runs';
-import { partitionWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId } from '../src/domain/ids';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec } from './helpers/orders';

@@ -10,13 +10,13 @@
 import type { Client } from '@temporalio/client';
 import { waitForResult } from '../src/operations';
 import { controlRun } from '../src/operations/control';
-import { revertRun } from '../src/operations/revert-run';
+import { revertRun } from '../src/undo/revert-run';
 import { statusReportFor } from '../src/operations/status';
 import { getRun } from '../src/ledger/runs';
 import { stalePartitions } from '../src/ledger/stale';
 import { renderStatus } from '../src/cli/render/status';
-import { cleanupRun } from '../src/downstream/cleanup';
-import { sweepExpiredImages } from '../src/downstream/image-retention';
+import { cleanupRun } from '../src/after-actions/cleanup-run';
+import { sweepExpiredImages } from '../src/undo/image-retention';
 import { servedDatabases } from '../src/security/worker-trust';
 import { useTestEnvironment } from './helpers/environment';
 import { runCli } from './helpers/cli';

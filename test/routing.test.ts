@@ -1,7 +1,7 @@
 /**
  * Workers next to their databases, all on one task queue: three PostgreSQL clusters, one worker
  * process each that holds only its own database's variable (the least-privilege set-up), runs on
- * all three at once. Each run's work goes to its database's queue (shared/ids.ts
+ * all three at once. Each run's work goes to its database's queue (domain/ids.ts
  * databaseTaskQueue), so no worker is ever handed another database's work; a database whose
  * worker leaves holds its run, saying so, and the run finishes exact once a worker is back.
  */
@@ -16,7 +16,7 @@ import { chunkWriters } from '../src/ledger/chunks';
 import { startRun, waitForResult, type StartedRun } from '../src/operations';
 import { runWorkerGap } from '../src/operations/database-workers';
 import { databaseWorkers } from '../src/temporal/task-queue-pollers';
-import { databaseTaskQueue } from '../src/shared/ids';
+import { databaseTaskQueue } from '../src/domain/ids';
 import { pollUntil } from '../src/util/poll-until';
 import { runCli } from './helpers/cli';
 import { startClusters, type Clusters } from './helpers/clusters';

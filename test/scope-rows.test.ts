@@ -4,7 +4,7 @@
  * and leaves the session as it found it.
  */
 import { createPool } from '../src/db/pool';
-import { scopeRows } from '../src/checks/scope-rows';
+import { scopeRows } from '../src/preflight/scope-rows';
 import type { ResolvedSpec } from '../src/specs/resolve';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 

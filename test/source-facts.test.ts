@@ -4,8 +4,8 @@
  * start on a large table. Counted with the transaction's own table statistics.
  */
 import type pg from 'pg';
-import { PlanError } from '../src/compiler/partitions';
-import { readSourceFacts } from '../src/checks/source-facts';
+import { PlanError } from '../src/compiler/plan-partitions';
+import { readSourceFacts } from '../src/preflight/source-facts';
 import type { Spec } from '../src/specs/schema';
 import { resolveSpec, type ResolvedSpec } from '../src/specs/resolve';
 import { createTestDatabase, type TestDatabase } from './helpers/db';

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { startRun, waitForResult } from '../src/operations';
-import { partitionWorkflowId } from '../src/shared/ids';
+import { partitionWorkflowId } from '../src/domain/ids';
 import { temporalConfig } from '../src/temporal/config';
 import { connectClient } from '../src/temporal/connect';
 import { useTestEnvironment } from './helpers/environment';

@@ -15,7 +15,7 @@ import { loadSpecFile } from '../src/specs/load';
 import type { RunWorkflowInput } from '../src/workflows/backfill-run';
 import { setLimitsUpdate } from '../src/workflows/messages';
 import { pollUntil } from '../src/util/poll-until';
-import { FailureType } from '../src/shared/failures';
+import { FailureType } from '../src/domain/failures';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import { startTestWorker, uniqueQueue, type TestWorker } from './helpers/temporal';

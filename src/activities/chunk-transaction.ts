@@ -12,12 +12,51 @@ import { limitChunkTransaction } from '../db/session';
 import { hasSqlState, SqlState } from '../db/sqlstate';
 import { countConcurrentChange, finishPartition, getPartition, lockPartition, type PartitionRow } from '../ledger/partitions';
 import { awaitWriterTurn } from '../ledger/writer-lock';
-import { FailureType } from '../shared/failures';
-import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
-import type { RowCounts } from '../shared/types';
+import { FailureType } from '../domain/failures';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../domain/limits';
+import type { RowCounts } from '../domain/types';
 import { TransformError } from '../transforms/transform-error';
-import type { ChunkOutcome, ChunkRequest } from './chunk';
+import type { ChunkRecordDecision } from '../governor';
 import type { RunContext } from './run-context';
+
+export interface ChunkRequest {
+  runId: string;
+  partitionId: string;
+  chunkSize: number;
+  /** Take the run's writer lock first: one chunk of this run writes at a time, across workers. */
+  oneWriter: boolean;
+  record: ChunkRecordDecision;
+  /** A statement timeout at this size fails the partition (the floor was reached); otherwise the chunk is retried smaller. */
+  failOnTimeout: boolean;
+  /** The worker writing it, for the chunk log. */
+  worker?: string;
+}
+
+interface ChunkFacts extends RowCounts {
+  /** The partition's ledger row after the chunk (as it stands after a rollback). */
+  row: PartitionRow;
+  /** Time spent waiting for the run's writer lock before the chunk began. */
+  turnMs: number;
+}
+
+/**
+ * What became of a chunk. Only `committed` wrote anything (its counts are what it did, zero
+ * when the partition was already finished); every other kind rolled back, saying why in `cause`.
+ */
+export type ChunkOutcome =
+  /** Committed: written and checkpointed, and the partition finished if `row.status` says so. */
+  | ({ kind: 'committed' } & ChunkFacts)
+  /** Gave up waiting for a lock after a short lock timeout: the partition holds and looks again. */
+  | ({ kind: 'lock-timeout'; cause: string } & ChunkFacts)
+  /**
+   * Another transaction changed rows this chunk read or writes after its snapshot (SQLSTATE
+   * 40001, or a deadlock 40P01): computed again, from the new state.
+   */
+  | ({ kind: 'concurrent-change'; cause: string } & ChunkFacts)
+  /** A statement ran past limits.statementTimeoutSeconds: tried again smaller. */
+  | ({ kind: 'statement-timeout'; cause: string } & ChunkFacts)
+  /** The database cannot take writes (disk full): the run pauses for an operator, not a retry. */
+  | ({ kind: 'pause-run'; cause: string } & ChunkFacts);
 
 /** How long a chunk waits for any lock before it rolls back and the partition holds instead. */
 const LOCK_TIMEOUT_MS = 2000;

@@ -9,7 +9,7 @@
  * dropped: this is a view for operators, the ledger's hold_reason stays the record.
  */
 import type { Logger } from 'pino';
-import type { PartitionCondition, PartitionState } from '../shared/types';
+import type { PartitionCondition, PartitionState } from '../domain/types';
 
 type State = PartitionState;
 

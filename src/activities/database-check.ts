@@ -14,7 +14,7 @@ import type pg from 'pg';
 import type { PoolRegistry } from '../db/pool-registry';
 import { databaseIdentity } from '../db/identity';
 import { getRun, type RunRow } from '../ledger/runs';
-import { FailureType } from '../shared/failures';
+import { FailureType } from '../domain/failures';
 
 const known = new WeakMap<pg.Pool, Promise<{ id: string; label: string }>>();
 

@@ -5,7 +5,7 @@
  * Reads only; any number of attempts give the same kind of answer.
  */
 import { Context } from '@temporalio/activity';
-import type { WorkerGap } from '../shared/types';
+import type { WorkerGap } from '../domain/types';
 import { databaseWorkers } from '../temporal/task-queue-pollers';
 
 export async function findWorkerGap(input: { database: string; queue: string }): Promise<WorkerGap | null> {

@@ -9,12 +9,11 @@ import { finishPartition, checkpoint, recordChunk, type PartitionRow } from '../
 import { boundsText } from '../compiler/partition-predicate';
 import type { OutputKeyRange } from '../compiler/target-join';
 import { readOutputKeyRange } from '../db/output-key-range';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 import type { OutputTable } from '../transforms/module-fill';
 import { TransformError } from '../transforms/transform-error';
-import { captureBeforeImages, imagesDiffer } from './chunk-images';
-import type { ChunkRequest } from './chunk';
-import type { ChunkBody, ChunkWork } from './chunk-transaction';
+import { captureBeforeImages, imagesDiffer } from '../undo/take-images';
+import type { ChunkBody, ChunkRequest, ChunkWork } from './chunk-transaction';
 import { fillOutput } from './fill-output';
 import type { RunContext } from './run-context';
 

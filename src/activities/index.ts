@@ -3,17 +3,17 @@
  * dependencies. Workflows import only the *type* of this function's result.
  */
 import type { ActivityDeps } from './deps';
-import { afterActivities } from './after';
+import { afterActivities } from '../after-actions/after-activities';
 import { findWorkerGap } from './database-workers';
 import { onTheRunsDatabase } from './database-check';
-import { gateActivities } from './gates';
+import { gateActivities } from '../gates/gate-activities';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
-import { registerRevertActivity } from './register-revert';
+import { registerRevertActivity } from '../undo/register-revert';
 import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
-import { splitTailActivity } from './split-tail';
+import { splitTailActivity } from '../split-tail/split-activity';
 
 export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);

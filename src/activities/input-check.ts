@@ -6,8 +6,8 @@
 import { resolveSpec } from '../specs/resolve';
 import type pg from 'pg';
 import { acceptedInputs, type RunRow } from '../ledger/runs';
-import { inputChanges } from '../checks/input-fingerprints';
-import { runInputs } from '../checks/run-inputs';
+import { inputChanges } from '../preflight/input-fingerprints';
+import { runInputs } from '../preflight/run-inputs';
 
 export const INPUT_CHANGE_ACTOR = 'backfill (input check)';
 

@@ -8,7 +8,7 @@ import { heartbeat, type Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { setHoldReason, type PartitionRow } from '../ledger/partitions';
-import { PartitionState, REPORTED_PARTITION_STATES } from '../shared/types';
+import { PartitionState, REPORTED_PARTITION_STATES } from '../domain/types';
 import { partitionConditionSignal } from '../workflows/messages';
 import { ConditionReporter } from './condition-reporter';
 

@@ -27,10 +27,10 @@ import {
 import { finishPartition, partitionReport, startAttempt, type PartitionRow } from '../ledger/partitions';
 import { refundRows, reserveRows } from '../ledger/rate-limits';
 import { readRunControl, type RunControl } from '../ledger/run-control';
-import { governing } from '../shared/guards';
-import type { PartitionReport } from '../shared/types';
+import { governing } from '../domain/guards';
+import type { PartitionReport } from '../domain/types';
 import { partitionFinishedSignal } from '../workflows/messages';
-import { readGuards } from '../checks/guard-signals';
+import { readGuards } from '../preflight/guard-signals';
 import { runChunk } from './chunk';
 import { INPUT_CHANGE_ACTOR, inputChangeHold } from './input-check';
 import { chunkMetrics } from './chunk-metrics';

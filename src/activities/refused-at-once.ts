@@ -18,7 +18,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { failsEveryTime, summarizePgError } from '../db/errors';
-import { FailureType } from '../shared/failures';
+import { FailureType } from '../domain/failures';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- activities take and return anything serializable
 type Activity = (...args: any[]) => Promise<unknown>;

@@ -7,11 +7,11 @@
  * the plan a run executes is the one recorded first. A second run of the same spec
  * name while one is active is refused by a unique index, naming the active run.
  */
-import type { BackfillRunInput, RunApproval } from '../workflows/run/types';
+import type { BackfillRunInput, RunApproval } from '../workflows/run/input';
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/pool';
-import { checkAndPlan } from '../checks/check-and-plan';
-import { excessPrivilege } from '../checks/role-posture';
+import { checkAndPlan } from '../preflight/check-and-plan';
+import { excessPrivilege } from '../preflight/role-posture';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
@@ -20,23 +20,23 @@ import { checkModulePath } from '../security/module-origin';
 import { storeArtifact } from '../ledger/artifacts';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { refuseOtherDatabase } from './database-check';
-import { FailureType } from '../shared/failures';
-import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLabel } from '../shared/labels';
+import { FailureType } from '../domain/failures';
+import { alreadyActiveMessage, runIdTakenMessage, targetBusyMessage, transformLabel } from '../domain/labels';
 import { formatProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { specSchema, type Spec } from '../specs/schema';
 import { resolveSpec, undoKeep } from '../specs/resolve';
 import { createImageTables, imageTableOf, imageTablesOf } from '../ledger/before-images';
-import { compileBeforeImages } from '../compiler/before-images';
+import { compileBeforeImages } from '../undo/image-statements';
 import type { RunOpening } from '../workflows/run-state';
 import type { ActivityDeps } from './deps';
 import type pg from 'pg';
 import { stalePartitions } from '../ledger/stale';
-import { partitionDifferences, summarizePartitions } from '../checks/saved-plan';
-import type { PlannedPartition } from '../shared/types';
-import { inputChanges, type InputFingerprint } from '../checks/input-fingerprints';
-import { runInputs, serverVersion } from '../checks/run-inputs';
-import { scopeRows } from '../checks/scope-rows';
+import { partitionDifferences, summarizePartitions } from '../preflight/saved-plan';
+import type { PlannedPartition } from '../domain/types';
+import { inputChanges, type InputFingerprint } from '../preflight/input-fingerprints';
+import { runInputs, serverVersion } from '../preflight/run-inputs';
+import { scopeRows } from '../preflight/scope-rows';
 import { engineVersion } from '../util/engine-version';
 
 export type { RunApproval };

@@ -6,15 +6,15 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { compileRun, type CompiledRun } from '../compiler/statements';
-import { compileBeforeImages, type CompiledImages, type ImageTables } from '../compiler/before-images';
-import { compileRevert, type CompiledRevert } from '../compiler/revert';
+import { compileBeforeImages, type CompiledImages, type ImageTables } from '../undo/image-statements';
+import { compileRevert, type CompiledRevert } from '../undo/restore-statements';
 import { imageTablesOf } from '../ledger/before-images';
 import type { RunRow } from '../ledger/runs';
 import { resolveSpec, type ResolvedSpec } from '../specs/resolve';
 import { artifactOriginRefusal } from '../security/module-origin';
 import type { WorkerTrust } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
-import { FailureType } from '../shared/failures';
+import { FailureType } from '../domain/failures';
 import { runOnThisDatabase } from './database-check';
 import type { TransformModule } from '../transforms/define';
 import { evaluateArtifact } from '../transforms/artifact';

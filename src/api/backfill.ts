@@ -11,20 +11,20 @@ import type { RunRow } from '../ledger/runs';
 import { defaultActor } from '../operations/actor';
 import { controlRun, endedWorkflow, type ControlAction } from '../operations/control';
 import { runWorkerGap } from '../operations/database-workers';
-import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
+import { ACTIVE_RUN_STATUSES } from '../domain/statuses';
 import { findRun, openLedgerPool } from '../operations/ledger-access';
 import { planSpec, type PlanOptions, type SpecPlan } from '../operations/plan-spec';
-import { revertRun } from '../operations/revert-run';
+import { revertRun } from '../undo/revert-run';
 import { waitForResult } from '../operations/run-workflow';
 import { startRun, type StartedRun } from '../operations/start-run';
 import { listRunSummaries, statusReport, type StatusReport } from '../operations/status';
 import { collectReport, type ReportData } from '../report/collect';
 import { renderHtml } from '../report/html';
 import { renderMarkdown } from '../report/markdown';
-import type { OperatorAction } from '../shared/types';
+import type { OperatorAction } from '../domain/types';
 import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
-import type { RunResult } from '../workflows/run/types';
+import type { RunResult } from '../workflows/run/input';
 import { runEvents, type RunEvent, type RunEventOptions } from './run-events';
 
 export interface BackfillOptions {

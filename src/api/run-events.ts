@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { RunSnapshot } from '../operations/follow';
 import { followRun } from '../operations/follow';
-import type { RunStatus } from '../shared/statuses';
+import type { RunStatus } from '../domain/statuses';
 
 export type RunEvent =
   /** The ledger's counts, once per interval while the run is active (and once at its end). */

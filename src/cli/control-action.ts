@@ -1,11 +1,11 @@
 /** What `pause`, `resume` and `cancel` share: the update through the operation, and the outcome once the ledger holds it. */
 import { Command } from 'commander';
 import type { ControlAction } from '../operations/control';
-import { runLabel } from '../shared/labels';
-import { runWorkflowId } from '../shared/ids';
+import { runLabel } from '../domain/labels';
+import { runWorkflowId } from '../domain/ids';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from './options';
 import { emit } from './output';
-import { withBackfill } from './session';
+import { withBackfill } from './with-backfill';
 
 export async function applyControl(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean }): Promise<void> {
   await withBackfill(opts.database, async (backfill) => {

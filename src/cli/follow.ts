@@ -1,7 +1,7 @@
 /** Following a run to its end from the command line (start --wait, watch, retry-failed --wait). */
 import { runWorkerGap } from '../operations/database-workers';
 import { statusReportFor } from '../operations/status';
-import type { RunStatus } from '../shared/statuses';
+import type { RunStatus } from '../domain/statuses';
 import { temporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
 import { emit, format, type OutputOptions } from './output';
@@ -9,7 +9,7 @@ import { streamProgress } from './render/progress-lines';
 import { renderStatus } from './render/status';
 import { watchRun } from './render/watch';
 import { runLink } from './web-ui-links';
-import type { LedgerSession } from './session';
+import type { LedgerSession } from './with-backfill';
 
 /**
  * Follows the run to its end, prints its status report; exit 1 unless it succeeded. With

@@ -4,7 +4,7 @@
  * run streams one per update, the others print their one document on one line). Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
  * (usage, spec, unknown run), 130 interrupted.
  */
-import { UsageError } from '../operations/errors';
+import { UsageError } from '../domain/usage-error';
 import { SpecError } from '../specs/errors';
 import { temporalErrorMessage } from '../temporal/errors';
 

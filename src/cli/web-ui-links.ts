@@ -4,7 +4,7 @@
  * port 8233) and TEMPORAL_NAMESPACE, as `start` prints them: no connection is made.
  */
 import type { RunSummary } from '../operations/status';
-import { runWorkflowId } from '../shared/ids';
+import { runWorkflowId } from '../domain/ids';
 import { temporalConfig, webUiUrl } from '../temporal/config';
 
 export function runLink(workflowId: string, config = temporalConfig()): string {

@@ -2,14 +2,14 @@
  * The statements that check a run's work without writing: the transform recomputed (SQL, or a
  * TypeScript transform's rows as JSON or in the output table) and compared with the target,
  * `plan`'s preview of what a write would change, and the spec's invariants. Part of CompiledRun;
- * src/validation runs them.
+ * src/gates runs them.
  */
-import type { Statement } from './statements';
+import type { Statement } from './compiled-run';
 import { params } from './partition-predicate';
 import { stripTrailingSemicolons, type RunSql } from './run-sql';
-import type { CompiledRun } from './statements';
+import type { CompiledRun } from './compiled-run';
 import { targetPartitionScope } from './target-join';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 
 type CheckStatements = Pick<CompiledRun, 'compareFromSql' | 'previewFromSql' | 'previewFromJson' | 'compareFromJson' | 'compareFromOutputTable' | 'invariant'>;
 

@@ -7,7 +7,7 @@ import { quoteIdent } from '../db/sql';
 import { boundsText } from './partition-predicate';
 import { outputTableName, outputTakesCopy } from './output-table';
 import type { RunSql } from './run-sql';
-import type { CompiledRun } from './statements';
+import type { CompiledRun } from './compiled-run';
 
 type ChunkStatements = Pick<
   CompiledRun,

@@ -6,7 +6,7 @@
  */
 import { quoteIdent } from '../db/sql';
 import type { ResolvedSpec } from '../specs/resolve';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 import type { Param } from './partition-predicate';
 import type { RunShape } from './shape';
 

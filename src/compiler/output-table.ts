@@ -2,7 +2,7 @@
  * The session-private table a chunk's output rows go to before the write: one per target
  * shape per session, named stably so a pooled session reuses it.
  */
-import { fnv1a } from '../shared/ids';
+import { fnv1a } from '../domain/ids';
 import type { ResolvedSpec } from '../specs/resolve';
 import type { RunShape } from './shape';
 

@@ -4,7 +4,7 @@
  * row on a boundary belongs to exactly one partition.
  */
 import { quoteIdent } from '../db/sql';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 
 export type Param = (value: unknown, type: string) => string;
 

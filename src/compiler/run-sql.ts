@@ -4,7 +4,7 @@
  * partition and a chunk. compileRun (statements.ts) builds it once and hands it to each family.
  */
 import { quoteIdent, quoteTable } from '../db/sql';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 import type { ResolvedSpec } from '../specs/resolve';
 import { keysetWalk, type KeysetWalk } from './keyset';
 import { params, partitionPredicate, type Param } from './partition-predicate';

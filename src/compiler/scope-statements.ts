@@ -4,8 +4,8 @@
  */
 import { crossableEnds, params, timeBound } from './partition-predicate';
 import type { RunSql } from './run-sql';
-import type { CompiledRun } from './statements';
-import type { PartitionBounds } from '../shared/types';
+import type { CompiledRun } from './compiled-run';
+import type { PartitionBounds } from '../domain/types';
 
 export function scopeStatements(r: RunSql): Pick<CompiledRun, 'outsidePlan'> {
   const { spec, shape, src, where, pcol } = r;

@@ -33,7 +33,7 @@ export interface RunShape {
   transformReads?: { tables: string[]; functions: string[] };
   /**
    * Replace mode: every column of the target, in order. What a replace partition deletes is
-   * kept whole in its before-images (compiler/before-images.ts), by these names.
+   * kept whole in its before-images (undo/image-statements.ts), by these names.
    */
   targetColumns?: string[];
   /** format_type() of target.partitionColumn (replace mode only). */

@@ -10,7 +10,7 @@ import { hasMinMax } from './keyset';
 import type { RunShape } from './shape';
 import { outputTableName } from './output-table';
 import { partitionPredicate, type Param } from './partition-predicate';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionBounds } from '../domain/types';
 
 /**
  * A chunk's output keys, least and greatest (the first key column's, as text; null when the

@@ -6,7 +6,7 @@
 import { quoteIdent } from '../db/sql';
 import { params } from './partition-predicate';
 import type { RunSql } from './run-sql';
-import type { CompiledRun } from './statements';
+import type { CompiledRun } from './compiled-run';
 import { targetPartitionScope } from './target-join';
 
 type WriteStatements = Pick<CompiledRun, 'write' | 'reconcile' | 'countAbsent' | 'outsidePartition'>;

@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { databaseAllowed, databaseRefusal, DEFAULT_DATABASES, servedDatabases } from '../security/worker-trust';
-import { FailureType } from '../shared/failures';
+import { FailureType } from '../domain/failures';
 import { createPool, databaseUrlFrom } from './pool';
 
 export class PoolRegistry {
@@ -22,7 +22,7 @@ export class PoolRegistry {
     let pool = this.pools.get(databaseVar);
     if (!pool) {
       if (!databaseAllowed({ databases: this.databases }, databaseVar)) {
-        // routing hands a run's work only to workers that serve its variable (shared/ids.ts
+        // routing hands a run's work only to workers that serve its variable (domain/ids.ts
         // databaseTaskQueue); work that reaches this one anyway (a run started before routing, on
         // the common queue) is given back for a worker that does serve it, never failed here
         throw ApplicationFailure.create({

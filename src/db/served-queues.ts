@@ -1,12 +1,12 @@
 /**
- * The database task queues a worker polls (shared/ids.ts databaseTaskQueue): for each variable
+ * The database task queues a worker polls (domain/ids.ts databaseTaskQueue): for each variable
  * it serves (BACKFILL_DATABASES, set in its environment), the queue of the database that variable
  * reaches, as the database says of itself. Called by the worker at start and then every few
  * seconds: a database that cannot be reached yet is tried again (its queue is polled once it
  * answers), and a variable that appears later (a test's new database) is picked up.
  */
 import type { Logger } from 'pino';
-import { databaseTaskQueue } from '../shared/ids';
+import { databaseTaskQueue } from '../domain/ids';
 import { databaseIdentity } from './identity';
 import type { PoolRegistry } from './pool-registry';
 

@@ -26,7 +26,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fnv1a } from '../shared/ids';
+import { fnv1a } from '../domain/ids';
 
 /** Where relocated packages and data go: outside any home directory, kept across reboots. */
 export const SHARED_ROOT = '/var/tmp/backfill-embedded-postgres';

@@ -6,9 +6,9 @@
  * the held-since clock; the processPartition activity only executes and records decisions.
  * Workflow-safe: no I/O, the time is passed in.
  */
-import { describeReading, type GuardReading } from '../shared/guards';
-import type { Limits } from '../shared/types';
-import { describeWindow, msUntilOpen } from '../shared/window';
+import { describeReading, type GuardReading } from '../domain/guards';
+import type { Limits } from '../domain/types';
+import { describeWindow, msUntilOpen } from '../domain/window';
 import { FULL_PACE, nextChunkSize, nextPace } from './pace';
 
 /** What the governor remembers between chunks of one activity attempt. */

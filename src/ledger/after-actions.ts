@@ -1,6 +1,6 @@
 /**
  * backfill.after_actions: one row per after-action of a run (its place in the spec's `after`
- * list), with its outcome, tries and times; src/downstream/after-actions.ts runs them and
+ * list), with its outcome, tries and times; src/after-actions/run-actions.ts runs them and
  * records each try here, so `backfill after <run>` knows what already succeeded.
  */
 import type pg from 'pg';

@@ -1,12 +1,12 @@
 /**
  * backfill_undo: each run's before-images (docs/undo.md), one table per run. The statements
  * that fill it run in the chunk's transaction and are compiled with the chunk's own
- * (compiler/before-images.ts); this module names the table, creates it with the run, and
+ * (undo/image-statements.ts); this module names the table, creates it with the run, and
  * measures it.
  */
 import type pg from 'pg';
 import { quoteIdent } from '../db/sql';
-import { IMAGE_XID, type ImageTables } from '../compiler/before-images';
+import { IMAGE_XID, type ImageTables } from '../undo/image-statements';
 
 type Queryable = pg.Pool | pg.PoolClient;
 
@@ -15,7 +15,7 @@ export function imageTableOf(runId: string): string {
   return `backfill_undo.${quoteIdent(runId)}`;
 }
 
-/** The run's image table and the row type its images are kept as (compiler/before-images.ts). */
+/** The run's image table and the row type its images are kept as (undo/image-statements.ts). */
 export function imageTablesOf(runId: string): ImageTables {
   return { table: imageTableOf(runId), rowType: `backfill_undo.${quoteIdent(`${runId}:row`)}` };
 }

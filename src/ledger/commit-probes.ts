@@ -1,6 +1,6 @@
 /**
  * backfill.commit_probes: one row per backend that measured a commit for the commitMs guard
- * (src/checks/guard-signals.ts times this write's commit). The row is rewritten in place, so the
+ * (src/preflight/guard-signals.ts times this write's commit). The row is rewritten in place, so the
  * table stays as small as the number of backends that ever probed.
  */
 import type pg from 'pg';

@@ -5,8 +5,8 @@
  * counts as the planned partition it was cut from, once its parts are shown to cover that
  * partition's keys exactly once. Pure: given the ledger's rows, it says what is wrong, if anything.
  */
-import type { PartitionStatus } from '../shared/statuses';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionStatus } from '../domain/statuses';
+import type { PartitionBounds } from '../domain/types';
 
 export interface LedgerPartition {
   partition_id: string;

@@ -1,10 +1,10 @@
 /**
  * backfill.distributions: the target columns' shapes (rows, NULLs, distinct values, mean,
  * quantiles, histogram) captured before a run writes and at its end, per attempt; what the
- * distribution gate compares and the report draws (src/validation/distributions.ts captures them).
+ * distribution gate compares and the report draws (src/gates/distributions.ts captures them).
  */
 import type pg from 'pg';
-import type { Capture } from '../validation/distributions';
+import type { Capture } from '../gates/distributions';
 
 export async function storeCapture(db: pg.Pool | pg.PoolClient, runId: string, attempt: number, stage: 'before' | 'after', c: Capture): Promise<void> {
   await db.query(

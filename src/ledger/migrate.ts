@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { withTransaction } from '../db/pool';
-import { PARTITION_TRANSITIONS, RUN_TRANSITIONS } from '../shared/statuses';
+import { PARTITION_TRANSITIONS, RUN_TRANSITIONS } from '../domain/statuses';
 import { MIGRATIONS } from './migrations';
 
 const MIGRATION_LOCK = 'backfill.ledger.migrations';

@@ -5,8 +5,8 @@
  * beside the lock that orders them.
  */
 import type pg from 'pg';
-import type { PartitionStatus } from '../shared/statuses';
-import type { PartitionBounds } from '../shared/types';
+import type { PartitionStatus } from '../domain/statuses';
+import type { PartitionBounds } from '../domain/types';
 import type { LedgerPartition } from './completeness';
 
 type Queryable = pg.Pool | pg.PoolClient;

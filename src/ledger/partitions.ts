@@ -6,8 +6,8 @@
  * chunk can never be applied or counted twice.
  */
 import type pg from 'pg';
-import { allowedFrom, FINISHED_PARTITION_STATUSES, PARTITION_TRANSITIONS, type PartitionStatus } from '../shared/statuses';
-import type { PartitionBounds, PartitionReport, PlannedPartition, RowCounts } from '../shared/types';
+import { allowedFrom, FINISHED_PARTITION_STATUSES, PARTITION_TRANSITIONS, type PartitionStatus } from '../domain/statuses';
+import type { PartitionBounds, PartitionReport, PlannedPartition, RowCounts } from '../domain/types';
 
 type Queryable = pg.Pool | pg.PoolClient;
 

@@ -4,7 +4,7 @@
  * someone changed them after the run are its conflicts, their keys kept here only.
  */
 import type pg from 'pg';
-import { allowedFrom, PARTITION_TRANSITIONS } from '../shared/statuses';
+import { allowedFrom, PARTITION_TRANSITIONS } from '../domain/statuses';
 
 type Queryable = pg.Pool | pg.PoolClient;
 

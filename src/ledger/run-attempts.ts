@@ -3,7 +3,7 @@
  * and the close of a run whose workflow ended without finishing it.
  */
 import type pg from 'pg';
-import { allowedFrom, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
+import { allowedFrom, PARTITION_TRANSITIONS, RETRYABLE_RUN_STATUSES, type RunStatus } from '../domain/statuses';
 import { cancelPending } from './partitions';
 import { transitionRun } from './runs';
 

@@ -2,8 +2,8 @@
  * A run's control flags in backfill.runs — paused, cancel_requested, limits — as the run
  * workflow decides them and running partitions read them before every chunk.
  */
-import type { RunStatus } from '../shared/statuses';
-import type { Limits } from '../shared/types';
+import type { RunStatus } from '../domain/statuses';
+import type { Limits } from '../domain/types';
 import type { Queryable } from './runs';
 
 /**

@@ -7,14 +7,14 @@
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
-import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../shared/statuses';
-import type { Limits } from '../shared/types';
-import type { RunIdHolder } from '../shared/labels';
+import { ACTIVE_RUN_STATUSES, allowedFrom, FINISHED_RUN_STATUSES, RUN_TRANSITIONS, type RunStatus } from '../domain/statuses';
+import type { Limits } from '../domain/types';
+import type { RunIdHolder } from '../domain/labels';
 import type { FrozenTransform } from '../specs/load';
 import type { Spec } from '../specs/schema';
 import type { RunShape } from '../compiler/shape';
-import type { InputFingerprint } from '../checks/input-fingerprints';
-import type { SavedPlan } from '../checks/saved-plan';
+import type { InputFingerprint } from '../preflight/input-fingerprints';
+import type { SavedPlan } from '../preflight/saved-plan';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 

@@ -5,18 +5,18 @@
  */
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { chunkAccessWarnings } from '../checks/chunk-access';
-import { checkAndPlan } from '../checks/check-and-plan';
-import { partitionSizeWarnings } from '../checks/partition-size';
-import { reviewWarnings } from '../checks/review-warnings';
-import { excessPrivilege } from '../checks/role-posture';
+import { chunkAccessWarnings } from '../preflight/chunk-access';
+import { checkAndPlan } from '../preflight/check-and-plan';
+import { partitionSizeWarnings } from '../preflight/partition-size';
+import { reviewWarnings } from '../preflight/review-warnings';
+import { excessPrivilege } from '../preflight/role-posture';
 import type { RunShape } from '../compiler/shape';
-import type { PlannedPartition } from '../shared/types';
+import type { PlannedPartition } from '../domain/types';
 import { SpecError } from '../specs/errors';
 import { loadSpecFile, type LoadedSpec } from '../specs/load';
 import { databaseIdentity } from '../db/identity';
-import { runInputs, serverVersion } from '../checks/run-inputs';
-import type { InputFingerprint } from '../checks/input-fingerprints';
+import { runInputs, serverVersion } from '../preflight/run-inputs';
+import type { InputFingerprint } from '../preflight/input-fingerprints';
 
 export interface CheckedSpec {
   loaded: LoadedSpec;

@@ -11,10 +11,10 @@ import type pg from 'pg';
 import { acceptInputs, type RunRow } from '../ledger/runs';
 import { readRunControl } from '../ledger/run-control';
 import { closeAbandonedRun } from '../ledger/run-attempts';
-import { runLabel } from '../shared/labels';
-import { limitsChangeProblem } from '../shared/limits';
-import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
-import type { Limits, LimitsChange, OperatorAction } from '../shared/types';
+import { runLabel } from '../domain/labels';
+import { limitsChangeProblem } from '../domain/limits';
+import { ACTIVE_RUN_STATUSES } from '../domain/statuses';
+import type { Limits, LimitsChange, OperatorAction } from '../domain/types';
 import { pollUntil } from '../util/poll-until';
 import {
   approveUpdate,
@@ -27,12 +27,12 @@ import {
   resumeUpdate,
   setLimitsUpdate,
 } from '../workflows/messages';
-import { UsageError } from './errors';
+import { UsageError } from '../domain/usage-error';
 import { withTransaction } from '../db/pool';
 import { workflowFailureCause } from './run-workflow';
 import { recordEvent } from '../ledger/events';
-import { inputChanges } from '../checks/input-fingerprints';
-import { runInputs } from '../checks/run-inputs';
+import { inputChanges } from '../preflight/input-fingerprints';
+import { runInputs } from '../preflight/run-inputs';
 
 export type ControlAction = 'pause' | 'resume' | 'cancel';
 

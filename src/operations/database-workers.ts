@@ -1,11 +1,11 @@
 /**
- * Whether any worker serves a run's database queue (shared/ids.ts databaseTaskQueue), from
+ * Whether any worker serves a run's database queue (domain/ids.ts databaseTaskQueue), from
  * Temporal's list of the queue's recent pollers. `start`, `retry-failed` and `revert` refuse
  * before starting anything when none does; `status` and `watch` say a run is waiting for one.
  * A worker that is up polls again at least once a minute, so a poller not seen for longer has gone.
  */
 import type { WorkflowClient } from '@temporalio/client';
-import type { WorkerGap } from '../shared/types';
+import type { WorkerGap } from '../domain/types';
 import { databaseWorkers } from '../temporal/task-queue-pollers';
 import { pollUntil } from '../util/poll-until';
 

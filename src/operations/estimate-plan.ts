@@ -11,14 +11,14 @@
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import { undoKeep, type ResolvedSpec } from '../specs/resolve';
-import type { PlannedPartition } from '../shared/types';
+import type { PlannedPartition } from '../domain/types';
 import type { LoadedSpec } from '../specs/load';
 import type { RunShape } from '../compiler/shape';
-import { scopeRows } from '../checks/scope-rows';
+import { scopeRows } from '../preflight/scope-rows';
 import { compileRun } from '../compiler/statements';
 import { evaluateArtifact } from '../transforms/artifact';
-import { outputTypes, type Recomputable } from '../validation/compare';
-import { finalSampleEvery } from '../validation/gates';
+import { outputTypes, type Recomputable } from '../gates/compare';
+import { finalSampleEvery } from '../gates/gate-checks';
 import { measureParallelism, samplePartitions, sampleWork, type RowPreview, type SampledWork } from './estimate-sample';
 
 export { samplePartitions, type RowPreview } from './estimate-sample';

@@ -8,11 +8,11 @@ import type pg from 'pg';
 import { quoteTable } from '../db/sql';
 import { inTransaction } from '../db/pool';
 import { readOutputKeyRange } from '../db/output-key-range';
-import type { PlannedPartition } from '../shared/types';
+import type { PlannedPartition } from '../domain/types';
 import { undoKeep } from '../specs/resolve';
 import { moduleOutput } from '../transforms/module-fill';
-import { comparePartition, readOnly, type Recomputable } from '../validation/compare';
-import { sampleImageTable, storedImageBytes } from './sample-images';
+import { comparePartition, readOnly, type Recomputable } from '../gates/compare';
+import { sampleImageTable, storedImageBytes } from '../undo/sample-images';
 
 const SAMPLE_PARTITIONS = 3;
 const SAMPLE_ROWS = 2000;

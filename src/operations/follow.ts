@@ -9,7 +9,7 @@ import { isDatabaseUnavailable } from '../db/errors';
 import { listPartitions, runTotals, type PartitionRow, type RunTotals } from '../ledger/partitions';
 import { getRun, type RunRow } from '../ledger/runs';
 import { lastGateDecision } from '../ledger/events';
-import { ACTIVE_RUN_STATUSES, type RunStatus } from '../shared/statuses';
+import { ACTIVE_RUN_STATUSES, type RunStatus } from '../domain/statuses';
 
 export interface RunSnapshot {
   run: RunRow;

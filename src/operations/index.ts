@@ -6,7 +6,7 @@
 export { defaultActor } from './actor';
 export { checkSpec, type CheckedSpec } from './check-spec';
 export { approveRun, controlRun, setRunLimits, type ControlAction } from './control';
-export { UsageError } from './errors';
+export { UsageError } from '../domain/usage-error';
 export { followRun, type RunSnapshot } from './follow';
 export { findRun, openLedgerPool } from './ledger-access';
 export { retryFailed, type RetryStarted } from './retry-failed';

@@ -6,7 +6,7 @@
 import type pg from 'pg';
 import { createPool, databaseUrlFrom } from '../db/pool';
 import { getRun, ledgerExists, type RunRow } from '../ledger/runs';
-import { UsageError } from './errors';
+import { UsageError } from '../domain/usage-error';
 
 export function openLedgerPool(databaseVar = 'DATABASE_URL'): pg.Pool {
   try {
@@ -25,4 +25,14 @@ export async function findRun(pool: pg.Pool, ref: string, databaseVar: string): 
   const run = runId ? await getRun(pool, runId) : undefined;
   if (!run) throw new UsageError(`unknown run ${ref} in the ledger of ${databaseVar}; list runs with: backfill list`);
   return run;
+}
+
+/** A ledger pool for the length of `fn`, ended whatever happens. */
+export async function withLedgerPool<T>(databaseVar: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = openLedgerPool(databaseVar);
+  try {
+    return await fn(pool);
+  } finally {
+    await pool.end();
+  }
 }

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { boundsText } from '../compiler/partition-predicate';
 import { listPartitions } from '../ledger/partitions';
-import { PartitionStatus } from '../shared/statuses';
+import { PartitionStatus } from '../domain/statuses';
 
 export interface PartitionListing {
   partitionId: string;

@@ -4,8 +4,8 @@
  * rolled back). Writes nothing in the database; with `save`, the plan goes to a file for review.
  */
 import { createPool, databaseUrlFrom } from '../db/pool';
-import type { InputFingerprint } from '../checks/input-fingerprints';
-import type { PartitionBounds } from '../shared/types';
+import type { InputFingerprint } from '../preflight/input-fingerprints';
+import type { PartitionBounds } from '../domain/types';
 import type { Spec } from '../specs/schema';
 import { defaultActor } from './actor';
 import { checkSpec, type CheckedSpec } from './check-spec';

@@ -8,12 +8,12 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type pg from 'pg';
 import { listPartitions } from '../ledger/partitions';
 import { findActiveRun, frozenTransformOf, getRun, type RunRow } from '../ledger/runs';
-import { alreadyActiveMessage, runLabel } from '../shared/labels';
-import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
-import type { OperatorAction } from '../shared/types';
+import { alreadyActiveMessage, runLabel } from '../domain/labels';
+import { ACTIVE_RUN_STATUSES } from '../domain/statuses';
+import type { OperatorAction } from '../domain/types';
 import { pollUntil } from '../util/poll-until';
 import type { RunWorkflowInput } from '../workflows/backfill-run';
-import { UsageError } from './errors';
+import { UsageError } from '../domain/usage-error';
 import { startRunWorkflow } from './run-workflow';
 
 export interface RetryStarted {

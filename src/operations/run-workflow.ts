@@ -11,10 +11,10 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { FailureType } from '../shared/failures';
-import { databaseTaskQueue, runWorkflowId } from '../shared/ids';
+import { FailureType } from '../domain/failures';
+import { databaseTaskQueue, runWorkflowId } from '../domain/ids';
 import { requireDatabaseWorker } from './database-workers';
-import type { RunStatus } from '../shared/statuses';
+import type { RunStatus } from '../domain/statuses';
 import type { RunResult, RunWorkflowInput } from '../workflows/backfill-run';
 import { BackfillName, BackfillRunId, BackfillStatus } from '../workflows/search-attributes';
 

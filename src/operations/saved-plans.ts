@@ -1,13 +1,13 @@
 /**
- * Reading and writing saved plans (see checks/saved-plan.ts): `plan --save` writes what it
+ * Reading and writing saved plans (see preflight/saved-plan.ts): `plan --save` writes what it
  * checked; `start --plan` reads it back, makes the plan again and refuses any difference.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import { PLAN_FORMAT, planDifferences, summarizePartitions, type SavedPlan } from '../checks/saved-plan';
+import { PLAN_FORMAT, planDifferences, summarizePartitions, type SavedPlan } from '../preflight/saved-plan';
 import { engineVersion } from '../util/engine-version';
 import type { CheckedSpec } from './check-spec';
-import { UsageError } from './errors';
+import { UsageError } from '../domain/usage-error';
 
 export function savedPlanOf(checked: CheckedSpec, by: string, at = new Date()): SavedPlan {
   const { loaded } = checked;

@@ -12,11 +12,11 @@ import { canaryHold } from './follow';
 import { gateResults } from '../ledger/gates';
 import { chunkWriters, recentChunks } from '../ledger/chunks';
 import { listPartitions, runTotals, type RunTotals } from '../ledger/partitions';
-import { ACTIVE_RUN_STATUSES } from '../shared/statuses';
-import type { Limits } from '../shared/types';
+import { ACTIVE_RUN_STATUSES } from '../domain/statuses';
+import type { Limits } from '../domain/types';
 import { frozenTransformOf, getRun, ledgerExists, listRuns, type RunRow } from '../ledger/runs';
-import { transformLabel } from '../shared/labels';
-import { msUntilOpen } from '../shared/window';
+import { transformLabel } from '../domain/labels';
+import { msUntilOpen } from '../domain/window';
 import { undoFacts } from '../ledger/before-images';
 import { conflictSummary, revertedPartitions, revertRunsOf, type ConflictSummary } from '../ledger/reverts';
 

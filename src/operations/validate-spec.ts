@@ -4,7 +4,7 @@
  * transform bundled from the worker's point of view — and a plain list of what only `plan`
  * can check, against the database the spec names. Any problem is a SpecError (exit 2).
  */
-import { parseSpecSql } from '../checks/check-and-plan';
+import { parseSpecSql } from '../preflight/check-and-plan';
 import { SpecError } from '../specs/errors';
 import { loadSpecFile } from '../specs/load';
 

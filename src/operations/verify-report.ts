@@ -1,6 +1,6 @@
 /** What `backfill verify` reports, for a backfill (verify-run.ts) and for a revert (verify-revert.ts) alike. */
-import type { PartitionFindings } from '../validation/gates';
-import type { InvariantResult } from '../validation/invariants';
+import type { PartitionFindings } from '../gates/gate-checks';
+import type { InvariantResult } from '../gates/invariants';
 
 export interface VerifiedPartition extends PartitionFindings {
   id: string;

@@ -12,15 +12,15 @@ import { partitionsToVerify } from '../ledger/partition-reads';
 import { artifactOriginRefusal } from '../security/module-origin';
 import { workerTrustFromEnv } from '../security/worker-trust';
 import { getArtifact } from '../ledger/artifacts';
-import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../shared/limits';
+import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../domain/limits';
 import { compileRun } from '../compiler/statements';
 import { evaluateArtifact } from '../transforms/artifact';
-import type { Recomputable } from '../validation/compare';
-import { wrongRows } from '../validation/compare';
-import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext } from '../validation/gates';
+import type { Recomputable } from '../gates/compare';
+import { wrongRows } from '../gates/compare';
+import { checkPartition, checkRunInvariants, emptyTally, recordTally, typesFor, type GateContext } from '../gates/gate-checks';
 import type { VerifiedPartition, VerifyOptions, VerifyReport } from './verify-report';
-import { UsageError } from './errors';
-import { verifyRevert } from './verify-revert';
+import { UsageError } from '../domain/usage-error';
+import { verifyRevert } from '../undo/verify-revert';
 
 export type { VerifiedPartition, VerifyOptions, VerifyReport } from './verify-report';
 

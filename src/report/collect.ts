@@ -6,13 +6,13 @@
  */
 import type pg from 'pg';
 import { listAfterActions, type AfterActionRow } from '../ledger/after-actions';
-import { runSummary, type RunSummary } from '../downstream/summary';
+import { runSummary, type RunSummary } from '../after-actions/run-summary';
 import { gateResults } from '../ledger/gates';
 import { chunkTimeline } from '../ledger/chunks';
 import { allEvents } from '../ledger/events';
 import { partitionCounters } from '../ledger/partition-reads';
 import type { RunRow } from '../ledger/runs';
-import type { Capture } from '../validation/distributions';
+import type { Capture } from '../gates/distributions';
 import { loadCaptures } from '../ledger/distributions';
 
 export interface ReportPartition {

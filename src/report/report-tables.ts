@@ -3,7 +3,7 @@
  * and distributions, shared by the Markdown (markdown.ts) and the HTML page (html.ts).
  */
 import { resolveSpec } from '../specs/resolve';
-import type { Capture } from '../validation/distributions';
+import type { Capture } from '../gates/distributions';
 import type { ReportData } from './collect';
 import { compact } from './svg';
 

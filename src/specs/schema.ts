@@ -6,8 +6,8 @@
  * are checked against the database before a run starts.
  */
 import { z } from 'zod';
-import { DEFAULT_LIMITS, MAX_PARTITIONS } from '../shared/limits';
-import { limitsSchema } from '../shared/limits-schema';
+import { DEFAULT_LIMITS, MAX_PARTITIONS } from '../domain/limits';
+import { limitsSchema } from '../domain/limits-schema';
 import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
 
 import { identifier, tableName } from './names';
@@ -115,7 +115,7 @@ export const transformSchema = z
     message: 'needs exactly one of sql (a SELECT over `chunk`) or module (a TypeScript file)',
   });
 
-export { guardsSchema, limitsSchema, windowSchema } from '../shared/limits-schema';
+export { guardsSchema, limitsSchema, windowSchema } from '../domain/limits-schema';
 
 /**
  * Before-images (docs/undo.md): every row a run changes is kept as it was, so `backfill revert`

@@ -9,7 +9,7 @@ import { status } from '@grpc/grpc-js';
 import type { Client } from '@temporalio/client';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { UsageError } from '../operations/errors';
+import { UsageError } from '../domain/usage-error';
 import { pollUntil } from '../util/poll-until';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { grpcCause, statusName } from './errors';

@@ -5,7 +5,7 @@
  * takes. An empty variable counts as unset.
  */
 import { z } from 'zod';
-import { UsageError } from '../operations/errors';
+import { UsageError } from '../domain/usage-error';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

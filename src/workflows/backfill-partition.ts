@@ -6,8 +6,8 @@
  */
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { FailureType, NON_RETRYABLE_FAILURES } from '../shared/failures';
-import type { PartitionReport } from '../shared/types';
+import { FailureType, NON_RETRYABLE_FAILURES } from '../domain/failures';
+import type { PartitionReport } from '../domain/types';
 import { partitionFinishedSignal, pauseSignal } from './messages';
 
 export interface PartitionWorkflowInput {

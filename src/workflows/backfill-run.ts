@@ -17,13 +17,13 @@ import { RunExecution } from './run/execution';
 import { finishRun } from './run/finish';
 import { installHandlers } from './run/handlers';
 import { openRun } from './run/open';
-import { runPartitions } from './run/partitions';
+import { runPartitions } from './run/sliding-window';
 import { reconcileLoop } from './run/reconcile';
 import { watchDatabaseWorkers } from './run/worker-watch';
-import { runInputOf, type RecordedRunInput, type RunResult } from './run/types';
+import { runInputOf, type RecordedRunInput, type RunResult } from './run/input';
 
 export type { RunState } from './run-state';
-export type { BackfillRunInput, RetryRunInput, RevertRunInput, RunResult, RunWorkflowInput } from './run/types';
+export type { BackfillRunInput, RetryRunInput, RevertRunInput, RunResult, RunWorkflowInput } from './run/input';
 
 export async function backfillRunWorkflow(recorded: RecordedRunInput): Promise<RunResult> {
   const input = runInputOf(recorded);

@@ -4,7 +4,7 @@
  * gate (or a required approval) puts on the run, and the approval that lifts it. Plain
  * functions over RunState like run-state.ts, so replay-safe and unit-tested.
  */
-import type { OperatorAction } from '../shared/types';
+import type { OperatorAction } from '../domain/types';
 import { actor, decided, gateHeld, type GateVerdictLike, type RunState } from './run-state';
 
 export { gateHeld };

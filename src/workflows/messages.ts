@@ -6,7 +6,7 @@
  * names stay for older clients, the Web UI's signal form and the engine's own pauses.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { LIMIT_BOUNDS } from '../shared/limits';
+import { LIMIT_BOUNDS } from '../domain/limits';
 import type {
   CancelRequest,
   ControlOutcome,
@@ -17,7 +17,7 @@ import type {
   PauseRequest,
   PartitionReport,
   RunProgress,
-} from '../shared/types';
+} from '../domain/types';
 
 export const pauseSignal = defineSignal<[PauseRequest?]>('pause');
 export const resumeSignal = defineSignal<[OperatorAction?]>('resume');

@@ -2,9 +2,9 @@
  * A run's progress: the view of its state that the progress query answers and `status` and
  * the Web UI show, and the Markdown table of it in the Web UI's Current Details.
  */
-import { FINISHED_RUN_STATUSES } from '../shared/statuses';
-import type { PartitionCondition, PartitionState, RunProgress } from '../shared/types';
-import { describeWindow } from '../shared/window';
+import { FINISHED_RUN_STATUSES } from '../domain/statuses';
+import type { PartitionCondition, PartitionState, RunProgress } from '../domain/types';
+import { describeWindow } from '../domain/window';
 import type { RunState } from './run-state';
 
 export function progress(s: RunState, run: { runId: string; name: string }, nowMs: number): RunProgress {

@@ -5,8 +5,8 @@
  */
 import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { RunStatus } from '../shared/statuses';
-import type { RunProgress } from '../shared/types';
+import type { RunStatus } from '../domain/statuses';
+import type { RunProgress } from '../domain/types';
 import { renderProgressMarkdown } from './progress';
 import { BackfillPercent, BackfillRowsWritten, BackfillStatus } from './search-attributes';
 

@@ -5,8 +5,8 @@
  * arguments, so each function is replay-safe and unit-tested over tables of cases.
  * The state is carried across continue-as-new: its fields only ever grow, optional.
  */
-import { applyLimitsChange, limitsChangeProblem } from '../shared/limits';
-import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../shared/statuses';
+import { applyLimitsChange, limitsChangeProblem } from '../domain/limits';
+import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../domain/statuses';
 import type {
   CanaryProgress,
   Limits,
@@ -19,7 +19,7 @@ import type {
   RowCounts,
   RunProgress,
   WorkerGap,
-} from '../shared/types';
+} from '../domain/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {

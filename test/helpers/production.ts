@@ -11,7 +11,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Client } from '@temporalio/client';
-import { ledgerCheck } from '../../bench/chaos';
+import { ledgerCheck } from '../chaos/fault-matrix';
 import { bringUpProductionTemporal, type ProductionServer } from '../../src/dev/temporal-production';
 import { cachedServerBinaries } from '../../src/dev/temporal-server-build';
 import { findTemporalCli } from '../../src/dev/temporal-cli';

@@ -1,7 +1,7 @@
-import { compileBeforeImages } from '../../src/compiler/before-images';
+import { compileBeforeImages } from '../../src/undo/image-statements';
 import { compileRun } from '../../src/compiler/statements';
-import { compileRevert } from '../../src/compiler/revert';
-import { revertSpec } from '../../src/operations/revert-run';
+import { compileRevert } from '../../src/undo/restore-statements';
+import { revertSpec } from '../../src/undo/revert-run';
 import type { Spec } from '../../src/specs/schema';
 import { specSchema } from '../../src/specs/schema';
 import { resolveSpec, undoKeep } from '../../src/specs/resolve';

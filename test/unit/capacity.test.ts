@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { ConditionReporter } from '../../src/activities/condition-reporter';
 import { nextPace } from '../../src/governor';
-import type { PartitionCondition } from '../../src/shared/types';
+import type { PartitionCondition } from '../../src/domain/types';
 
 describe('soft guard response (AIMD on the pace)', () => {
   test('a soft reading makes partitions write one at a time, more halve the time spent writing, down to 1/8', () => {

@@ -1,4 +1,4 @@
-import { chunkReads } from '../../src/checks/chunk-access';
+import { chunkReads } from '../../src/preflight/chunk-access';
 
 const node = (type: string, rows: number, extra: Record<string, unknown> = {}, children: unknown[] = []) =>
   ({ 'Node Type': type, 'Plan Rows': rows, ...extra, Plans: children }) as never;

@@ -1,5 +1,5 @@
-import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/checks/spec-sql';
-import { canaryOrdinals, emptyTally, finalSampleEvery, mergeTallies, type GateTally } from '../../src/validation/gates';
+import { checkAfterSql, checkInvariantSql, loadSqlParser } from '../../src/preflight/spec-sql';
+import { canaryOrdinals, emptyTally, finalSampleEvery, mergeTallies, type GateTally } from '../../src/gates/gate-checks';
 import * as gates from '../../src/workflows/gate-state';
 import { progress } from '../../src/workflows/progress';
 import * as run from '../../src/workflows/run-state';

@@ -11,8 +11,8 @@ import {
   type GovernorInput,
   type GovernorState,
 } from '../../src/governor';
-import type { GuardReading } from '../../src/shared/guards';
-import type { Limits } from '../../src/shared/types';
+import type { GuardReading } from '../../src/domain/guards';
+import type { Limits } from '../../src/domain/types';
 
 const NOON_UTC = Date.parse('2026-11-30T12:00:00Z');
 const base: Limits = { chunkSize: 1000, concurrency: 4 };

@@ -1,4 +1,4 @@
-import { smallPartitionWarning } from '../../src/checks/partition-size';
+import { smallPartitionWarning } from '../../src/preflight/partition-size';
 
 describe('smallPartitionWarning', () => {
   test('hourly partitions of the demo: warns, and suggests a size that keeps the slots busy', () => {

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { addUnits, planPartitions as planResolved, PlanError, startOfUnit, type SourceFacts } from '../../src/compiler/partitions';
+import { addUnits, planPartitions as planResolved, PlanError, startOfUnit, type SourceFacts } from '../../src/compiler/plan-partitions';
 import { resolvePartition } from '../../src/specs/resolve';
 import type { PartitionSpec } from '../../src/specs/schema';
 

@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { refusedAtOnce } from '../../src/activities/refused-at-once';
-import { FailureType } from '../../src/shared/failures';
+import { FailureType } from '../../src/domain/failures';
 
 function pgError(code: string, message: string, extra: Record<string, string> = {}): Error {
   return Object.assign(new Error(message), { code, ...extra });

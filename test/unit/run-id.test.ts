@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { newRunId } from '../../src/operations/run-id';
-import { RUN_ID_PATTERN, runWorkflowId } from '../../src/shared/ids';
+import { RUN_ID_PATTERN, runWorkflowId } from '../../src/domain/ids';
 
 const AT = new Date('2026-12-02T03:01:42.123Z');
 

@@ -1,4 +1,4 @@
-import { restoresImages, runInputOf, type RecordedRunInput } from '../../src/workflows/run/types';
+import { restoresImages, runInputOf, type RecordedRunInput } from '../../src/workflows/run/input';
 import type { Spec } from '../../src/specs/schema';
 
 const base = {

@@ -1,7 +1,7 @@
 import { progress } from '../../src/workflows/progress';
 import * as run from '../../src/workflows/run-state';
 import type { RunState } from '../../src/workflows/run-state';
-import type { PartitionReport } from '../../src/shared/types';
+import type { PartitionReport } from '../../src/domain/types';
 
 const limits = { chunkSize: 1000, concurrency: 2 };
 const started = run.opened(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), { partitionsTotal: 4, firstPage: [] }, false);

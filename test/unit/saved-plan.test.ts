@@ -1,5 +1,5 @@
-import { PLAN_FORMAT, planDifferences, summarizePartitions, type SavedPlan } from '../../src/checks/saved-plan';
-import { inputChanges, type InputFingerprint } from '../../src/checks/input-fingerprints';
+import { PLAN_FORMAT, planDifferences, summarizePartitions, type SavedPlan } from '../../src/preflight/saved-plan';
+import { inputChanges, type InputFingerprint } from '../../src/preflight/input-fingerprints';
 
 const fx: InputFingerprint = { name: 'app.fx', kind: 'table', definition: 'd1', rows: 4, content: 'c1' };
 const fn: InputFingerprint = { name: 'app.rate_for(text)', kind: 'function', definition: 'f1' };

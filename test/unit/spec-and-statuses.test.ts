@@ -3,8 +3,8 @@ import path from 'node:path';
 import { specJsonSchema } from '../../src/specs/json-schema';
 import { loadSpecFile, parseSpecText } from '../../src/specs/load';
 import { SpecError } from '../../src/specs/errors';
-import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/shared/statuses';
-import { partitionWorkflowId, runWorkflowId } from '../../src/shared/ids';
+import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/domain/statuses';
+import { partitionWorkflowId, runWorkflowId } from '../../src/domain/ids';
 
 const valid = `
 name: orders-usd-fix

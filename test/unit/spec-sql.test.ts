@@ -1,4 +1,4 @@
-import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/checks/spec-sql';
+import { checkAfterSql, checkGuardSql, checkInvariantSql, checkTransformSql, checkWhere, loadSqlParser } from '../../src/preflight/spec-sql';
 
 beforeAll(() => loadSqlParser());
 

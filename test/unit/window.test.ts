@@ -1,5 +1,5 @@
-import { msUntilOpen, windowProblem } from '../../src/shared/window';
-import { limitsChangeProblem } from '../../src/shared/limits';
+import { msUntilOpen, windowProblem } from '../../src/domain/window';
+import { limitsChangeProblem } from '../../src/domain/limits';
 import { parseSpecText } from '../../src/specs/load';
 
 const at = (iso: string) => new Date(iso);

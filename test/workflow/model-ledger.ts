@@ -9,11 +9,11 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Activities } from '../../src/activities';
-import type { GateVerdict } from '../../src/activities/gates';
+import type { GateVerdict } from '../../src/gates/gate-activities';
 import type { FinalizeRunResult, SyncRunControlInput } from '../../src/activities/run-control';
-import { FailureType } from '../../src/shared/failures';
-import type { RunStatus } from '../../src/shared/statuses';
-import type { PartitionReport } from '../../src/shared/types';
+import { FailureType } from '../../src/domain/failures';
+import type { RunStatus } from '../../src/domain/statuses';
+import type { PartitionReport } from '../../src/domain/types';
 import type { ControlEvent, RunOpening } from '../../src/workflows/run-state';
 
 type PartitionStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';

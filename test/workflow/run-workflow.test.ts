@@ -19,11 +19,11 @@ import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
 import type { BackfillRunInput, RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
 import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
-import { partitionWorkflowId } from '../../src/shared/ids';
+import { partitionWorkflowId } from '../../src/domain/ids';
 import { uniqueName } from '../helpers/unique';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
 import { ApplicationFailure } from '@temporalio/common';
-import { FailureType } from '../../src/shared/failures';
+import { FailureType } from '../../src/domain/failures';
 
 const address = () => process.env.BACKFILL_WORKFLOW_TEMPORAL_ADDRESS!;
 let client: Client;

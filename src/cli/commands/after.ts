@@ -1,22 +1,16 @@
 /** `backfill after`: a succeeded run's after-actions that have not succeeded yet, run again in order. */
 import { Command } from 'commander';
-import { runAfterActions } from '../../downstream/after-actions';
+import { rerunAfterActions } from '../../operations/rerun-after-actions';
 import { defaultActor } from '../../operations/actor';
-import { workerTrustFromEnv } from '../../security/worker-trust';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
-import { emit, UsageError } from '../output';
-import { withLedger } from '../session';
+import { emit } from '../output';
+import { withLedger } from '../with-backfill';
 
 async function after(ref: string, opts: ActorOptions): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
-    if ((run.spec.after?.length ?? 0) === 0) throw new UsageError(`run ${runLabel(run.name, run.run_id)} has no after-actions in its spec`);
-    if (run.status !== 'succeeded')
-      throw new UsageError(
-        `run ${runLabel(run.name, run.run_id)} is ${run.status}: after-actions run only after every partition succeeded and every gate passed`,
-      );
-    const outcome = await runAfterActions(pool, run.run_id, { trust: workerTrustFromEnv(), actor: opts.actor ?? defaultActor() });
+    const outcome = await rerunAfterActions(pool, run, opts.actor ?? defaultActor());
     emit(opts, outcome, (o) =>
       [
         `Downstream of ${runLabel(run.name, run.run_id)}: ${o.downstream}`,

@@ -2,10 +2,10 @@
 import { Command, Option } from 'commander';
 import { defaultActor } from '../../operations/actor';
 import { approveRun } from '../../operations/control';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
 import { emit } from '../output';
-import { withLedgerAndTemporal } from '../session';
+import { withLedgerAndTemporal } from '../with-backfill';
 
 async function approve(ref: string, opts: ActorOptions): Promise<void> {
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {

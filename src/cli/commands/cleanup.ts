@@ -1,34 +1,29 @@
 /** `backfill cleanup`: a verified run's temporary state removed; its record, chunk log and gate results stay. */
 import { Command } from 'commander';
-import { CleanupRefused, cleanupRun } from '../../downstream/cleanup';
+import { cleanupFinishedRun } from '../../operations/cleanup';
 import { defaultActor } from '../../operations/actor';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
-import { emit, UsageError } from '../output';
-import { withLedger } from '../session';
+import { emit } from '../output';
+import { withLedger } from '../with-backfill';
 
 async function cleanup(ref: string, opts: ActorOptions): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
-    try {
-      const { removed, imagesKept } = await cleanupRun(pool, run.run_id, opts.actor ?? defaultActor());
-      const images = removed.images
-        ? '; its before-images dropped (it can no longer be reverted)'
-        : imagesKept?.reverting
-          ? `; its before-images stay while revert ${imagesKept.reverting} reads them`
-          : imagesKept?.until
-            ? `; its before-images stay until ${imagesKept.until} (it can be reverted until then; clean up again after)`
-            : '';
-      emit(
-        opts,
-        { runId: run.run_id, removed, ...(imagesKept ? { imagesKept } : {}) },
-        () =>
-          `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s))${images}; the run's record, chunk log and gate results stay.`,
-      );
-    } catch (err) {
-      if (err instanceof CleanupRefused) throw new UsageError(`cannot clean up yet: ${err.message}`);
-      throw err;
-    }
+    const { removed, imagesKept } = await cleanupFinishedRun(pool, run, opts.actor ?? defaultActor());
+    const images = removed.images
+      ? '; its before-images dropped (it can no longer be reverted)'
+      : imagesKept?.reverting
+        ? `; its before-images stay while revert ${imagesKept.reverting} reads them`
+        : imagesKept?.until
+          ? `; its before-images stay until ${imagesKept.until} (it can be reverted until then; clean up again after)`
+          : '';
+    emit(
+      opts,
+      { runId: run.run_id, removed, ...(imagesKept ? { imagesKept } : {}) },
+      () =>
+        `Temporary state of ${runLabel(run.name, run.run_id)} removed (${removed.rateLimits} rate-limit row(s))${images}; the run's record, chunk log and gate results stay.`,
+    );
   });
 }
 

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
-import { UsageError } from '../../operations/errors';
+import { UsageError } from '../../domain/usage-error';
 import { startCodecServer } from '../../temporal/codec-server';
 import { envSettings } from '../../util/env-settings';
 import { AesGcmPayloadCodec, payloadKeysFromEnv } from '../../temporal/payload-codec';

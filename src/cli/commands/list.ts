@@ -1,11 +1,11 @@
 /** `backfill list`: runs in the ledger, newest first. */
 import { Command } from 'commander';
 import { listRunSummaries } from '../../operations/status';
-import { RunStatus } from '../../shared/statuses';
+import { RunStatus } from '../../domain/statuses';
 import { databaseOption, outputOption } from '../options';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { renderRunList } from '../render/run-list';
-import { withLedger } from '../session';
+import { withLedger } from '../with-backfill';
 import { runListLink, withLinks } from '../web-ui-links';
 
 async function list(opts: OutputOptions & { database: string; status?: string; name?: string }): Promise<void> {

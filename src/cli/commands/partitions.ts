@@ -1,11 +1,11 @@
 /** `backfill partitions`: one run's partitions, failed first, with a status filter. */
 import { Command, Option } from 'commander';
 import { listRunPartitions } from '../../operations/partitions';
-import { PartitionStatus } from '../../shared/statuses';
+import { PartitionStatus } from '../../domain/statuses';
 import { databaseOption, outputOption } from '../options';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { renderPartitions } from '../render/partitions';
-import { withLedger } from '../session';
+import { withLedger } from '../with-backfill';
 
 const STATUSES = Object.values(PartitionStatus) as string[];
 

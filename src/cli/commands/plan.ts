@@ -2,8 +2,8 @@
 import { Command } from 'commander';
 import type { PlanEstimate } from '../../operations/estimate-plan';
 import { planSpec } from '../../operations/plan-spec';
-import { shortHash, transformLabel } from '../../shared/labels';
-import type { InputFingerprint } from '../../checks/input-fingerprints';
+import { shortHash, transformLabel } from '../../domain/labels';
+import type { InputFingerprint } from '../../preflight/input-fingerprints';
 import { emit, type OutputOptions } from '../output';
 import { outputOption } from '../options';
 import { bytes } from '../render/units';

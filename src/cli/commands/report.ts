@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { renderHtml } from '../../report/html';
 import { renderMarkdown } from '../../report/markdown';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { databaseOption } from '../options';
 import { UsageError } from '../output';
-import { withBackfill } from '../session';
+import { withBackfill } from '../with-backfill';
 
 type ReportFormat = 'markdown' | 'html' | 'json';
 

@@ -2,12 +2,12 @@
 import { Command } from 'commander';
 import { defaultActor } from '../../operations/actor';
 import { retryFailed } from '../../operations/retry-failed';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { temporalConfig } from '../../temporal/config';
 import { followToEnd } from '../follow';
 import { actorOption, databaseOption, outputOption, reasonOption, type ActorOptions } from '../options';
 import { emit } from '../output';
-import { withLedgerAndTemporal } from '../session';
+import { withLedgerAndTemporal } from '../with-backfill';
 
 async function retryFailedRun(ref: string, opts: ActorOptions & { wait?: boolean }): Promise<void> {
   await withLedgerAndTemporal(opts.database, async (session) => {

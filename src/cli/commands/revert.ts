@@ -4,7 +4,7 @@ import { statusReportFor } from '../../operations/status';
 import { followToEnd } from '../follow';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
 import { emit, format, UsageError } from '../output';
-import { withBackfill } from '../session';
+import { withBackfill } from '../with-backfill';
 
 async function revert(ref: string, opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string }): Promise<void> {
   if (!opts.reason?.trim()) throw new UsageError('--reason is required: why this run is undone is kept in the audit record');

@@ -2,18 +2,18 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { checkGuardSql, guardSql, loadSqlParser } from '../../checks/spec-sql';
+import { checkGuardSql, guardSql, loadSqlParser } from '../../preflight/spec-sql';
 import { defaultActor } from '../../operations/actor';
 import { setRunLimits } from '../../operations/control';
-import { runLabel } from '../../shared/labels';
-import { LIMIT_BOUNDS, limitsChangeProblem } from '../../shared/limits';
-import type { GuardsSpec } from '../../shared/guards';
-import type { LimitsChange } from '../../shared/types';
-import type { AllowedWindow } from '../../shared/window';
+import { runLabel } from '../../domain/labels';
+import { LIMIT_BOUNDS, limitsChangeProblem } from '../../domain/limits';
+import type { GuardsSpec } from '../../domain/guards';
+import type { LimitsChange } from '../../domain/types';
+import type { AllowedWindow } from '../../domain/window';
 import { actorOption, databaseOption, outputOption, reasonOption, type ActorOptions } from '../options';
 import { emit, UsageError } from '../output';
 import { describeLimits } from '../render/status';
-import { withLedgerAndTemporal } from '../session';
+import { withLedgerAndTemporal } from '../with-backfill';
 
 interface SetLimitsFlags extends ActorOptions {
   concurrency?: string;

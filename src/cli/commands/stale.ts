@@ -1,28 +1,22 @@
 /** `backfill stale <spec>`: the partitions whose rows were written by another transform version or from an input since changed. */
 import Table from 'cli-table3';
 import { Command } from 'commander';
-import { stalePartitions } from '../../ledger/stale';
-import { loadSpecFile } from '../../specs/load';
+import { staleOfSpec } from '../../operations/stale-partitions';
 import { emit, type OutputOptions } from '../output';
 import { outputOption } from '../options';
-import { withLedger } from '../session';
 
 async function stale(specFile: string, opts: OutputOptions): Promise<void> {
-  const { spec } = loadSpecFile(specFile);
-  await withLedger(spec.database, async ({ pool }) => {
-    const stale = await stalePartitions(pool, spec.name, spec.transform.version);
-    emit(opts, { name: spec.name, version: spec.transform.version, stale }, (r) => {
-      if (r.stale.length === 0)
-        return `No partition of ${r.name} is stale: every partition the ledger shows written was written by transform version ${r.version}, from the inputs it started with.`;
-      const table = new Table({ head: ['partition', 'run', 'why'], style: { head: [], border: [] } });
-      for (const p of r.stale.slice(0, 200)) table.push([p.partitionId, p.runId, p.reason]);
-      return [
-        `${r.stale.length} partition(s) of ${r.name} are stale:`,
-        table.toString(),
-        ...(r.stale.length > 200 ? [`… and ${r.stale.length - 200} more (-o json lists all)`] : []),
-        `Re-run just these: backfill start ${specFile} --only-stale`,
-      ].join('\n');
-    });
+  emit(opts, await staleOfSpec(specFile), (r) => {
+    if (r.stale.length === 0)
+      return `No partition of ${r.name} is stale: every partition the ledger shows written was written by transform version ${r.version}, from the inputs it started with.`;
+    const table = new Table({ head: ['partition', 'run', 'why'], style: { head: [], border: [] } });
+    for (const p of r.stale.slice(0, 200)) table.push([p.partitionId, p.runId, p.reason]);
+    return [
+      `${r.stale.length} partition(s) of ${r.name} are stale:`,
+      table.toString(),
+      ...(r.stale.length > 200 ? [`… and ${r.stale.length - 200} more (-o json lists all)`] : []),
+      `Re-run just these: backfill start ${specFile} --only-stale`,
+    ].join('\n');
   });
 }
 

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { loadSpecFile } from '../../specs/load';
 import { emit, format, UsageError, type OutputOptions } from '../output';
-import { withBackfill } from '../session';
+import { withBackfill } from '../with-backfill';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
 

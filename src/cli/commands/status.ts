@@ -4,7 +4,7 @@ import { databaseOption, outputOption } from '../options';
 import { emit, UsageError, type OutputOptions } from '../output';
 import { renderRunList } from '../render/run-list';
 import { renderStatus } from '../render/status';
-import { withBackfill } from '../session';
+import { withBackfill } from '../with-backfill';
 import { runListLink, withLinks } from '../web-ui-links';
 
 async function status(ref: string | undefined, opts: OutputOptions & { database: string; all?: boolean }): Promise<void> {

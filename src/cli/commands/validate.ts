@@ -5,7 +5,7 @@
  */
 import { Command } from 'commander';
 import { validateSpecOffline, type OfflineVerdict } from '../../operations/validate-spec';
-import { shortHash } from '../../shared/labels';
+import { shortHash } from '../../domain/labels';
 import { SpecError, type SpecProblem } from '../../specs/errors';
 import { outputOption } from '../options';
 import { emit, ExitCode, format, type OutputOptions } from '../output';

@@ -1,10 +1,10 @@
 /** `backfill verify`: the run's frozen transform recomputed and compared with the target now; exit 1 on mismatches. */
 import { Command } from 'commander';
 import { verifyRun, type VerifyReport } from '../../operations/verify-run';
-import { runLabel } from '../../shared/labels';
+import { runLabel } from '../../domain/labels';
 import { databaseOption, outputOption } from '../options';
 import { emit, format, type OutputOptions } from '../output';
-import { withLedger } from '../session';
+import { withLedger } from '../with-backfill';
 
 async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string }): Promise<void> {
   await withLedger(opts.database, async ({ pool, findRun }) => {

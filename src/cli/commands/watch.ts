@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { followToEnd } from '../follow';
 import { databaseOption, outputOption } from '../options';
 import { format, type OutputOptions } from '../output';
-import { withLedger } from '../session';
+import { withLedger } from '../with-backfill';
 import { runLink } from '../web-ui-links';
 
 async function watch(ref: string, opts: OutputOptions & { database: string }): Promise<void> {

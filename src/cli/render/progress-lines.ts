@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { followRun, type RunSnapshot } from '../../operations/follow';
-import type { RunStatus } from '../../shared/statuses';
+import type { RunStatus } from '../../domain/statuses';
 
 interface ProgressUpdate {
   type: 'progress';

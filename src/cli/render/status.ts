@@ -6,9 +6,9 @@
 import { workerGapLine } from '../../operations/database-workers';
 import Table from 'cli-table3';
 import type { StatusReport } from '../../operations/status';
-import { runLabel } from '../../shared/labels';
-import type { Limits } from '../../shared/types';
-import { describeWindow } from '../../shared/window';
+import { runLabel } from '../../domain/labels';
+import type { Limits } from '../../domain/types';
+import { describeWindow } from '../../domain/window';
 import { bytes } from './units';
 
 /** Whether and until when the run's before-images are kept (docs/undo.md). */

@@ -9,7 +9,7 @@
 import cliProgress from 'cli-progress';
 import type pg from 'pg';
 import { followRun, type RunSnapshot } from '../../operations/follow';
-import type { RunStatus } from '../../shared/statuses';
+import type { RunStatus } from '../../domain/statuses';
 import { workerGapLine, type WorkerGap } from '../../operations/database-workers';
 
 export interface WatchOptions {

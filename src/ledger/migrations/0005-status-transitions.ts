@@ -2,7 +2,7 @@ import type { Migration } from './migration';
 
 /**
  * The ledger refuses any status change that is not an arrow of the transition tables in
- * src/shared/statuses.ts, whoever writes it (this engine, a script, a hand-edit). The
+ * src/domain/statuses.ts, whoever writes it (this engine, a script, a hand-edit). The
  * arrows live in backfill.status_transitions, which migrateLedger fills from those tables
  * on every start, so the code's tables and the database's check cannot drift apart.
  */

@@ -5,7 +5,7 @@ import type { Migration } from './migration';
  * so dropping a run's images is one DROP TABLE and the ledger's schema keeps a fixed set of
  * tables. A run records its image table (NULL: `undo: off`, or registered before this) and how
  * long its images are kept after it finishes, as the spec said it (`14 days`); the chunk log
- * records each chunk's transaction id, which its images carry (compiler/before-images.ts).
+ * records each chunk's transaction id, which its images carry (undo/image-statements.ts).
  */
 export const m0014BeforeImages: Migration = {
   version: 14,

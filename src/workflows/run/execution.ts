@@ -19,14 +19,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { partitionWorkflowId } from '../../shared/ids';
+import { partitionWorkflowId } from '../../domain/ids';
 import { backfillPartitionWorkflow } from '../backfill-partition';
 import { publish, showDetails } from '../publish';
 import { progress } from '../progress';
 import * as run from '../run-state';
 import type { RunState } from '../run-state';
 import { checkActivities, ledgerActivities } from './proxies';
-import type { RunWorkflow, RunWorkflowInput } from './types';
+import type { RunWorkflow, RunWorkflowInput } from './input';
 
 /** Plan rows read from the ledger at a time: history never holds the whole plan. */
 export const PAGE = 100;

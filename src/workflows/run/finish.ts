@@ -8,11 +8,11 @@
  * ends its execution Canceled, its result in the memo.
  */
 import { ApplicationFailure, CancellationScope, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
-import { FailureType } from '../../shared/failures';
-import { MAX_CHECK_CONCURRENCY } from '../../shared/limits';
+import { FailureType } from '../../domain/failures';
+import { MAX_CHECK_CONCURRENCY } from '../../domain/limits';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
-import { restoresImages, type RunResult } from './types';
+import { restoresImages, type RunResult } from './input';
 import type { GateVerdictLike } from '../run-state';
 
 export async function finishRun(x: RunExecution): Promise<RunResult> {

@@ -4,7 +4,7 @@
  * Handlers only show details: search attributes are commands and change in the loops.
  */
 import { CancellationScope, condition, setHandler } from '@temporalio/workflow';
-import type { ControlOutcome, OperatorAction, PartitionReport } from '../../shared/types';
+import type { ControlOutcome, OperatorAction, PartitionReport } from '../../domain/types';
 import {
   approveUpdate,
   cancelSignal,

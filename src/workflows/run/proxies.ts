@@ -5,7 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import { FailureType, NON_RETRYABLE_FAILURES } from '../../shared/failures';
+import { FailureType, NON_RETRYABLE_FAILURES } from '../../domain/failures';
 import type { GateVerdictLike } from '../run-state';
 
 /** `taskQueue`: the run's database queue (absent: the workflow's own, as runs started before routing). */

@@ -6,7 +6,7 @@
  * the loop is not awaited by the phases.
  */
 import { log, sleep } from '@temporalio/workflow';
-import type { PartitionReport } from '../../shared/types';
+import type { PartitionReport } from '../../domain/types';
 import type { RunExecution } from './execution';
 import { applyReport } from './handlers';
 

@@ -1,6 +1,6 @@
 /**
  * The run's tail: a slot with no partition left to start asks for a running partition to be cut
- * (activities/split-tail.ts) and takes the part cut off, which the run's next plan page holds.
+ * (split-tail/split-activity.ts) and takes the part cut off, which the run's next plan page holds.
  * Specs only carry `limits.splitTail` since this code exists, so no recorded history reaches it
  * without it and it needs no patch.
  */

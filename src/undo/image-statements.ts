@@ -1,0 +1,122 @@
+/**
+ * Before-images (docs/undo.md): for every target row a chunk's write is about to change, the
+ * values it holds now — taken in the chunk's transaction, just before the write and under the
+ * same snapshot, so an image exists exactly when the write committed.
+ *
+ * A run keeps them in a table of its own, a few rows per chunk rather than one per target row:
+ * each image row holds up to IMAGE_GROUP rows of one change as an array of a row type made for
+ * the run (an empty table of the key columns and the columns the run writes — replace mode:
+ * every target column — typed like the target, so values stay exact: no JSON or text round
+ * trip). Packed so, a chunk's images cost a few large values, compressed, instead of a heap
+ * tuple per row: a backfill that inserts every row would otherwise write a second table.
+ *
+ * - `backfill:change`: `u` updated (the written columns hold their old values), `i` inserted
+ *   (the key alone: undoing it is a delete), `d` deleted by replace mode (the whole old row);
+ * - `backfill:xid`: the chunk's transaction, which the chunk log records too. Every row version
+ *   the write leaves carries it as its `xmin`, and any later change to the row makes a new
+ *   version with another: a revert restores a row only while its `xmin` is still the chunk's,
+ *   so it never undoes someone else's write — without keeping a copy of what the run wrote.
+ *   (The chunk's transaction has no subtransactions: its writes carry the top-level id.)
+ * - `backfill:rows`: the rows.
+ */
+import { quoteIdent } from '../db/sql';
+import type { PartitionBounds } from '../domain/types';
+import type { ResolvedSpec } from '../specs/resolve';
+import { params } from '../compiler/partition-predicate';
+import type { RunShape } from '../compiler/shape';
+import type { Statement } from '../compiler/statements';
+import { targetJoin, targetPartitionScope, type OutputKeyRange } from '../compiler/target-join';
+
+export const IMAGE_CHANGE = 'backfill:change';
+export const IMAGE_XID = 'backfill:xid';
+export const IMAGE_ROWS = 'backfill:rows';
+/** Rows per image row: large enough that a chunk's images are a few values, small enough to stay far below a value's 1 GB. */
+export const IMAGE_GROUP = 10_000;
+
+/** Where a run's images go: its table, and the row type its rows are kept as (an empty table's). */
+export interface ImageTables {
+  table: string;
+  rowType: string;
+}
+
+export interface CompiledImages {
+  /** Creates the run's row type and empty image table (two statements); `temporary` for plan's sample, gone with its transaction. */
+  createTables(tables: ImageTables, options?: { temporary?: boolean }): string[];
+  /** Before the write, in its transaction: images of every row it will change; each returns one row, `imaged`. */
+  capture(tables: ImageTables, bounds: PartitionBounds, range: OutputKeyRange | null): Statement[];
+  /** The image rows of one chunk (`$1`, its transaction), one SQL row per imaged target row: change, xid, the row's columns. */
+  unpacked(tables: ImageTables): string;
+}
+
+export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): CompiledImages {
+  const { target, out, keyCols, valueCols, absent, changed, joinInRange, join } = targetJoin(spec, shape);
+  const replace = spec.target.mode === 'replace';
+  // replace mode keeps whole rows: every target column, named as registered (a column added
+  // since then is not the run's to keep)
+  const wholeRow = (shape.targetColumns ?? []).map(quoteIdent);
+  if (replace && wholeRow.length === 0)
+    throw new Error('replace mode keeps before-images of whole rows and needs shape.targetColumns (runs registered before before-images have none)');
+  const kept = replace ? wholeRow : [...keyCols, ...valueCols];
+  const [change, xid, rows] = [IMAGE_CHANGE, IMAGE_XID, IMAGE_ROWS].map(quoteIdent);
+
+  /** Packs `select` (its columns: `kind`, then `kept` in order) into image rows of IMAGE_GROUP; returns how many rows it imaged. */
+  function packed(tables: ImageTables, select: string, values: unknown[]): Statement {
+    const cols = kept.map((_, i) => `x.c${i}`).join(', ');
+    return {
+      text:
+        `WITH img AS (INSERT INTO ${tables.table} (${change}, ${xid}, ${rows}) ` +
+        `SELECT x.kind, pg_current_xact_id(), array_agg(ROW(${cols})::${tables.rowType}) ` +
+        `FROM (SELECT s.*, row_number() OVER () - 1 AS n FROM (${select}) s) x GROUP BY x.kind, x.n / ${IMAGE_GROUP} ` +
+        `RETURNING cardinality(${rows}) AS n) SELECT coalesce(sum(n), 0)::integer AS imaged FROM img`,
+      values,
+    };
+  }
+  const named = (exprs: string[]) => exprs.map((e, i) => `${e} AS c${i}`).join(', ');
+
+  /** The rows the merge or update changes, with their old values (an inserted row's: NULL). */
+  function changedRows(tables: ImageTables, update: boolean, range: OutputKeyRange | null): Statement {
+    const { values, param } = params();
+    const on = joinInRange(range, param);
+    const kind = update ? `'u'` : `CASE WHEN ${absent} THEN 'i' ELSE 'u' END`;
+    const value = (c: string) => (keyCols.includes(c) ? `o.${c}` : valueCols.includes(c) ? `t.${c}` : 'NULL');
+    const select =
+      `SELECT ${kind}::"char" AS kind, ${named(kept.map(value))} ` +
+      (update ? `FROM ${out} o JOIN ${target} t ON ${on} WHERE ${changed}` : `FROM ${out} o LEFT JOIN ${target} t ON ${on} WHERE ${absent} OR ${changed}`);
+    return packed(tables, select, values);
+  }
+
+  return {
+    createTables(tables, options = {}) {
+      const rowTable = `SELECT ${kept.map((c) => `t.${c}`).join(', ')} FROM ${target} t WITH NO DATA`;
+      const columns = `${change} "char" NOT NULL, ${xid} xid8 NOT NULL, ${rows} ${tables.rowType}[] NOT NULL`;
+      // insert-only until dropped: autovacuum would only re-read it while the run writes
+      return options.temporary
+        ? [
+            `CREATE TEMP TABLE ${tables.rowType.replace(/^pg_temp\./, '')} ON COMMIT DROP AS ${rowTable}`,
+            `CREATE TEMP TABLE ${tables.table.replace(/^pg_temp\./, '')} (${columns}) ON COMMIT DROP`,
+          ]
+        : [`CREATE TABLE ${tables.rowType} AS ${rowTable}`, `CREATE TABLE ${tables.table} (${columns}) WITH (autovacuum_enabled = false)`];
+    },
+
+    capture(tables, bounds, range) {
+      switch (spec.target.mode) {
+        case 'upsert':
+          return [changedRows(tables, false, range)];
+        case 'update':
+          return valueCols.length > 0 ? [changedRows(tables, true, range)] : [];
+        case 'replace': {
+          const { values, param } = params();
+          const inPartition = targetPartitionScope(spec, shape, bounds, 't', param);
+          const select =
+            `SELECT 'd'::"char" AS kind, ${named(kept.map((c) => `t.${c}`))} FROM ${target} t ` +
+            `WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
+          return [packed(tables, select, values), changedRows(tables, false, range)];
+        }
+      }
+    },
+
+    unpacked(tables) {
+      return `(SELECT i.${change}, i.${xid}, u.* FROM ${tables.table} i CROSS JOIN LATERAL unnest(i.${rows}) u WHERE i.${xid} = $1::xid8)`;
+    },
+  };
+}
