@@ -58,8 +58,10 @@ async function inspectWith(client: pg.PoolClient, spec: ResolvedSpec, transform:
   return problems.length > 0 ? failed() : { ok: true, shape };
 }
 
-async function serverProblems(client: pg.PoolClient): Promise<SpecProblem[]> {
-  const version = Number((await client.query<{ v: string }>('SHOW server_version_num')).rows[0].v);
+/** PostgreSQL 15 or newer: chunks write with MERGE. */
+export async function serverProblems(client: Pick<pg.PoolClient, 'query'>): Promise<SpecProblem[]> {
+  // (SHOW names its column after the setting: read through current_setting, or the number is NaN and no version is ever refused)
+  const version = Number((await client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")).rows[0].v);
   if (version >= 150000) return [];
   return [{ path: 'database', message: `points at PostgreSQL ${Math.floor(version / 10000)}; backfill needs PostgreSQL 15 or newer (it writes with MERGE)` }];
 }

@@ -1,4 +1,4 @@
-/** `backfill after`: a succeeded run's after-actions that have not succeeded yet, run again in order. */
+/** `backfill after`: a succeeded run's after-actions that have not succeeded yet, run again in order (src/after-actions). */
 import { Command } from 'commander';
 import { rerunAfterActions } from '../../operations/rerun-after-actions';
 import { defaultActor } from '../../operations/actor';

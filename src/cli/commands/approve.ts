@@ -1,4 +1,4 @@
-/** `backfill approve`: a person lets a run held by its canary (or a ramp stage) expand; kept with who and why. */
+/** `backfill approve`: a person lets a run held by its canary (or a ramp stage) expand; kept with who and why. What the canary checks: src/gates. */
 import { Command, Option } from 'commander';
 import { defaultActor } from '../../operations/actor';
 import { approveRun } from '../../operations/control';

@@ -1,4 +1,4 @@
-/** `backfill revert`: put back what a run wrote, from its before-images, where nobody changed it since (docs/undo.md). */
+/** `backfill revert`: put back what a run wrote, from its before-images, where nobody changed it since (docs/undo.md; the code: src/undo). */
 import { Command, Option } from 'commander';
 import { statusReportFor } from '../../operations/status';
 import { followToEnd } from '../follow';
