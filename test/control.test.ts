@@ -91,7 +91,7 @@ test('pause stops all writes within seconds; resume completes the run exactly; b
   await expect(direct).rejects.toMatchObject({
     cause: { message: `run ${started.runId} is already paused by alice (replica lag); resume it with: backfill resume ${started.runId}` },
   });
-  await expect(started.handle.executeUpdate(resumeUpdate, { args: [{ actor: 'eve' }] })).resolves.toBeDefined();
+  await expect(started.handle.executeUpdate(resumeUpdate, { args: [{ actor: 'eve' }] })).resolves.toMatchObject({ paused: false, cancelRequested: false });
   await expect(started.handle.executeUpdate(pauseUpdate, { args: [{ actor: 'alice', reason: 'replica lag' }] })).resolves.toEqual({
     status: 'paused',
     paused: true,
