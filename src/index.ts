@@ -15,6 +15,7 @@ export {
 } from './api/backfill';
 export type { RunEvent, RunEventOptions } from './api/run-events';
 export type { PlanOptions, SpecPlan } from './operations/plan-spec';
+export type { PartitionRevertPreview, RevertPreview } from './undo/revert-preview';
 export type { StatusReport } from './operations/status';
 export type { ReportData } from './report/collect';
 export { UsageError } from './domain/usage-error';

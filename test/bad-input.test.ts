@@ -250,7 +250,7 @@ const cases: Case[] = [
   // the command line
   [
     '-o yaml on cancel (once: cancelled, then failed to print)',
-    ['cancel', RUN, '--reason', 'x', '-o', 'yaml'],
+    ['cancel', RUN, '--reason', 'x', '--yes', '-o', 'yaml'],
     undefined,
     /option '-o, --output <format>' argument 'yaml' is invalid\. Allowed choices are text, json/,
   ],
@@ -313,7 +313,7 @@ test.each(cases)('%s: exit 2, one clear message, nothing written', async (_label
 test('the active run is still paused and never cancelled by a refused command; a proper cancel then cancels it', async () => {
   const run = await getRun(env.db.pool, active.runId);
   expect(run).toMatchObject({ status: 'paused', paused: true, cancel_requested: false });
-  const { code, stdout } = await cli(['cancel', active.runId, '--reason', 'the test is over', '-o', 'json']);
+  const { code, stdout } = await cli(['cancel', active.runId, '--reason', 'the test is over', '--yes', '-o', 'json']);
   expect(code).toBe(0);
   expect(JSON.parse(stdout)).toMatchObject({ runId: active.runId, action: 'cancel', applied: true });
 });

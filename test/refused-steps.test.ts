@@ -71,7 +71,7 @@ test('a run whose bookkeeping the ledger refuses fails its workflow at once, nam
   expect(pause.code).toBe(2);
   expect(pause.stderr).toContain('workflow ended FAILED without finishing the run (finalizeRun was refused by the database');
   expect(pause.stderr).toContain(`backfill cancel ${runId}`);
-  const cancel = await runCli(['cancel', runId, '--reason', 'the ledger was broken by hand', '--actor', 'test', ...db]);
+  const cancel = await runCli(['cancel', runId, '--reason', 'the ledger was broken by hand', '--actor', 'test', '--yes', ...db]);
   expect(cancel.stderr).toBe('');
   expect(cancel.code).toBe(0);
   expect(cancel.stdout).toContain('closed: its workflow had ended FAILED');
@@ -85,7 +85,7 @@ test('a run whose bookkeeping the ledger refuses fails its workflow at once, nam
   const closed = JSON.parse((await runCli(['status', runId, ...db, '-o', 'json'])).stdout) as { status: string; workflowEnded?: unknown };
   expect(closed).toMatchObject({ status: 'failed' });
   expect(closed.workflowEnded).toBeUndefined();
-  const again = await runCli(['cancel', runId, '--reason', 'twice', ...db]);
+  const again = await runCli(['cancel', runId, '--reason', 'twice', '--yes', ...db]);
   expect(again.code).toBe(2);
   expect(again.stderr).toContain('already finished (failed)');
 });

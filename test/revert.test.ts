@@ -19,7 +19,7 @@ import { cleanupRun } from '../src/after-actions/cleanup-run';
 import { sweepExpiredImages } from '../src/undo/image-retention';
 import { servedDatabases } from '../src/security/worker-trust';
 import { useTestEnvironment } from './helpers/environment';
-import { runCli } from './helpers/cli';
+import { runCli, runCliOnTerminal } from './helpers/cli';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
 import type { SpecInput } from '../src/specs/schema';
 
@@ -253,16 +253,77 @@ test('backfill revert --wait, as an operator runs it: exit 1 with conflicts and 
   expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining(`run ${wrong.run_id} has no partition nope`) });
 
   await env.db.pool.query(`UPDATE ${TARGET} SET note = 'app' WHERE order_id = 5 AND line_no = 1`);
-  const first = await cli([wrong.run_id, '--partition', 'order_id:000000000-000001000', '--reason', 'first thousand orders', '--wait']);
+  const first = await cli([wrong.run_id, '--partition', 'order_id:000000000-000001000', '--reason', 'first thousand orders', '--yes', '--wait']);
   expect(first.code).toBe(1);
   expect(first.stderr).toMatch(/1 row\(s\) were changed after \S+ wrote them and were left as they are \(conflicts\); their keys: backfill status \S+/);
   expect(first.stdout).toContain('  conflicts: 1 row(s) changed after');
 
-  const rest = await cli([wrong.run_id, '--reason', 'the rest', '--wait']);
+  const rest = await cli([wrong.run_id, '--reason', 'the rest', '--yes', '--wait']);
   expect(rest.code).toBe(0);
   expect(rest.stdout).toMatch(/: SUCCEEDED/);
   // every row but the conflict is as before the run; the conflict is the run's write plus the application's
   expect(await differences(env.db.pool, TARGET, before)).toEqual({ onlyA: 1, onlyB: 1 });
   const { rows } = await env.db.pool.query(`SELECT note FROM ${TARGET} WHERE order_id = 5 AND line_no = 1`);
   expect(rows).toEqual([{ note: 'app' }]);
+});
+
+test('revert --dry-run counts what revert then does, writing nothing; without --yes and without a terminal, revert and cancel refuse and do nothing', async () => {
+  await seedLineTotals(env.db.pool);
+  const wrong = await runWrong('update', { name: 'wrong-dry' });
+  const cli = (args: string[]) => runCli([...args, '--database', env.db.envVar], { BACKFILL_TASK_QUEUE: env.worker.taskQueue });
+  // two rows the application changes after the run: the revert must leave them
+  await env.db.pool.query(`UPDATE ${TARGET} SET note = 'app' WHERE (order_id, line_no) IN ((7, 2), (2500, 2))`);
+  const now = await snapshotLineTotals(env.db.pool, 'dry');
+
+  const dry = await cli(['revert', wrong.run_id, '--dry-run', '-o', 'json']);
+  expect(dry.code).toBe(0);
+  const preview = JSON.parse(dry.stdout);
+  // update mode: the wrong transform changed every line the target holds, two thirds of them
+  const changed = (2 * ORDERS * LINES) / 3;
+  expect(preview.totals).toEqual({ images: changed, restore: changed - 2, asBefore: 0, conflicts: 2, held: 0 });
+  expect(preview.partitions.reduce((n: number, p: { conflicts: number }) => n + p.conflicts, 0)).toBe(2);
+  const text = await cli(['revert', wrong.run_id, '--dry-run']);
+  expect(text.stdout).toContain(`put back ${changed - 2} of the ${changed} row(s) it changed`);
+  expect(text.stdout).toContain('leave 2 row(s) changed by someone since');
+
+  // no terminal, no --yes: refused before anything is done, and the refusal says how to confirm
+  const unconfirmed = await cli(['revert', wrong.run_id, '--reason', 'wrong totals']);
+  expect(unconfirmed).toMatchObject({ code: 2, stderr: expect.stringContaining('add --yes to confirm it in a script (nothing was done)') });
+  // a revert that could not start is still refused for that, confirmed or not
+  expect(await cli(['revert', wrong.run_id, '--partition', 'nope', '--reason', 'x'])).toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('has no partition nope'),
+  });
+  expect(await differences(env.db.pool, TARGET, now)).toEqual({ onlyA: 0, onlyB: 0 });
+  expect((await env.db.pool.query('SELECT count(*)::int AS n FROM backfill.runs WHERE reverts = $1', [wrong.run_id])).rows[0].n).toBe(0);
+
+  const done = await cli(['revert', wrong.run_id, '--reason', 'wrong totals', '--yes', '--wait', '-o', 'json']);
+  expect(done.code).toBe(1); // two conflicts
+  const { rows } = await env.db.pool.query<{ run_id: string }>('SELECT run_id FROM backfill.runs WHERE reverts = $1', [wrong.run_id]);
+  const status = await statusReportFor(env.db.pool, rows[0].run_id);
+  // what the dry run said is what the revert did
+  expect({ restored: status.totals.rowsWritten, left: status.totals.rowsSkipped, conflicts: status.revert?.conflicts.total }).toEqual({
+    restored: preview.totals.restore,
+    left: preview.totals.conflicts,
+    conflicts: preview.totals.conflicts,
+  });
+});
+
+test('cancel asks on a terminal (no: nothing done, exit 130; yes: cancelled); without a terminal and without --yes it refuses', async () => {
+  const started = await env.start(
+    lineTotalsSpec(env.db.envVar, 'update', { name: 'cancel-confirm', limits: { chunkSize: 100, concurrency: 1, rowsPerSecond: 500 } }),
+  );
+  const cli = (args: string[]) => runCli([...args, '--database', env.db.envVar], { BACKFILL_TASK_QUEUE: env.worker.taskQueue });
+  const refused = await cli(['cancel', started.runId, '--reason', 'not sure']);
+  expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('asks for confirmation') });
+  expect((await getRun(env.db.pool, started.runId))!).toMatchObject({ cancel_requested: false });
+  const onTerminal = (answer: string) =>
+    runCliOnTerminal(['cancel', started.runId, '--reason', 'asked', '--database', env.db.envVar], answer, { BACKFILL_TASK_QUEUE: env.worker.taskQueue });
+  const no = await onTerminal('n');
+  expect(no.output).toContain(`Cancel cancel-confirm/${started.runId} (running)? Its partitions stop at their next chunk; what was written stays. [y/N]`);
+  expect(no).toMatchObject({ code: 130, output: expect.stringContaining('not confirmed; nothing was done') });
+  expect((await getRun(env.db.pool, started.runId))!).toMatchObject({ cancel_requested: false });
+  const yes = await onTerminal('y');
+  expect(yes).toMatchObject({ code: 0, output: expect.stringContaining(`Run cancel-confirm/${started.runId} cancelling.`) });
+  expect((await waitForResult(started.handle)).status).toBe('cancelled');
 });

@@ -15,6 +15,7 @@ import { ACTIVE_RUN_STATUSES } from '../domain/statuses';
 import { findRun, openLedgerPool } from '../operations/ledger-access';
 import { planSpec, type PlanOptions, type SpecPlan } from '../operations/plan-spec';
 import { revertRun } from '../undo/revert-run';
+import { previewRevert, type RevertPreview } from '../undo/revert-preview';
 import { waitForResult } from '../operations/run-workflow';
 import { startRun, type StartedRun } from '../operations/start-run';
 import { listRunSummaries, statusReport, type StatusReport } from '../operations/status';
@@ -75,6 +76,8 @@ export interface RevertOptions {
   /** Only these partitions of the run (default: every partition it wrote). */
   partitions?: string[];
   runId?: string;
+  /** Asked once the revert is known to be possible, before anything is done; throw to stop it. */
+  confirm?: (what: { partitions: number }) => Promise<void>;
 }
 
 export interface Backfill {
@@ -89,13 +92,15 @@ export interface Backfill {
   /** Chunks in flight commit; no new chunk starts until `resume`. */
   pause(run: RunRef, who?: Partial<OperatorAction>): Promise<ControlOutcome>;
   resume(run: RunRef, who?: Partial<OperatorAction> & { acceptInputChange?: boolean }): Promise<ControlOutcome>;
-  /** Partitions stop at their next chunk boundary; what was written stays. */
-  cancel(run: RunRef, who?: Partial<OperatorAction>): Promise<ControlOutcome>;
+  /** Partitions stop at their next chunk boundary; what was written stays. `confirm` is asked once the cancel is known to apply. */
+  cancel(run: RunRef, who?: Partial<OperatorAction> & { confirm?: () => Promise<void> }): Promise<ControlOutcome>;
   /** A run's report for reviewers: its data, or rendered as Markdown or one HTML page. */
   report(run: RunRef): Promise<ReportData>;
   report(run: RunRef, as: 'markdown' | 'html'): Promise<string>;
   /** Undoes a run from its before-images where nobody changed the rows since (docs/undo.md). */
   revert(run: RunRef, options: RevertOptions): Promise<Started>;
+  /** What `revert` would do now, per partition: rows it would put back, rows it would leave (changed since); writes nothing. */
+  previewRevert(run: RunRef, options?: { partitions?: string[] }): Promise<RevertPreview>;
   /** The run's lifecycle as events, until it ends (`ended` is the last). */
   events(run: RunRef, options?: RunEventOptions): AsyncIterable<RunEvent>;
   /** Ends the ledger pool and the Temporal connection. */
@@ -168,8 +173,8 @@ export class BackfillClient implements Backfill {
     return this.control('resume', ref, who, { acceptInputChange: who?.acceptInputChange });
   }
 
-  cancel(ref: RunRef, who?: Partial<OperatorAction>): Promise<ControlOutcome> {
-    return this.control('cancel', ref, who);
+  cancel(ref: RunRef, who?: Partial<OperatorAction> & { confirm?: () => Promise<void> }): Promise<ControlOutcome> {
+    return this.control('cancel', ref, who, { confirm: who?.confirm });
   }
 
   report(ref: RunRef): Promise<ReportData>;
@@ -187,6 +192,10 @@ export class BackfillClient implements Backfill {
       actor: options.actor ?? defaultActor(),
     });
     return this.started(started);
+  }
+
+  async previewRevert(ref: RunRef, options: { partitions?: string[] } = {}): Promise<RevertPreview> {
+    return previewRevert(this.pool, await this.findRun(ref), options.partitions);
   }
 
   async *events(ref: RunRef, options?: RunEventOptions): AsyncIterable<RunEvent> {
@@ -224,7 +233,12 @@ export class BackfillClient implements Backfill {
     }
   }
 
-  private async control(action: ControlAction, ref: RunRef, who: Partial<OperatorAction> = {}, options = {}): Promise<ControlOutcome> {
+  private async control(
+    action: ControlAction,
+    ref: RunRef,
+    who: Partial<OperatorAction> = {},
+    options: { acceptInputChange?: boolean; confirm?: () => Promise<void> } = {},
+  ): Promise<ControlOutcome> {
     const run = await this.findRun(ref);
     const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
     const { applied, ended } = await controlRun({ client: await this.client(), pool: this.pool }, run, action, actor, undefined, options);

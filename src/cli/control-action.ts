@@ -6,11 +6,18 @@ import { runWorkflowId } from '../domain/ids';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from './options';
 import { emit } from './output';
 import { withBackfill } from './with-backfill';
+import type { BackfillClient } from '../api/backfill';
+import { confirm } from './confirm';
 
-export async function applyControl(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean }): Promise<void> {
+export async function applyControl(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean; yes?: boolean }): Promise<void> {
   await withBackfill(opts.database, async (backfill) => {
     const who = { actor: opts.actor, reason: opts.reason };
-    const outcome = action === 'resume' ? await backfill.resume(ref, { ...who, acceptInputChange: opts.acceptInputChange }) : await backfill[action](ref, who);
+    const outcome =
+      action === 'resume'
+        ? await backfill.resume(ref, { ...who, acceptInputChange: opts.acceptInputChange })
+        : action === 'cancel'
+          ? await backfill.cancel(ref, { ...who, confirm: () => confirmCancel(backfill, ref, opts) })
+          : await backfill.pause(ref, who);
     const { runId, name, applied, workflowEnded: ended } = outcome;
     const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
     emit(opts, { runId, action, applied, ...(ended ? { workflowEnded: ended } : {}) }, () =>
@@ -31,4 +38,10 @@ export function controlCommand(action: ControlAction, description: string): Comm
     .addOption(actorOption())
     .addOption(databaseOption())
     .addOption(outputOption());
+}
+
+async function confirmCancel(backfill: BackfillClient, ref: string, opts: { yes?: boolean }): Promise<void> {
+  const run = await backfill.findRun(ref);
+  const label = runLabel(run.name, run.run_id);
+  await confirm(`cancel of ${label}`, `Cancel ${label} (${run.status})? Its partitions stop at their next chunk; what was written stays.`, opts);
 }

@@ -27,8 +27,9 @@ const EXAMPLES: Record<string, string[]> = {
   list: ['backfill list', 'backfill list --status failed', 'backfill list --name orders-usd -o json'],
   pause: [`backfill pause ${RUN} --reason "replica lag during the sale"`],
   resume: [`backfill resume ${RUN} --reason "lag back under 1 s"`, `backfill resume ${RUN} --accept-input-change --reason "fx rates reloaded on purpose"`],
-  cancel: [`backfill cancel ${RUN} --reason "wrong rounding, fixing the transform"`],
+  cancel: [`backfill cancel ${RUN} --reason "wrong rounding, fixing the transform"`, `backfill cancel ${RUN} --reason "superseded" --yes   # in a script`],
   revert: [
+    `backfill revert ${RUN} --dry-run`,
     `backfill revert ${RUN} --reason "rates table was a day off" --wait`,
     `backfill revert ${RUN} --partition p0003 p0004 --reason "only March was wrong"`,
   ],

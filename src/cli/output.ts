@@ -2,9 +2,11 @@
  * CLI output and exit codes: human-readable text by default, one JSON document with
  * `-o json`, JSON lines with `-o jsonl` (one compact object per line: a command that follows a
  * run streams one per update, the others print their one document on one line). Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
- * (usage, spec, unknown run), 130 interrupted.
+ * (usage, spec, unknown run, a destructive command unconfirmed without a terminal), 130 interrupted
+ * or declined at a confirmation.
  */
 import { UsageError } from '../domain/usage-error';
+import { Declined } from './confirm';
 import { SpecError } from '../specs/errors';
 import { temporalErrorMessage } from '../temporal/errors';
 
@@ -32,6 +34,7 @@ export function emit<T>(options: OutputOptions, value: T, text: (value: T) => st
 }
 
 export function exitCodeFor(err: unknown): number {
+  if (err instanceof Declined) return ExitCode.Interrupted;
   return err instanceof UsageError || err instanceof SpecError ? ExitCode.Usage : ExitCode.Failed;
 }
 

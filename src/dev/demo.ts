@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool } from '../db/pool';
+import { findActiveRun } from '../ledger/runs';
 import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
 import { ensureDemoData } from './demo-data';
@@ -69,4 +70,24 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
 
 async function stopAll(stops: (() => Promise<unknown>)[]): Promise<void> {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
+}
+
+/**
+ * A demo stopped mid-run (Ctrl-C, a killed terminal) leaves its run active, and a new run of
+ * the same spec would be refused. Its workflow lives on in the dev server's file, and the
+ * worker this demo started picks it up: follow that run instead of starting another.
+ */
+export async function interruptedDemoRun(
+  pool: pg.Pool,
+  client: Client,
+  name: string,
+): Promise<{ runId: string; name: string; workflowId: string } | undefined> {
+  const active = await findActiveRun(pool, name).catch(() => undefined); // a first demo has no ledger yet
+  if (!active) return undefined;
+  const running = await client.workflow
+    .getHandle(active.workflow_id)
+    .describe()
+    .then((d) => d.status.name === 'RUNNING')
+    .catch(() => false);
+  return running ? { runId: active.run_id, name, workflowId: active.workflow_id } : undefined;
 }

@@ -52,7 +52,7 @@ export async function controlRun(
   action: ControlAction,
   who: OperatorAction,
   timeoutMs = 30_000,
-  options: { acceptInputChange?: boolean } = {},
+  options: { acceptInputChange?: boolean; confirm?: () => Promise<void> } = {},
 ): Promise<{ applied: boolean; ended?: { status: string; why: string } }> {
   const ref = runLabel(run.name, run.run_id);
   if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to ${action}`);
@@ -71,6 +71,8 @@ export async function controlRun(
   } else if (options.acceptInputChange) {
     throw new UsageError('--accept-input-change goes with resume');
   }
+  // asked once the action is known to apply: a refusal is said first, and nothing is done before the answer
+  await options.confirm?.();
   const ended = await endedWorkflow(client, run);
   if (ended) {
     if (action !== 'cancel')

@@ -27,6 +27,8 @@ export interface RevertOptions {
   partitions?: string[];
   runId?: string;
   registrationTimeoutMs?: number;
+  /** Asked once the revert is possible, before anything is done: throw to stop it. */
+  confirm?: (what: { partitions: number }) => Promise<void>;
 }
 
 export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQueue: string }, original: RunRow, options: RevertOptions): Promise<StartedRun> {
@@ -35,6 +37,8 @@ export async function revertRun(temporal: { client: Client; pool: pg.Pool; taskQ
   if (!can.ok) throw new UsageError(can.refusal);
   const busy = original.target_relation && (await findActiveRunOnTarget(temporal.pool, original.target_relation));
   if (busy) throw new UsageError(targetBusyMessage(original.target_relation!, { runId: busy.run_id, name: busy.name, status: busy.status }));
+  // asked once the revert is known to be possible: a refusal is said first, and nothing is done before the answer
+  await options.confirm?.({ partitions: can.partitions.length });
   const spec = revertSpec(original.spec, options.reason);
   const runId = options.runId ?? newRunId();
   await ensureSearchAttributes(temporal.client);

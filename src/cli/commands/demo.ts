@@ -3,11 +3,8 @@
  * demo's services with live progress, prints the Web UI link and the final status, and
  * keeps everything up until Ctrl-C (or exits with --exit).
  */
-import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
-import type pg from 'pg';
-import { prepareDemo } from '../../dev/demo';
-import { findActiveRun } from '../../ledger/runs';
+import { interruptedDemoRun, prepareDemo } from '../../dev/demo';
 import { loadSpecFile } from '../../specs/load';
 import { installShutdownHandlers, untilInterrupted } from '../../dev/shutdown';
 import { startRun } from '../../operations/start-run';
@@ -50,22 +47,6 @@ async function demo(options: { exit?: boolean }): Promise<number> {
   } finally {
     await demo.stop();
   }
-}
-
-/**
- * A demo stopped mid-run (Ctrl-C, a killed terminal) leaves its run active, and a new run of
- * the same spec would be refused. Its workflow lives on in the dev server's file, and the
- * worker this demo started picks it up: follow that run instead of starting another.
- */
-async function interruptedDemoRun(pool: pg.Pool, client: Client, name: string): Promise<{ runId: string; name: string; workflowId: string } | undefined> {
-  const active = await findActiveRun(pool, name).catch(() => undefined); // a first demo has no ledger yet
-  if (!active) return undefined;
-  const running = await client.workflow
-    .getHandle(active.workflow_id)
-    .describe()
-    .then((d) => d.status.name === 'RUNNING')
-    .catch(() => false);
-  return running ? { runId: active.run_id, name, workflowId: active.workflow_id } : undefined;
 }
 
 export function command(): Command {

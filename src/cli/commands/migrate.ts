@@ -4,21 +4,15 @@
  * the ledger's owner runs this once per release instead.
  */
 import { Command } from 'commander';
-import { migrateLedger } from '../../ledger/migrate';
-import { openLedgerPool } from '../../operations';
+import { migrateLedgerOf } from '../../operations/migrate-ledger';
 import { emit, type OutputOptions } from '../output';
 import { databaseOption, outputOption } from '../options';
 
 async function migrate(opts: OutputOptions & { database: string }): Promise<void> {
-  const pool = openLedgerPool(opts.database);
-  try {
-    const applied = await migrateLedger(pool);
-    emit(opts, { database: opts.database, applied }, (r) =>
-      r.applied.length > 0 ? `Ledger in ${r.database}: applied migrations ${r.applied.join(', ')}.` : `Ledger in ${r.database} is up to date.`,
-    );
-  } finally {
-    await pool.end();
-  }
+  const applied = await migrateLedgerOf(opts.database);
+  emit(opts, { database: opts.database, applied }, (r) =>
+    r.applied.length > 0 ? `Ledger in ${r.database}: applied migrations ${r.applied.join(', ')}.` : `Ledger in ${r.database} is up to date.`,
+  );
 }
 
 export function command(): Command {

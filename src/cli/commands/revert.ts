@@ -5,12 +5,33 @@ import { followToEnd } from '../follow';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from '../options';
 import { emit, format, UsageError } from '../output';
 import { withBackfill } from '../with-backfill';
+import { confirm } from '../confirm';
+import { renderRevertPreview } from '../render/revert-preview';
+import { runLabel } from '../../domain/labels';
 
-async function revert(ref: string, opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string }): Promise<void> {
-  if (!opts.reason?.trim()) throw new UsageError('--reason is required: why this run is undone is kept in the audit record');
+async function revert(
+  ref: string,
+  opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string; dryRun?: boolean; yes?: boolean },
+): Promise<void> {
+  if (!opts.dryRun && !opts.reason?.trim())
+    throw new UsageError("required option '--reason <text>' not specified: why this run is undone is kept in the audit record (a --dry-run needs none)");
   await withBackfill(opts.database, async (backfill) => {
     const original = await backfill.findRun(ref);
-    const started = await backfill.revert(original.run_id, { reason: opts.reason!, actor: opts.actor, partitions: opts.partition, runId: opts.runId });
+    if (opts.dryRun) return emit(opts, await backfill.previewRevert(original.run_id, { partitions: opts.partition }), renderRevertPreview);
+    const label = runLabel(original.name, original.run_id);
+    const target = original.target_relation ?? original.spec.target.table;
+    const started = await backfill.revert(original.run_id, {
+      reason: opts.reason!,
+      actor: opts.actor,
+      partitions: opts.partition,
+      runId: opts.runId,
+      confirm: ({ partitions }) =>
+        confirm(
+          `revert of ${label}`,
+          `Revert ${label} on ${target}: put back every row it changed in ${partitions} partition(s) that nobody changed since (backfill revert --dry-run counts them)?`,
+          opts,
+        ),
+    });
     const info = { runId: started.runId, reverts: original.run_id, name: started.name, partitions: started.partitions, webUi: started.webUi };
     if (!opts.wait) {
       emit(
@@ -45,8 +66,10 @@ export function command(): Command {
       'undo a run: put back every row it changed, from its before-images, where nobody changed the row since (those are listed as conflicts, never overwritten)',
     )
     .argument('<run>', 'run id or workflow id of the run to undo')
-    .addOption(new Option('--reason <text>', 'why it is undone; kept in the audit record of both runs').makeOptionMandatory())
+    .addOption(new Option('--reason <text>', 'why it is undone; kept in the audit record of both runs (required, but with --dry-run)'))
     .addOption(new Option('--partition <id...>', 'only these partitions of the run (default: every one it wrote)'))
+    .option('--dry-run', 'show per partition the rows it would put back and the rows it would leave (changed since); write nothing')
+    .option('--yes', 'do not ask for confirmation (needed when standard input is not a terminal)')
     .option('--wait', 'follow the revert to its end; exit 0 only when every row was restored')
     .option('--run-id <id>', "the revert run's id (default: a new one)")
     .addOption(actorOption())

@@ -2,11 +2,11 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { checkGuardSql, guardSql, loadSqlParser } from '../../preflight/spec-sql';
 import { defaultActor } from '../../operations/actor';
 import { setRunLimits } from '../../operations/control';
+import { limitsChangeRefusal } from '../../operations/limits-change';
 import { runLabel } from '../../domain/labels';
-import { LIMIT_BOUNDS, limitsChangeProblem } from '../../domain/limits';
+import { LIMIT_BOUNDS } from '../../domain/limits';
 import type { GuardsSpec } from '../../domain/guards';
 import type { LimitsChange } from '../../domain/types';
 import type { AllowedWindow } from '../../domain/window';
@@ -68,20 +68,9 @@ function readGuardsFile(file: string): GuardsSpec {
   return guards as GuardsSpec;
 }
 
-/** Guard SQL through the PostgreSQL parser, as for a spec: refused here, before Temporal is asked. */
-async function guardSqlProblem(guards: GuardsSpec, file: string): Promise<string | undefined> {
-  await loadSqlParser();
-  for (const [path, sql] of guardSql(guards)) {
-    const verdict = checkGuardSql(sql);
-    if (!verdict.ok) return `--guards ${file}: ${path.replace(/^limits\.guards\./, '')} ${verdict.message}`;
-  }
-  return undefined;
-}
-
 async function setLimits(ref: string, opts: SetLimitsFlags): Promise<void> {
   const change = limitsChangeFromFlags(opts);
-  // the workflow's update validator says the same; checking here first answers without a round trip
-  const problem = limitsChangeProblem(change) ?? (change.guards ? await guardSqlProblem(change.guards, opts.guards!) : undefined);
+  const problem = await limitsChangeRefusal(change, `--guards ${opts.guards}`);
   if (problem) throw new UsageError(problem);
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
     const run = await findRun(ref);
