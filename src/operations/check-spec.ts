@@ -38,8 +38,13 @@ export function checkSpec(specFile: string): Promise<CheckedSpec> {
  * closed once `then` settles: `start` goes on to its ledger reads and the workflow's start
  * without closing one connection and opening another.
  */
-export async function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
-  const loaded = loadSpecFile(specFile);
+export function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
+  return withCheckedLoaded(loadSpecFile(specFile), then);
+}
+
+/** The same for a spec already loaded (a fleet's member). */
+export async function withCheckedLoaded<T>(loaded: LoadedSpec, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
+  const specFile = loaded.file;
   const spec = loaded.resolved;
   let url: string;
   try {

@@ -8,7 +8,8 @@ import type { InputFingerprint } from '../preflight/input-fingerprints';
 import type { PartitionBounds } from '../domain/types';
 import type { Spec } from '../specs/schema';
 import { defaultActor } from './actor';
-import { checkSpec, type CheckedSpec } from './check-spec';
+import { withCheckedLoaded, type CheckedSpec } from './check-spec';
+import { loadSpecFile, type LoadedSpec } from '../specs/load';
 import { estimatePlan, type PlanEstimate } from './estimate-plan';
 import { savedPlanOf, writeSavedPlan } from './saved-plans';
 
@@ -37,11 +38,16 @@ export interface SpecPlan {
   saved?: string;
 }
 
-export async function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
+export function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
+  return planLoaded(loadSpecFile(specFile), options);
+}
+
+/** The same for a spec already loaded (a fleet's member). */
+export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}): Promise<SpecPlan> {
   const checking = performance.now();
-  const checked = await checkSpec(specFile);
+  const checked = await withCheckedLoaded(loaded, async (c) => c);
   const checkSeconds = (performance.now() - checking) / 1000;
-  const { loaded, partitions, warnings, inputs } = checked;
+  const { partitions, warnings, inputs } = checked;
   const { spec } = loaded;
   // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
   const pool = createPool(databaseUrlFrom(spec.database), { max: Math.min(spec.limits.concurrency, 8) + 1, applicationName: 'backfill-cli' });

@@ -51,6 +51,11 @@ export interface FrozenModule {
 export const MAX_SPEC_BYTES = 1024 * 1024;
 
 export function loadSpecFile(file: string): LoadedSpec {
+  return parseSpecText(readSpecFile(file), file);
+}
+
+/** A spec file's text, refused past MAX_SPEC_BYTES or when it cannot be read (a SpecError naming the file). */
+export function readSpecFile(file: string): string {
   let text: string;
   try {
     const size = statSync(file).size;
@@ -67,10 +72,39 @@ export function loadSpecFile(file: string): LoadedSpec {
     if (err instanceof SpecError) throw err;
     throw new SpecError(file, [{ path: '', message: `cannot be read (${(err as Error).message}); check the path` }]);
   }
-  return parseSpecText(text, file);
+  return text;
 }
 
 export function parseSpecText(text: string, file: string): LoadedSpec {
+  const spec = validateSpecText(text, file, specSchema, (raw) => {
+    // a fleet names its databases: its members are checked and planned by src/fleet
+    if ('databases' in raw)
+      return {
+        path: 'databases',
+        message:
+          'names a fleet of databases: `backfill plan` checks and plans every member (README "Fleets"); a fleet run is not started by this version yet: start each member with a spec of its own (database: VAR)',
+      };
+    return undefined;
+  });
+  return loadedFrom(spec, file);
+}
+
+/** The spec, frozen: its transform's code hash (a module bundled, unless `frozen` already was), its own hash, resolved. */
+export function loadedFrom(spec: Spec, file: string, frozen = freeze(spec, file)): LoadedSpec {
+  const { transform, artifact } = frozen;
+  return { spec, resolved: resolveSpec(spec), file, specHash: hashSpec(spec, transform), transform, ...(artifact ? { artifact } : {}) };
+}
+
+/**
+ * YAML text validated by `schema`, each problem with its file, field, line and column; `refuse`
+ * may turn the document away first (a problem at the field it names).
+ */
+export function validateSpecText<T>(
+  text: string,
+  file: string,
+  schema: z.ZodType<T>,
+  refuse: (raw: Record<string, unknown>) => SpecProblem | undefined = () => undefined,
+): T {
   const lineCounter = new LineCounter();
   // integers as BigInt, so 9007199254740993 is not silently read as ...992 (see exactIntegers)
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, intAsBigInt: true });
@@ -96,16 +130,16 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new SpecError(file, [{ path: '', message: 'must be a YAML mapping with name, reason, database, source, partition, transform, target' }]);
   }
-  const result = specSchema.safeParse(raw);
+  const refused = refuse(raw as Record<string, unknown>);
+  if (refused) throw new SpecError(file, [{ ...refused, ...positionOf(doc, lineCounter, [refused.path]) }]);
+  const result = schema.safeParse(raw);
   if (!result.success) {
     throw new SpecError(
       file,
       result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)),
     );
   }
-  const spec = result.data;
-  const { transform, artifact } = freeze(spec, file);
-  return { spec, resolved: resolveSpec(spec), file, specHash: hashSpec(spec, transform), transform, ...(artifact ? { artifact } : {}) };
+  return result.data;
 }
 
 /**
@@ -120,7 +154,7 @@ function exactIntegers(value: unknown): unknown {
   return value;
 }
 
-function freeze(spec: Spec, file: string): { transform: FrozenTransform; artifact?: TransformArtifact } {
+export function freeze(spec: Pick<Spec, 'transform'>, file: string): { transform: FrozenTransform; artifact?: TransformArtifact } {
   const { name, version } = spec.transform;
   if (spec.transform.sql !== undefined) {
     return { transform: { name, version, kind: 'sql', codeHash: sha256(spec.transform.sql) } };
@@ -130,7 +164,7 @@ function freeze(spec: Spec, file: string): { transform: FrozenTransform; artifac
 }
 
 /** Bundles a module transform; `fail` turns what went wrong into the caller's kind of error. */
-export function freezeModule(spec: Spec, modulePath: string, fail: (message: string) => Error): FrozenModule {
+export function freezeModule(spec: Pick<Spec, 'transform'>, modulePath: string, fail: (message: string) => Error): FrozenModule {
   const { name, version } = spec.transform;
   try {
     statSync(modulePath);

@@ -136,45 +136,57 @@ export const DEFAULT_UNDO_KEEP = '14 days';
 
 export const WRITE_MODES = ['upsert', 'update', 'replace'] as const;
 
-export const specSchema = z
-  .strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'must match [a-z0-9-]+ (it is part of workflow ids)' }),
-    reason: z.string().min(1, { message: 'must say why this backfill runs (it is kept in the audit record)' }),
-    database: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-      message: 'must be the NAME of an environment variable holding the URL (e.g. DATABASE_URL), never the URL',
+/** The NAME of an environment variable holding a database URL: specs name databases, never hold their URLs. */
+export const databaseVariable = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+  message: 'must be the NAME of an environment variable holding the URL (e.g. DATABASE_URL), never the URL',
+});
+
+/** Every field of a spec but the database it runs on: a single-database spec and a fleet spec (src/fleet) share them. */
+const specFields = {
+  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'must match [a-z0-9-]+ (it is part of workflow ids)' }),
+  reason: z.string().min(1, { message: 'must say why this backfill runs (it is kept in the audit record)' }),
+  source: z.strictObject({
+    table: tableName,
+    // one column, or the columns of a composite unique key (in the order chunks walk them)
+    key: z.union([identifier, z.array(identifier).min(1, { message: 'must name at least one column' })], {
+      message: 'must be a column name, or a list of column names for a composite key ([id, occurred_at])',
     }),
-    source: z.strictObject({
+    where: z.string().min(1).optional(),
+  }),
+  partition: partitionSchema,
+  transform: transformSchema,
+  target: z
+    .strictObject({
       table: tableName,
-      // one column, or the columns of a composite unique key (in the order chunks walk them)
-      key: z.union([identifier, z.array(identifier).min(1, { message: 'must name at least one column' })], {
-        message: 'must be a column name, or a list of column names for a composite key ([id, occurred_at])',
-      }),
-      where: z.string().min(1).optional(),
+      key: z.array(identifier).min(1, { message: 'must name at least one column' }),
+      mode: z.enum(WRITE_MODES, { message: 'must be one of upsert, update, replace' }),
+      partitionColumn: identifier.optional(),
+    })
+    .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
+      message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
+      path: ['partitionColumn'],
     }),
-    partition: partitionSchema,
-    transform: transformSchema,
-    target: z
-      .strictObject({
-        table: tableName,
-        key: z.array(identifier).min(1, { message: 'must name at least one column' }),
-        mode: z.enum(WRITE_MODES, { message: 'must be one of upsert, update, replace' }),
-        partitionColumn: identifier.optional(),
-      })
-      .refine((t) => t.mode !== 'replace' || t.partitionColumn !== undefined, {
-        message: "is required when mode is 'replace': the target column holding each partition's value (e.g. the day of a daily rollup)",
-        path: ['partitionColumn'],
-      }),
-    limits: limitsSchema.default(DEFAULT_LIMITS),
-    // optional, not defaulted: a spec without it hashes as before, and keeps images for DEFAULT_UNDO_KEEP
-    undo: undoSchema.optional(),
-    validate: validateSchema.optional(),
-    after: afterSchema.optional(),
-    downstream: downstreamSchema.optional(),
-  })
-  .refine((spec) => !(spec.limits.splitTail && spec.target.mode === 'replace'), {
-    message: "cannot be used with target.mode 'replace': a replace partition is computed whole, in one chunk, so it has no tail to split; leave it out",
-    path: ['limits', 'splitTail'],
-  });
+  limits: limitsSchema.default(DEFAULT_LIMITS),
+  // optional, not defaulted: a spec without it hashes as before, and keeps images for DEFAULT_UNDO_KEEP
+  undo: undoSchema.optional(),
+  validate: validateSchema.optional(),
+  after: afterSchema.optional(),
+  downstream: downstreamSchema.optional(),
+};
+export { specFields };
+
+/** A tail split cannot apply to replace mode's whole-partition chunks. */
+export function splitTailRefusal(spec: { limits: { splitTail?: boolean }; target: { mode: string } }): boolean {
+  return !(spec.limits.splitTail && spec.target.mode === 'replace');
+}
+export const SPLIT_TAIL_REFUSAL = {
+  message: "cannot be used with target.mode 'replace': a replace partition is computed whole, in one chunk, so it has no tail to split; leave it out",
+  path: ['limits', 'splitTail'],
+};
+
+const { name, reason, ...afterDatabase } = specFields;
+/** A spec of one database (README "The spec"); the field order is the documented one. */
+export const specSchema = z.strictObject({ name, reason, database: databaseVariable, ...afterDatabase }).refine(splitTailRefusal, SPLIT_TAIL_REFUSAL);
 
 export type Spec = z.infer<typeof specSchema>;
 

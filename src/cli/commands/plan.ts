@@ -4,11 +4,17 @@ import type { PlanEstimate } from '../../operations/estimate-plan';
 import { planSpec } from '../../operations/plan-spec';
 import { shortHash, transformLabel } from '../../domain/labels';
 import type { InputFingerprint } from '../../preflight/input-fingerprints';
-import { emit, type OutputOptions } from '../output';
+import { emit, UsageError, type OutputOptions } from '../output';
+import { planFleet } from '../../fleet/plan-fleet';
+import { namesFleet } from '../../fleet/load-fleet';
+import { readSpecFile } from '../../specs/load';
+import { renderFleetPlan } from '../render/fleet-plan';
 import { outputOption } from '../options';
 import { bytes } from '../render/units';
 
-async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean }): Promise<void> {
+async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string }): Promise<void> {
+  if (namesFleet(readSpecFile(specFile))) return planAFleet(specFile, opts);
+  if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
   const p = await planSpec(specFile, { measureWrites: opts.measureWrites === true, save: opts.save });
   emit(opts, p, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
@@ -31,6 +37,17 @@ async function plan(specFile: string, opts: OutputOptions & { save?: string; mea
         : []),
     ].join('\n');
   });
+}
+
+/** A fleet spec: every member planned, one table; exit 2 while a member the plan does not exclude cannot take the spec. */
+async function planAFleet(
+  specFile: string,
+  opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string },
+): Promise<void> {
+  if (opts.save) throw new UsageError('--save keeps a plan for start --plan, which does not start fleets yet: plan the fleet without it');
+  const p = await planFleet(specFile, { measureWrites: opts.measureWrites === true, exclude: opts.exclude, reason: opts.reason });
+  emit(opts, p, (x) => renderFleetPlan(x, specFile));
+  if (!p.ok) process.exitCode = 2;
 }
 
 function describeInput(i: InputFingerprint): string {
@@ -87,6 +104,8 @@ export function command(): Command {
     .argument('<spec>', 'the spec file (YAML)')
     .option('--save <file>', 'write the plan (hashes, partitions, input fingerprints, estimates) for review; start it with start --plan')
     .option('--measure-writes', 'also write the sample chunks, in a transaction that is rolled back, to measure write time and WAL')
+    .option('--exclude <member...>', 'a fleet spec: leave these members out on purpose (with --reason)')
+    .option('--reason <text>', 'why the --exclude members are left out; kept with the plan')
     .addOption(outputOption())
     .action(plan);
 }
