@@ -137,7 +137,7 @@ export class BackfillClient implements Backfill {
   }
 
   /** A run of this ledger by run id or workflow id (a usage error naming where it looked, if unknown). Bound: it may be passed on. */
-  readonly findRun = (ref: RunRef): Promise<RunRow> => findRun(this.pool, ref, this.databaseVar);
+  readonly findRun = async (ref: RunRef): Promise<RunRow> => findRun(this.pool, ref, this.databaseVar);
 
   async client(): Promise<Client> {
     this.temporal ??= connectClient(this.config);
@@ -161,7 +161,7 @@ export class BackfillClient implements Backfill {
     return ACTIVE_RUN_STATUSES.includes(run.status) ? { ...report, ...(await this.askTemporal(run)) } : report;
   }
 
-  list(): ReturnType<typeof listRunSummaries> {
+  async list(): ReturnType<typeof listRunSummaries> {
     return listRunSummaries(this.pool);
   }
 

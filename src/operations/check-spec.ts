@@ -38,7 +38,7 @@ export function checkSpec(specFile: string): Promise<CheckedSpec> {
  * closed once `then` settles: `start` goes on to its ledger reads and the workflow's start
  * without closing one connection and opening another.
  */
-export function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
+export async function withCheckedSpec<T>(specFile: string, then: (checked: CheckedSpec, pool: pg.Pool) => Promise<T>): Promise<T> {
   return withCheckedLoaded(loadSpecFile(specFile), then);
 }
 

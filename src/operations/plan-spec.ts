@@ -38,7 +38,7 @@ export interface SpecPlan {
   saved?: string;
 }
 
-export function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
+export async function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
   return planLoaded(loadSpecFile(specFile), options);
 }
 

@@ -10,7 +10,7 @@ import { workerTrustFromEnv } from '../security/worker-trust';
 import { runLabel } from '../domain/labels';
 import { UsageError } from '../domain/usage-error';
 
-export function rerunAfterActions(pool: pg.Pool, run: RunRow, actor: string): ReturnType<typeof runAfterActions> {
+export async function rerunAfterActions(pool: pg.Pool, run: RunRow, actor: string): ReturnType<typeof runAfterActions> {
   if ((run.spec.after?.length ?? 0) === 0) throw new UsageError(`run ${runLabel(run.name, run.run_id)} has no after-actions in its spec`);
   if (run.status !== 'succeeded')
     throw new UsageError(
