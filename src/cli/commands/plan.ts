@@ -10,7 +10,7 @@ import { namesFleet } from '../../fleet/load-fleet';
 import { readSpecFile } from '../../specs/load';
 import { renderFleetPlan } from '../render/fleet-plan';
 import { outputOption } from '../options';
-import { bytes } from '../render/units';
+import { bytes, count as n, duration as seconds } from '../render/units';
 
 async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string }): Promise<void> {
   if (namesFleet(readSpecFile(specFile))) return planAFleet(specFile, opts);
@@ -53,14 +53,6 @@ async function planAFleet(
 function describeInput(i: InputFingerprint): string {
   if (i.kind === 'function') return `function ${i.name} (definition ${shortHash(i.definition)})`;
   return i.rows !== undefined ? `${i.kind} ${i.name}: ${i.rows} rows, content ${shortHash(i.content!)}` : `${i.kind} ${i.name}: ${i.uncovered}`;
-}
-
-const n = (x: number) => Math.round(x).toLocaleString('en-US');
-
-function seconds(s: number): string {
-  if (s < 120) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
-  if (s < 7200) return `${(s / 60).toFixed(0)} min`;
-  return `${(s / 3600).toFixed(1)} h`;
 }
 
 function describeEstimate(e: PlanEstimate, concurrency: number): string[] {

@@ -3,14 +3,7 @@ import Table from 'cli-table3';
 import { shortHash, transformLabel } from '../../domain/labels';
 import type { FleetPlan } from '../../fleet/plan-fleet';
 import { plainStyle } from './status';
-
-const n = (x: number) => Math.round(x).toLocaleString('en-US');
-
-function seconds(s: number): string {
-  if (s < 120) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
-  if (s < 7200) return `${(s / 60).toFixed(0)} min`;
-  return `${(s / 3600).toFixed(1)} h`;
-}
+import { count as n, duration as seconds } from './units';
 
 export function renderFleetPlan(p: FleetPlan, specFile: string): string {
   const table = new Table({ style: plainStyle(), head: ['member', 'wave', 'database', 'rows in scope', 'partitions', 'estimate', 'notes'] });
