@@ -166,7 +166,7 @@ test('guards hold, slow and release a run, and a long hold pauses it for an oper
   expect(limits.guards?.holdTimeoutSeconds).toBe(3);
   await expect(
     setRunLimits({ client: env.client }, (await getRun(env.db.pool, started.runId))!, { guards: { lockWaits: { soft: -1 } }, actor: 'test' }),
-  ).rejects.toThrow(/: guards\.lockWaits\.soft Too small: expected number to be >=0$/);
+  ).rejects.toThrow(/: guards\.lockWaits\.soft must be at least 0$/);
   await set('queue = 1000');
   await waitUntil(async () => (await getRun(env.db.pool, started.runId))!.status === 'paused', 'the run to pause itself', 40_000);
   const pause = (await listEvents(env.db.pool, started.runId)).find((e) => e.kind === 'paused');

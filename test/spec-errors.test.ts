@@ -42,7 +42,7 @@ const cases: [string, () => unknown, string][] = [
   [
     'an unknown field (a typo)',
     () => spec({ limits: { chunksize: 10 } }),
-    'invalid spec F:26:14: limits has unknown field chunksize; check the spelling against "The spec" in the README (or: backfill schema)',
+    'invalid spec F:26:14: limits has unknown field chunksize; did you mean chunkSize? check the spelling against "The spec" in the README (or: backfill schema)',
   ],
   [
     'an identifier carrying SQL',

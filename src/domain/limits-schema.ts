@@ -5,6 +5,7 @@
  * these schemas there cost more CPU than the rest of a partition workflow (docs/benchmarks.md).
  */
 import { z } from 'zod';
+import './schema-words';
 import { DEFAULT_LIMITS, LIMIT_BOUNDS } from './limit-bounds';
 import { windowProblem } from './window';
 

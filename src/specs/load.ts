@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { specSchema, type Spec } from './schema';
 import { resolveSpec, type ResolvedSpec } from './resolve';
 import { SpecError, type SpecProblem } from './errors';
+import { closestField, knownFields } from './did-you-mean';
 import { bundleTransform, TransformBundleError, type TransformArtifact } from '../transforms/artifact';
 import { canonicalJson } from '../util/canonical-json';
 import { sha256 } from '../util/hash';
@@ -136,7 +137,7 @@ export function validateSpecText<T>(
   if (!result.success) {
     throw new SpecError(
       file,
-      result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter)),
+      result.error.issues.map((issue) => toProblem(issue, raw, doc, lineCounter, schema)),
     );
   }
   return result.data;
@@ -185,7 +186,7 @@ export function hashSpec(spec: Spec, transform: FrozenTransform): string {
   return sha256(canonicalJson({ spec, transformCode: transform.codeHash }));
 }
 
-function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: LineCounter): SpecProblem {
+function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: LineCounter, schema: z.ZodType): SpecProblem {
   const segments = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
   const fieldPath = segments.join('.');
   const given = valueAt(raw, segments);
@@ -193,7 +194,10 @@ function toProblem(issue: z.core.$ZodIssue, raw: unknown, doc: Document, lines: 
   if (issue.code === 'invalid_type' && given === undefined) {
     message = `is required (${issue.expected === 'object' ? 'a mapping' : `a ${issue.expected}`}); see "The spec" in the README`;
   } else if (issue.code === 'unrecognized_keys') {
-    message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; check the spelling against "The spec" in the README (or: backfill schema)`;
+    const known = knownFields(schema, segments);
+    const guesses = issue.keys.map((k) => closestField(k, known)).filter((g): g is string => g !== undefined);
+    const meant = guesses.length > 0 ? `did you mean ${guesses.join(', ')}? ` : '';
+    message = `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}; ${meant}check the spelling against "The spec" in the README (or: backfill schema)`;
   } else if (given !== undefined && typeof given !== 'object' && !message.includes('(got ')) {
     message = insertGot(message, given);
   }

@@ -6,6 +6,7 @@
  * are checked against the database before a run starts.
  */
 import { z } from 'zod';
+import '../domain/schema-words';
 import { DEFAULT_LIMITS, MAX_PARTITIONS } from '../domain/limits';
 import { limitsSchema } from '../domain/limits-schema';
 import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
