@@ -140,8 +140,11 @@ export class BackfillClient implements Backfill {
   readonly findRun = async (ref: RunRef): Promise<RunRow> => findRun(this.pool, ref, this.databaseVar);
 
   async client(): Promise<Client> {
-    this.temporal ??= connectClient(this.config);
-    this.temporal.catch(() => (this.temporal = undefined));
+    if (!this.temporal) {
+      // a failed connection is forgotten, so the next call tries again
+      this.temporal = connectClient(this.config);
+      this.temporal.catch(() => (this.temporal = undefined));
+    }
     return (await this.temporal).client;
   }
 

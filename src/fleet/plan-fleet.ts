@@ -7,6 +7,7 @@
  * two members that are one database (the same identity) are refused. Writes nothing.
  */
 import { UsageError } from '../domain/usage-error';
+import { inParallel } from '../util/in-parallel';
 import { SpecError, type SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import { planLoaded, type PlanOptions } from '../operations/plan-spec';
@@ -58,7 +59,7 @@ export async function planFleet(file: string, options: FleetPlanOptions = {}): P
   const names = loaded.members.map((m) => m.variable);
   for (const x of exclude) if (!names.includes(x)) throw new UsageError(`--exclude ${x}: not a member of ${loaded.fleet.name} (members: ${names.join(', ')})`);
   if (exclude.size > 0 && !options.reason?.trim()) throw new UsageError('--exclude needs --reason: why a member is left out is kept with the plan');
-  const members = await inBatches(loaded.members, AT_ONCE, (m) =>
+  const members = await inParallel(loaded.members, AT_ONCE, (m) =>
     exclude.has(m.variable) ? Promise.resolve(excludedMember(m, options.reason!)) : planMember(m, options),
   );
   sameDatabaseTwice(members);
@@ -123,18 +124,4 @@ function sameDatabaseTwice(members: MemberPlan[]): void {
       });
     }
   }
-}
-
-async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(size, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]);
-      }
-    }),
-  );
-  return out;
 }

@@ -5,6 +5,7 @@
  * results go to backfill.gate_results. A check may take long on a large run: it heartbeats
  * where it is, and a retry continues from there.
  */
+import { inParallel } from '../util/in-parallel';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
@@ -258,12 +259,4 @@ async function checkPartitionRange(
 /** The run's own concurrency, within the worker's connection pool (a check without lanes, and the ramp's stages). */
 function checkConcurrency(g: GateContext): number {
   return Math.max(1, Math.min(g.ctx.spec.limits.concurrency, MAX_CHECK_CONCURRENCY));
-}
-
-async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  });
-  await Promise.all(lanes);
 }
