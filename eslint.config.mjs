@@ -51,7 +51,16 @@ const ACTIVITY_LAYER = [...CAPABILITIES, '**/activities/*', '**/activities', '**
 const ABOVE_LEDGER = ['**/preflight/*', ...ACTIVITY_LAYER, ...ABOVE_ACTIVITIES];
 const ABOVE_FOUNDATION = ['**/ledger/*', '**/ledger', ...ABOVE_LEDGER];
 /** Capability files at the operations level: `revert`, `verify` of a revert and `plan`'s image sample (undo/), a fleet's plan (fleet/). */
-const CAPABILITY_OPERATIONS = ['src/undo/revert-run.ts', 'src/undo/verify-revert.ts', 'src/undo/sample-images.ts', 'src/fleet/plan-fleet.ts'];
+const CAPABILITY_OPERATIONS = [
+  'src/undo/revert-run.ts',
+  'src/undo/verify-revert.ts',
+  'src/undo/sample-images.ts',
+  'src/fleet/plan-fleet.ts',
+  'src/fleet/start-fleet.ts',
+  'src/fleet/fleet-status.ts',
+  'src/fleet/fleet-control.ts',
+  'src/fleet/fleet-result.ts',
+];
 const upward = (group) => ({
   group,
   message: 'a value import from a higher layer (README "Layout"); import types with `import type`, or move the code down',
@@ -85,7 +94,7 @@ export default tseslint.config(
   {
     // foundations: plain data, helpers, specs, the database driver, the governor, transforms, pure statements
     files: ['src/util/**/*.ts', 'src/security/**/*.ts', 'src/specs/**/*.ts', 'src/db/**/*.ts', 'src/transforms/**/*.ts', 'src/*logger.ts', 'src/fleet/**/*.ts'],
-    ignores: ['src/fleet/plan-fleet.ts'],
+    ignores: CAPABILITY_OPERATIONS,
     rules: layerRule(ABOVE_FOUNDATION),
   },
   {

@@ -2,7 +2,7 @@
  * Planning a fleet (`databases:`) on three real PostgreSQL clusters, each its own process and
  * port: one table of members, waves and totals; a member whose schema differs is named with its
  * problem and the plan refused (exit 2) until it is excluded on purpose; two variables naming one
- * database are refused; a fleet spec is not started by mistake as one database's. Writes nothing.
+ * database are refused, by plan and start alike. Writes nothing.
  */
 import type pg from 'pg';
 import { createPool } from '../src/db/pool';
@@ -100,15 +100,21 @@ test('a member whose schema differs is named with its problem and the plan refus
   }
 });
 
-test('two variables naming one database are refused; a fleet spec is not started as one database, nor with --save', async () => {
+test('two variables naming one database are refused, by plan and by start; a command of one database refuses a fleet spec; no --save', async () => {
   process.env.BF_FLEETPLAN_TWIN = process.env.BF_FLEETPLAN_US;
   const twice = await runCli(['plan', fleetSpec({ databases: ['BF_FLEETPLAN_US', 'BF_FLEETPLAN_TWIN'] })]);
   expect(twice.code).toBe(2);
   expect(twice.stdout).toMatch(/BF_FLEETPLAN_US: databases BF_FLEETPLAN_US is the same database as BF_FLEETPLAN_TWIN \(identity/);
 
-  const start = await runCli(['start', fleetSpec()]);
+  // start plans the fleet first: refused alike, nothing started
+  const start = await runCli(['start', fleetSpec({ databases: ['BF_FLEETPLAN_US', 'BF_FLEETPLAN_TWIN'] })]);
   expect(start.code).toBe(2);
-  expect(start.stderr).toContain('databases names a fleet of databases: `backfill plan` checks and plans every member');
+  expect(start.stderr).toMatch(/the fleet cannot start; every member must take the spec/);
+  expect(start.stderr).toMatch(/BF_FLEETPLAN_TWIN: databases BF_FLEETPLAN_TWIN is the same database as BF_FLEETPLAN_US/);
+  // a command that works on one database says so
+  const verify = await runCli(['validate', fleetSpec()]);
+  expect(verify.code).toBe(2);
+  expect(verify.stderr).toContain('databases names a fleet of databases, which `backfill plan` and `backfill start` take as a fleet');
   expect(await runCli(['plan', fleetSpec(), '--save', '/tmp/fleet-plan.json'])).toMatchObject({ code: 2 });
   await nothingWritten();
 });

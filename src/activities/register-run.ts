@@ -13,6 +13,7 @@ import { withTransaction } from '../db/pool';
 import { checkAndPlan } from '../preflight/check-and-plan';
 import { excessPrivilege } from '../preflight/role-posture';
 import { recordEvent } from '../ledger/events';
+import { recordFleetMembership } from '../ledger/fleets';
 import { migrateLedger } from '../ledger/migrate';
 import { insertPartitions, nextUnfinished } from '../ledger/partitions';
 import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
@@ -44,7 +45,7 @@ export type { RunApproval };
 /** A backfill run's input as its workflow hands it on, with the workflow's id and the size of a plan page. */
 export type RegisterRunInput = Pick<
   BackfillRunInput,
-  'runId' | 'spec' | 'specFile' | 'specHash' | 'transform' | 'startedBy' | 'databaseIdentity' | 'approval' | 'onlyStale'
+  'runId' | 'spec' | 'specFile' | 'specHash' | 'transform' | 'startedBy' | 'databaseIdentity' | 'approval' | 'onlyStale' | 'fleet'
 > & {
   workflowId: string;
   pageSize: number;
@@ -147,6 +148,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           ...(keep !== null ? { undo: { table: imageTable, keep } } : {}),
         });
         if (!inserted) return;
+        if (input.fleet) await recordFleetMembership(client, runId, input.fleet);
         // in the run's own transaction: a registered run that keeps images always has their table
         if (keep !== null) await createImageTables(client, compileBeforeImages(resolved, shape).createTables(imageTablesOf(runId)));
         if (artifact) await storeArtifact(client, artifact, transform.modulePath!);
@@ -179,6 +181,9 @@ export function registerRunActivity(deps: ActivityDeps) {
             // kept for the audit record: whether this run can be undone, and for how long
             undo: keep ?? 'off',
             ...(input.approval ? { approvedBy: input.approval.approvedBy, plan: input.approval.plan.partitions.digest } : {}),
+            ...(input.fleet
+              ? { fleet: input.fleet.record.fleetId, member: input.fleet.member, wave: input.fleet.wave, waveApprovedBy: input.fleet.waveApprovedBy }
+              : {}),
           },
         });
         await recordEvent(client, { runId, key: 'started', kind: 'started', actor: input.startedBy, reason: spec.reason });

@@ -27,6 +27,12 @@ import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/confi
 import { connectClient } from '../temporal/connect';
 import type { RunResult } from '../workflows/run/input';
 import { runEvents, type RunEvent, type RunEventOptions } from './run-events';
+import { startFleet, type StartedFleet, type StartFleetOptions } from '../fleet/start-fleet';
+import { fleetStatus, type FleetStatusReport } from '../fleet/fleet-status';
+import { controlFleet, type FleetAction } from '../fleet/fleet-control';
+import { waitForFleet } from '../fleet/fleet-result';
+import type { FleetResult } from '../workflows/fleet/input';
+import type { FleetControlOutcome } from '../workflows/fleet/messages';
 
 export interface BackfillOptions {
   /** The environment variable holding the ledger database's URL (default DATABASE_URL): where runs are looked up. */
@@ -80,11 +86,24 @@ export interface RevertOptions {
   confirm?: (what: { partitions: number }) => Promise<void>;
 }
 
+/** A fleet that has started (README "Fleets"): its id, its members' runs, its Web UI page. */
+export interface StartedFleetInfo extends Omit<StartedFleet, 'handle'> {
+  webUi: string;
+  /** Resolves when the fleet's workflow ends, succeeded or not. */
+  result(): Promise<FleetResult>;
+}
+
 export interface Backfill {
   /** Checks a spec against its database and plans it; writes nothing there. */
   plan(specFile: string, options?: PlanOptions): Promise<SpecPlan>;
   /** Checks, plans and starts a durable run; returns once a worker has registered it. */
   start(specFile: string, options?: StartOptions): Promise<Started>;
+  /** A fleet spec (`databases:`): every member checked and planned, then one fleet run started; members wait for their wave. */
+  startFleet(specFile: string, options?: Omit<StartFleetOptions, 'specFile'>): Promise<StartedFleetInfo>;
+  /** A fleet's members (wave, status, rows, rate, ETA, what holds them) from the fleet workflow and the members' ledgers. */
+  fleetStatus(fleet: string): Promise<FleetStatusReport>;
+  /** Pause, resume or cancel a whole fleet, or approve its next wave; answered once the running members were told. */
+  controlFleet(fleet: string, action: FleetAction, who?: Partial<OperatorAction>): Promise<FleetControlOutcome & { fleetId: string }>;
   /** The ledger's view of a run: counts, failures, gates, events, downstream. */
   status(run: RunRef): Promise<StatusReport>;
   /** Recent runs in this ledger. */
@@ -246,6 +265,20 @@ export class BackfillClient implements Backfill {
     const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
     const { applied, ended } = await controlRun({ client: await this.client(), pool: this.pool }, run, action, actor, undefined, options);
     return { runId: run.run_id, name: run.name, applied, ...(ended ? { workflowEnded: ended } : {}) };
+  }
+
+  async startFleet(specFile: string, options: Omit<StartFleetOptions, 'specFile'> = {}): Promise<StartedFleetInfo> {
+    const { handle, ...started } = await startFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, { specFile, ...options });
+    return { ...started, webUi: webUiUrl(this.config.address, this.config.namespace, started.workflowId), result: () => waitForFleet(handle) };
+  }
+
+  async fleetStatus(fleet: string): Promise<FleetStatusReport> {
+    const report = await fleetStatus(await this.client(), fleet);
+    return { ...report, webUi: webUiUrl(this.config.address, this.config.namespace, report.workflowId) };
+  }
+
+  async controlFleet(fleet: string, action: FleetAction, who: Partial<OperatorAction> = {}): Promise<FleetControlOutcome & { fleetId: string }> {
+    return controlFleet(await this.client(), fleet, action, { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) });
   }
 
   private started(s: StartedRun): Started {

@@ -4,12 +4,19 @@ import type { ControlAction } from '../operations/control';
 import { runLabel } from '../domain/labels';
 import { runWorkflowId } from '../domain/ids';
 import { actorOption, databaseOption, outputOption, type ActorOptions } from './options';
-import { emit } from './output';
+import { emit, UsageError } from './output';
 import { withBackfill } from './with-backfill';
 import type { BackfillClient } from '../api/backfill';
 import { confirm } from './confirm';
+import { isFleetRef } from '../fleet/start-fleet';
+import { fleetMember } from '../fleet/fleet-control';
+import { memberOption } from './options';
 
-export async function applyControl(action: ControlAction, ref: string, opts: ActorOptions & { acceptInputChange?: boolean; yes?: boolean }): Promise<void> {
+type ControlOptions = ActorOptions & { acceptInputChange?: boolean; yes?: boolean; member?: string };
+
+export async function applyControl(action: ControlAction, ref: string, opts: ControlOptions): Promise<void> {
+  if (isFleetRef(ref)) return applyFleetControl(action, ref, opts);
+  if (opts.member) throw new UsageError(`--member names a member of a fleet; ${ref} is a run`);
   await withBackfill(opts.database, async (backfill) => {
     const who = { actor: opts.actor, reason: opts.reason };
     const outcome =
@@ -30,11 +37,34 @@ export async function applyControl(action: ControlAction, ref: string, opts: Act
   });
 }
 
+/**
+ * A fleet: the whole fleet by its workflow (no member starts while paused or cancelled; running
+ * members are told), or one member (`--member NAME`) as the run it is, in its own ledger.
+ */
+async function applyFleetControl(action: ControlAction, ref: string, opts: ControlOptions): Promise<void> {
+  if (opts.member) {
+    const member = await withBackfill(opts.member, async (backfill) => fleetMember(await backfill.client(), ref, opts.member!));
+    return applyControl(action, member.runId, { ...opts, member: undefined, database: opts.member });
+  }
+  await withBackfill('DATABASE_URL', async (backfill) => {
+    if (action === 'cancel')
+      await confirm(
+        `cancel of fleet ${ref}`,
+        `Cancel fleet ${ref}? No member starts any more; running members stop at their next chunk; what was written stays.`,
+        opts,
+      );
+    const outcome = await backfill.controlFleet(ref, action, { actor: opts.actor, reason: opts.reason });
+    const past = { pause: 'paused', resume: 'resumed', cancel: 'cancelling' }[action];
+    emit(opts, { ...outcome, action }, (o) => `Fleet ${o.fleetId} ${past}${o.members.length ? `; told its running member(s): ${o.members.join(', ')}` : ''}.`);
+  });
+}
+
 /** The command for one control action, with the options all three take. */
 export function controlCommand(action: ControlAction, description: string): Command {
   return new Command(action)
     .description(description)
-    .argument('<run>', 'run id or workflow id')
+    .argument('<run>', 'run id, fleet id (fleet-…) or workflow id')
+    .addOption(memberOption())
     .addOption(actorOption())
     .addOption(databaseOption())
     .addOption(outputOption());

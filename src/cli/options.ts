@@ -10,6 +10,8 @@ export const outputOption = () =>
 
 export const databaseOption = () => new Option('--database <ENV>', 'name of the environment variable holding the ledger database URL').default('DATABASE_URL');
 
+export const memberOption = () => new Option('--member <NAME>', 'a fleet: only this member (its variable), as the run it is');
+
 export const actorOption = (who = 'who does it') => new Option('--actor <name>', `${who}, for the audit record (default: OS user)`);
 
 export const reasonOption = () => new Option('--reason <text>', 'why; kept in the audit record');

@@ -24,6 +24,8 @@ export const FailureType = {
   DatabaseRefused: 'BackfillDatabaseRefused',
   /** The run ended failed; its RunResult is the failure's first detail (the execution shows Failed). */
   RunFailed: 'BackfillRunFailed',
+  /** A fleet ended failed or with members not started; its FleetResult is the failure's first detail. */
+  FleetFailed: 'BackfillFleetFailed',
   /** The partition was failed by the ledger (recorded there); used by the partition workflow. */
   PartitionFailed: 'BackfillPartitionFailed',
 } as const;

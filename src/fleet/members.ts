@@ -82,7 +82,9 @@ export function assignWaves(members: string[], waves: FleetWave[], problems: Spe
   });
   // with no waves, that is every member, in wave 1
   for (const m of inOrder()) assigned.set(m, waves.length + 1);
-  return assigned;
+  // a wave that reached no member of its own (1, then "10%" of three) is no wave: numbers close up
+  const used = [...new Set(assigned.values())].sort((a, b) => a - b);
+  return new Map([...assigned].map(([m, w]) => [m, used.indexOf(w) + 1]));
 }
 
 /** The member's own spec: what a single-database run of it would be given. */

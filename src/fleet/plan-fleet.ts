@@ -54,7 +54,11 @@ export interface FleetPlanOptions extends Pick<PlanOptions, 'measureWrites'> {
 }
 
 export async function planFleet(file: string, options: FleetPlanOptions = {}): Promise<FleetPlan> {
-  const loaded = loadFleetSpecFile(file, options.env);
+  return planLoadedFleet(loadFleetSpecFile(file, options.env), options);
+}
+
+/** The plan of a fleet spec already read (start plans the fleet it is about to start). */
+export async function planLoadedFleet(loaded: LoadedFleet, options: FleetPlanOptions = {}): Promise<FleetPlan> {
   const exclude = new Set(options.exclude ?? []);
   const names = loaded.members.map((m) => m.variable);
   for (const x of exclude) if (!names.includes(x)) throw new UsageError(`--exclude ${x}: not a member of ${loaded.fleet.name} (members: ${names.join(', ')})`);

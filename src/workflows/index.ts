@@ -1,3 +1,4 @@
 /** The workflow bundle's entry: everything the worker registers. */
 export { backfillRunWorkflow } from './backfill-run';
 export { backfillPartitionWorkflow } from './backfill-partition';
+export { backfillFleetWorkflow } from './backfill-fleet';

@@ -26,10 +26,10 @@ test('members: names as listed, families in name order, unset family members lef
   expect(m.ok && 'databases' in m.members[0].spec).toBe(false);
 });
 
-test('waves reach a count or a share in all, named members first; the members no wave reached go last', () => {
+test('waves reach a count or a share in all, named members first; the members no wave reached go last; a wave that reaches no new member is no wave (numbers close up)', () => {
   const names = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J'];
   const waves = (w: Parameters<typeof assignWaves>[1]) => Object.fromEntries(assignWaves(names, w));
-  expect(Object.values(waves([1, '10%', '50%', '100%']))).toEqual([1, 3, 3, 3, 3, 4, 4, 4, 4, 4]);
+  expect(Object.values(waves([1, '10%', '50%', '100%']))).toEqual([1, 2, 2, 2, 2, 3, 3, 3, 3, 3]);
   expect(waves([['J'], 2])).toMatchObject({ J: 1, A: 2, B: 3, C: 3 });
   expect(Object.values(waves([]))).toEqual(Array(10).fill(1));
 });

@@ -1,6 +1,8 @@
 /** `backfill start`: check, plan and start a run; with --wait, follow it to its end. */
 import { Command } from 'commander';
-import { loadSpecFile } from '../../specs/load';
+import { loadSpecFile, readSpecFile } from '../../specs/load';
+import { namesFleet } from '../../fleet/load-fleet';
+import { followFleet } from '../follow-fleet';
 import { emit, format, UsageError, type OutputOptions } from '../output';
 import { withBackfill } from '../with-backfill';
 import { followToEnd } from '../follow';
@@ -8,8 +10,19 @@ import { outputOption } from '../options';
 
 async function start(
   specFile: string,
-  opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; approvedBy?: string; onlyStale?: boolean },
+  opts: OutputOptions & {
+    runId?: string;
+    wait?: boolean;
+    actor?: string;
+    plan?: string;
+    approvedBy?: string;
+    onlyStale?: boolean;
+    exclude?: string[];
+    reason?: string;
+  },
 ): Promise<void> {
+  if (namesFleet(readSpecFile(specFile))) return startAFleet(specFile, opts);
+  if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
   // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
@@ -37,6 +50,31 @@ async function start(
   });
 }
 
+/** A fleet spec: every member checked and planned, then one fleet run; members start in their waves. */
+async function startAFleet(
+  specFile: string,
+  opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; onlyStale?: boolean; exclude?: string[]; reason?: string },
+): Promise<void> {
+  if (opts.plan)
+    throw new UsageError("--plan approves one database's saved plan; a fleet is started from its spec (plan it first: backfill plan " + specFile + ')');
+  if (opts.onlyStale) throw new UsageError('--only-stale is not taken by a fleet yet: run it on one member with a spec of its own');
+  await withBackfill('DATABASE_URL', async (backfill) => {
+    const started = await backfill.startFleet(specFile, { fleetId: opts.runId, actor: opts.actor, exclude: opts.exclude, reason: opts.reason });
+    const { result: _result, ...info } = started;
+    const text = (i: typeof info) =>
+      [
+        `Started fleet ${i.name}/${i.fleetId}: ${i.members.length} member(s) in ${i.waves} wave(s)${i.excluded.length ? `, ${i.excluded.length} excluded` : ''}`,
+        ...i.members.map((m) => `  wave ${m.wave}  ${m.variable}  run ${m.runId}  ${m.partitions} partitions`),
+        `  workflow: ${i.workflowId}`,
+        `  Web UI:   ${i.webUi}`,
+        `  follow:   backfill status ${i.fleetId}`,
+      ].join('\n');
+    if (!opts.wait) return emit(opts, info, text);
+    if (format(opts) === 'text') process.stderr.write(`${text(info)}\n`);
+    await followFleet(backfill, started.fleetId, opts);
+  });
+}
+
 export function command(): Command {
   return new Command('start')
     .description('check a spec against the database, plan it and start a durable run')
@@ -47,10 +85,12 @@ export function command(): Command {
     .option('--plan <file>', 'start only if the spec still makes this saved plan (backfill plan --save); refused, naming each difference, otherwise')
     .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
     .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')
+    .option('--exclude <member...>', "a fleet spec: leave these members out on purpose (with --reason); kept in every member's ledger")
+    .option('--reason <text>', 'why members are excluded (with --exclude)')
     .addOption(outputOption())
     .addHelpText(
       'after',
-      '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice',
+      '\nExamples:\n  backfill start examples/orders-usd.yaml --wait\n  backfill start spec.yaml --run-id inc-142-retry -o json\n  backfill start spec.yaml --plan plan.json --approved-by alice\n  backfill start fleet.yaml --exclude EU_DB --reason "EU freeze until Monday"',
     )
     .action(start);
 }

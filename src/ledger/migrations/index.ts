@@ -17,6 +17,7 @@ import { m0012CommitProbes } from './0012-commit-probes';
 import { m0013PartitionSplits } from './0013-partition-splits';
 import { m0014BeforeImages } from './0014-before-images';
 import { m0015Reverts } from './0015-reverts';
+import { m0016Fleets } from './0016-fleets';
 
 import type { Migration } from './migration';
 
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0013PartitionSplits,
   m0014BeforeImages,
   m0015Reverts,
+  m0016Fleets,
 ];

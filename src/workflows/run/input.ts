@@ -4,6 +4,7 @@ import type { FrozenTransform } from '../../specs/load';
 import type { SavedPlan } from '../../preflight/saved-plan';
 import type { Spec } from '../../specs/schema';
 import type { RunState } from '../run-state';
+import type { FleetMembership } from '../fleet/input';
 
 /** `start --plan`: the saved plan a run must match when it registers, and who approved it. */
 export interface RunApproval {
@@ -43,6 +44,8 @@ export interface BackfillRunInput extends RunInputBase {
   approval?: RunApproval;
   /** `start --only-stale`: the run covers only the spec's stale partitions. */
   onlyStale?: boolean;
+  /** A member of a fleet (README "Fleets"): the fleet's record, kept in this member's ledger. */
+  fleet?: FleetMembership;
 }
 
 /** `retry-failed`: a new attempt of a finished run, re-running only its failed and cancelled partitions. */

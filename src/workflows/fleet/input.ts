@@ -1,0 +1,101 @@
+/**
+ * What a fleet workflow is given and returns (README "Fleets"), and how it makes each member's
+ * run input. Workflow-safe plain data, shared by the workflow, the client that starts it and the
+ * activity that records a member's fleet in its ledger.
+ */
+import type { Spec } from '../../specs/schema';
+import type { FrozenTransform } from '../../specs/load';
+import type { BackfillRunInput, RunResult } from '../run/input';
+
+/** One member as the fleet starts it: its variable (never its URL), its wave, its run. */
+export interface FleetMemberPlan {
+  variable: string;
+  wave: number;
+  runId: string;
+  /** The database it reached when the fleet was started (db/identity.ts): its run is pinned to it. */
+  databaseIdentity: string;
+  /** Its workers' queue (domain/ids.ts databaseTaskQueue): its activities run only next to its database. */
+  databaseQueue: string;
+  specHash: string;
+  /** Its limits: the spec's, with its `fleet.members` override applied. */
+  limits: Spec['limits'];
+}
+
+/** The fleet's own record, kept in every member's ledger when it registers (backfill.fleets). */
+export interface FleetRecord {
+  fleetId: string;
+  name: string;
+  reason: string;
+  workflowId: string;
+  fleetHash: string;
+  startedBy: string;
+  waves: number;
+  concurrency: number;
+  onError: 'stop' | 'continue';
+  approve: boolean;
+  members: { variable: string; wave: number; runId: string; identity: string }[];
+  excluded: { variable: string; reason: string }[];
+  /** `start --plan --approved-by`: who approved the fleet's plan. */
+  approvedBy?: string;
+}
+
+/** What a member run carries of its fleet (BackfillRunInput.fleet). */
+export interface FleetMembership {
+  record: FleetRecord;
+  member: string;
+  wave: number;
+  /** Who let this member's wave start (`fleet.approve`), when a person had to. */
+  waveApprovedBy?: string;
+}
+
+export interface FleetWorkflowInput {
+  record: FleetRecord;
+  /** The spec every member runs, but for its `database` and `limits`. */
+  spec: Spec;
+  specFile?: string;
+  transform: FrozenTransform;
+  members: FleetMemberPlan[];
+  /** Test knobs, passed on to every member run. */
+  partitionHeartbeatTimeoutMs?: number;
+  reconcileIntervalMs?: number;
+}
+
+export type MemberStatus = 'waiting' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'not-started';
+
+export interface MemberOutcome {
+  variable: string;
+  wave: number;
+  runId: string;
+  workflowId: string;
+  status: MemberStatus;
+  result?: RunResult;
+  /** Why it failed, when it failed without a run result (refused at registration, say). */
+  error?: string;
+}
+
+export type FleetStatus = 'running' | 'paused' | 'awaiting-approval' | 'cancelling' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface FleetResult {
+  fleetId: string;
+  status: FleetStatus;
+  members: MemberOutcome[];
+  rowsWritten: number;
+}
+
+/** The run a member is: exactly a single-database run of its own spec, which also records its fleet. */
+export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, waveApprovedBy?: string): BackfillRunInput {
+  return {
+    kind: 'run',
+    runId: m.runId,
+    spec: { ...fleet.spec, database: m.variable, limits: m.limits },
+    ...(fleet.specFile ? { specFile: fleet.specFile } : {}),
+    specHash: m.specHash,
+    transform: fleet.transform,
+    startedBy: fleet.record.startedBy,
+    databaseIdentity: m.databaseIdentity,
+    databaseQueue: m.databaseQueue,
+    ...(fleet.partitionHeartbeatTimeoutMs !== undefined ? { partitionHeartbeatTimeoutMs: fleet.partitionHeartbeatTimeoutMs } : {}),
+    ...(fleet.reconcileIntervalMs !== undefined ? { reconcileIntervalMs: fleet.reconcileIntervalMs } : {}),
+    fleet: { record: fleet.record, member: m.variable, wave: m.wave, ...(waveApprovedBy ? { waveApprovedBy } : {}) },
+  };
+}

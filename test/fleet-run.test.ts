@@ -1,0 +1,273 @@
+/**
+ * Fleet runs on three real PostgreSQL clusters, each its own process and port, each with a worker
+ * process of its own that holds only its database's variable (README "Fleets"): members start in
+ * their waves as runs with a single database's guarantees, each exact in its own database; a
+ * member no worker serves waits for one (said, never failed); a failure under onError: stop starts
+ * no other member; a wave waits for a person where the spec asks, and a paused fleet pauses its
+ * running members. Every fleet is kept in every member's ledger.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { BackfillClient, type StartedFleetInfo } from '../src/api/backfill';
+import { createPool } from '../src/db/pool';
+import { databaseIdentity } from '../src/db/identity';
+import { databaseTaskQueue } from '../src/domain/ids';
+import { ensureDatabase } from '../src/dev/postgres';
+import { databaseWorkers } from '../src/temporal/task-queue-pollers';
+import { pollUntil } from '../src/util/poll-until';
+import { runCli } from './helpers/cli';
+import { startClusters, type Clusters } from './helpers/clusters';
+import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
+import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
+import { startsFirst } from './helpers/turns';
+import { waitUntil } from './helpers/wait';
+
+startsFirst('three PostgreSQL clusters and a worker process for each');
+
+const ROWS = 6_000;
+const VARS = ['BF_FLEETRUN_A', 'BF_FLEETRUN_B', 'BF_FLEETRUN_C'] as const;
+type Var = (typeof VARS)[number];
+const [A, B, C] = VARS;
+const baseQueue = uniqueQueue('fleet-run');
+const cliEnv = { BACKFILL_TASK_QUEUE: baseQueue };
+
+let clusters: Clusters;
+let client: Client;
+let closeClient: () => Promise<void>;
+let backfill: BackfillClient;
+const pools = new Map<Var, pg.Pool>();
+const queues = new Map<Var, string>();
+const workers = new Map<Var, ChildProcess>();
+
+async function startWorker(variable: Var): Promise<void> {
+  if (workers.get(variable)?.exitCode === null) return;
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^(BF_|DATABASE_URL$|JEST_)/.test(key)) env[key] = value;
+  const child = spawn(process.execPath, [path.resolve(__dirname, '../dist/client.js'), 'worker'], {
+    env: {
+      ...env,
+      [variable]: process.env[variable],
+      BACKFILL_DATABASES: variable,
+      TEMPORAL_ADDRESS: temporalAddress(),
+      BACKFILL_TASK_QUEUE: baseQueue,
+      BACKFILL_WORKER_IDENTITY: `worker-${variable}`,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  workers.set(variable, child);
+  await waitUntil(async () => (await databaseWorkers(client.workflow, queues.get(variable)!)).serving, `the worker of ${variable} to poll its queue`, 60_000);
+}
+
+beforeAll(async () => {
+  clusters = await startClusters(VARS.length);
+  ({ client, close: closeClient } = await testClient());
+  for (const [i, variable] of VARS.entries()) {
+    process.env[variable] = await ensureDatabase(clusters.urls[i], 'fleet_run');
+    const pool = createPool(process.env[variable]!, { max: 3 });
+    pools.set(variable, pool);
+    await createOrders(pool, ROWS);
+    queues.set(variable, databaseTaskQueue(baseQueue, variable, (await databaseIdentity(pool)).id));
+  }
+  backfill = new BackfillClient('DATABASE_URL', { address: temporalAddress(), taskQueue: baseQueue });
+  // C's worker starts later, in the first test: until then its member waits for one
+  await Promise.all([startWorker(A), startWorker(B)]);
+});
+
+afterAll(async () => {
+  for (const child of workers.values()) {
+    if (child.exitCode !== null) continue;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await backfill?.close();
+  for (const pool of pools.values()) await pool.end();
+  await closeClient?.();
+  await clusters?.stop();
+  for (const variable of VARS) delete process.env[variable];
+});
+
+function fleetSpec(name: string, fleet: Record<string, unknown>, extra: Record<string, unknown> = {}): string {
+  const { database: _one, ...spec } = ordersSpec('unused', {
+    name,
+    partition: { by: 'range', column: 'id', size: 2_000 },
+    limits: { chunkSize: 500, concurrency: 2 },
+  });
+  return writeSpec({ ...spec, databases: [...VARS], fleet, ...extra });
+}
+
+async function truncateTargets(): Promise<void> {
+  for (const pool of pools.values()) await pool.query('TRUNCATE app.orders_usd');
+}
+
+async function expectExact(variable: Var, runId: string): Promise<void> {
+  const pool = pools.get(variable)!;
+  expect(await diffAgainstExpected(pool)).toMatchObject({ missing: 0, extra: 0 });
+  const { rows } = await pool.query<{ n: number; worker: string[] }>(
+    `SELECT (SELECT count(*)::int FROM backfill.partitions WHERE run_id = $1 AND (status <> 'succeeded' OR last_error IS NOT NULL)) AS n,
+            (SELECT array_agg(DISTINCT worker) FROM backfill.chunks WHERE run_id = $1) AS worker`,
+    [runId],
+  );
+  // every chunk written by the worker next to this database, none failed
+  expect(rows[0]).toEqual({ n: 0, worker: [`worker-${variable}`] });
+}
+
+/** A ledger query that reads nothing until the first run in that database has created the ledger. */
+async function ledgerValue<T>(variable: Var, sql: string, params: unknown[], none: T): Promise<T> {
+  const pool = pools.get(variable)!;
+  if ((await pool.query("SELECT to_regclass('backfill.runs') IS NULL AS none")).rows[0].none) return none;
+  return (await pool.query(sql, params)).rows[0]?.v ?? none;
+}
+
+const memberOf = (started: StartedFleetInfo, variable: Var) => started.members.find((m) => m.variable === variable)!;
+
+test('a fleet in two waves: each member a run of its own, exact in its own database; a member no worker serves waits, said, and goes on once one does', async () => {
+  const started = await backfill.startFleet(fleetSpec('fleet-run-main', { waves: [1, '100%'], concurrency: 2 }), { actor: 'test' });
+  expect(started.fleetId).toMatch(/^fleet-\d{8}-\d{4}-[0-9a-f]{16}$/);
+  expect(started.members.map((m) => [m.variable, m.wave])).toEqual([
+    [A, 1],
+    [B, 2],
+    [C, 2],
+  ]);
+  // the wave: B and C start only once A has succeeded
+  const statusOf = async () => backfill.fleetStatus(started.fleetId);
+  const waiting = await pollUntil(
+    async () => {
+      const s = await statusOf();
+      return s.members.find((m) => m.variable === C)?.waitingForWorker ? s : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  expect(waiting!.members.find((m) => m.variable === A)).toMatchObject({ status: 'succeeded' });
+  expect(waiting!.members.find((m) => m.variable === C)).toMatchObject({ status: 'running', waitingForWorker: { database: C, queue: queues.get(C) } });
+  const text = await runCli(['status', started.fleetId], cliEnv);
+  expect(text.code).toBe(0);
+  expect(text.stdout).toMatch(new RegExp(`Fleet fleet-run-main/${started.fleetId}: RUNNING — wave 2 of 2`));
+  expect(text.stdout).toContain(`${C}: no worker serves ${C}`);
+  // A's run registered before B's and C's started: the waves' order, from the ledgers
+  const registeredAt = async (v: Var) =>
+    (await pools.get(v)!.query<{ created_at: Date }>('SELECT created_at FROM backfill.runs WHERE run_id = $1', [memberOf(started, v).runId])).rows[0]
+      ?.created_at;
+  const finishedA = (await pools.get(A)!.query<{ finished_at: Date }>('SELECT finished_at FROM backfill.runs WHERE run_id = $1', [memberOf(started, A).runId]))
+    .rows[0].finished_at;
+  expect((await registeredAt(B))!.getTime()).toBeGreaterThan(finishedA.getTime());
+
+  await startWorker(C);
+  const result = await started.result();
+  expect(result).toMatchObject({ status: 'succeeded' });
+  expect(result.members.map((m) => m.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
+  expect(result.rowsWritten).toBe(result.members.reduce((n, m) => n + m.result!.rowsWritten, 0));
+
+  // every member's ledger keeps the fleet's record and its run's place in it
+  for (const v of VARS) {
+    const pool = pools.get(v)!;
+    const fleet = (await pool.query('SELECT * FROM backfill.fleets WHERE fleet_id = $1', [started.fleetId])).rows[0];
+    expect(fleet).toMatchObject({ name: 'fleet-run-main', started_by: 'test', waves: 2, concurrency: 2, on_error: 'stop', approve: false, excluded: [] });
+    expect(fleet.members.map((m: { variable: string }) => m.variable)).toEqual([...VARS]);
+    expect(JSON.stringify(fleet)).not.toContain('postgresql://');
+    const run = (await pool.query('SELECT fleet_id, fleet_member, fleet_wave, database_var FROM backfill.runs WHERE run_id = $1', [memberOf(started, v).runId]))
+      .rows[0];
+    expect(run).toEqual({ fleet_id: started.fleetId, fleet_member: v, fleet_wave: v === A ? 1 : 2, database_var: v });
+  }
+  // in Temporal: the fleet's members are its children, on the common queue, their work on their databases' queues
+  const child = await client.workflow.getHandle(memberOf(started, B).workflowId).describe();
+  expect(child.raw.workflowExecutionInfo?.parentExecution?.workflowId).toBe(started.workflowId);
+  expect(child.memo).toMatchObject({ database: B, databaseQueue: queues.get(B), fleetId: started.fleetId });
+  const details = await client.workflow.getHandle(started.workflowId).query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  expect(details.currentDetails).toContain(`**fleet fleet-run-main** \`${started.fleetId}\` — **succeeded**`);
+  expect(details.currentDetails).toMatch(new RegExp(`\\| ${C} \\| 2 \\| succeeded \\| \\d+ \\|`));
+
+  const done = await runCli(['status', started.fleetId, '-o', 'json'], cliEnv);
+  const report = JSON.parse(done.stdout);
+  expect(report).toMatchObject({ status: 'succeeded', totals: { members: 3, byStatus: { succeeded: 3 } } });
+  expect(report.totals.rowsWritten).toBe(result.rowsWritten);
+});
+
+test('onError stop: a member that fails starts no other; the fleet ends failed, naming it, and the members not started are untouched', async () => {
+  await truncateTargets();
+  const pa = pools.get(A)!;
+  // a value A's target refuses when it is written (a plan, which writes nothing, cannot see it): a data error in A's run
+  const bad = (await pa.query("SELECT id FROM app.orders WHERE status <> 'void' AND currency = 'USD' ORDER BY id OFFSET 100 LIMIT 1")).rows[0].id;
+  await pa.query('ALTER TABLE app.orders_usd ADD CONSTRAINT orders_usd_sane CHECK (amount_usd < 1e9)');
+  await pa.query('UPDATE app.orders SET amount_cents = 1e12 WHERE id = $1', [bad]);
+  try {
+    const started = await backfill.startFleet(fleetSpec('fleet-run-stop', { waves: [1, '100%'], concurrency: 3 }), { actor: 'test' });
+    const result = await started.result();
+    expect(result.status).toBe('failed');
+    expect(result.members.map((m) => [m.variable, m.status])).toEqual([
+      [A, 'failed'],
+      [B, 'not-started'],
+      [C, 'not-started'],
+    ]);
+    for (const v of [B, C]) {
+      expect(await ledgerValue(v, 'SELECT count(*)::int AS v FROM backfill.runs WHERE fleet_id = $1', [started.fleetId], 0)).toBe(0);
+      expect((await pools.get(v)!.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(0);
+    }
+    const described = await client.workflow.getHandle(started.workflowId).describe();
+    expect(described.status.name).toBe('FAILED');
+    const status = await runCli(['status', started.fleetId], cliEnv);
+    expect(status.stdout).toMatch(/FAILED/);
+    expect(status.stdout).toContain(`Stopping: ${A} failed; onError: stop starts no other member`);
+    expect(status.stdout).toMatch(new RegExp(`${A}: id:\\S+ failed \\(id in .*\\): .*violates check constraint "orders_usd_sane"`));
+  } finally {
+    await pa.query('UPDATE app.orders SET amount_cents = 100 WHERE id = $1', [bad]);
+    await pa.query('ALTER TABLE app.orders_usd DROP CONSTRAINT orders_usd_sane');
+  }
+});
+
+test('a wave waits for a person (approve), refused when nothing waits; a paused fleet pauses its running members and starts none; per-member limits apply', async () => {
+  await truncateTargets();
+  await startWorker(C);
+  const spec = fleetSpec('fleet-run-approve', { waves: [1, '100%'], concurrency: 2, approve: true, members: { [B]: { limits: { rowsPerSecond: 1_500 } } } });
+  const started = await backfill.startFleet(spec, { actor: 'test' });
+  const early = await runCli(['approve', started.fleetId, '--reason', 'too soon'], cliEnv);
+  // wave 1 runs: there is nothing to approve yet (or it already waits, if A was quick)
+  if (early.code !== 0) expect(early.stderr).toMatch(/is not waiting for an approval \(wave 1 of 2\)/);
+  await pollUntil(async () => ((await backfill.fleetStatus(started.fleetId)).status === 'awaiting-approval' ? true : undefined), {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+  });
+  const held = await backfill.fleetStatus(started.fleetId);
+  expect(held.members.map((m) => m.status)).toEqual(['succeeded', 'waiting', 'waiting']);
+  expect((await runCli(['status', started.fleetId], cliEnv)).stdout).toContain(`Wave 2 waits for a person: backfill approve ${started.fleetId}`);
+
+  const approved = await runCli(['approve', started.fleetId, '--reason', 'A checked by hand', '--actor', 'alice'], cliEnv);
+  expect(approved.code).toBe(0);
+  expect(approved.stdout).toContain(`Fleet ${started.fleetId}: its next wave may start`);
+  // B is paced; once it writes, the fleet is paused: B's run pauses, as does C's if it runs
+  const pb = pools.get(B)!;
+  await waitUntil(
+    async () =>
+      Number(await ledgerValue(B, 'SELECT coalesce(sum(rows_read), 0) AS v FROM backfill.partitions WHERE run_id = $1', [memberOf(started, B).runId], 0)) > 0,
+    'B to be under way',
+    60_000,
+  );
+  const paused = await runCli(['pause', started.fleetId, '--reason', 'peak hour', '--actor', 'bob'], cliEnv);
+  expect(paused.code).toBe(0);
+  expect(paused.stdout).toMatch(new RegExp(`Fleet ${started.fleetId} paused; told its running member\\(s\\): .*${B}`));
+  await waitUntil(
+    async () => (await pb.query('SELECT paused FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0].paused === true,
+    "B's run to be paused",
+    30_000,
+  );
+  const event = (await pb.query("SELECT actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind = 'paused'", [memberOf(started, B).runId])).rows[0];
+  expect(event).toEqual({ actor: 'bob', reason: `fleet ${started.fleetId}: peak hour` });
+  expect((await runCli(['pause', started.fleetId, '--reason', 'again'], cliEnv)).stderr).toMatch(/is already paused by bob/);
+  expect((await runCli(['resume', started.fleetId, '--reason', 'peak over'], cliEnv)).code).toBe(0);
+
+  const result = await started.result();
+  expect(result.status).toBe('succeeded');
+  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
+  const runB = (await pb.query('SELECT wave_approved_by, limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0];
+  expect(runB.wave_approved_by).toBe('alice');
+  expect(runB.limits.rowsPerSecond).toBe(1_500);
+  const runC = (await pools.get(C)!.query('SELECT limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, C).runId])).rows[0];
+  expect(runC.limits.rowsPerSecond).toBeUndefined();
+  const report = await backfill.fleetStatus(started.fleetId);
+  expect(report.approvals).toEqual([{ wave: 2, actor: 'alice', reason: 'A checked by hand' }]);
+  expect((await runCli(['resume', started.fleetId], cliEnv)).stderr).toMatch(/already finished \(succeeded\); there is nothing to resume/);
+});
