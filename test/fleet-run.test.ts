@@ -41,8 +41,17 @@ const pools = new Map<Var, pg.Pool>();
 const queues = new Map<Var, string>();
 const workers = new Map<Var, ChildProcess>();
 
+const alive = (child: ChildProcess | undefined) => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+async function killWorker(variable: Var): Promise<void> {
+  const child = workers.get(variable)!;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 async function startWorker(variable: Var): Promise<void> {
-  if (workers.get(variable)?.exitCode === null) return;
+  if (alive(workers.get(variable))) return;
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!/^(BF_|DATABASE_URL$|JEST_)/.test(key)) env[key] = value;
   const child = spawn(process.execPath, [path.resolve(__dirname, '../dist/client.js'), 'worker'], {
@@ -78,7 +87,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of workers.values()) {
-    if (child.exitCode !== null) continue;
+    if (!alive(child)) continue;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     await exited;
@@ -270,4 +279,53 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   const report = await backfill.fleetStatus(started.fleetId);
   expect(report.approvals).toEqual([{ wave: 2, actor: 'alice', reason: 'A checked by hand' }]);
   expect((await runCli(['resume', started.fleetId], cliEnv)).stderr).toMatch(/already finished \(succeeded\); there is nothing to resume/);
+});
+
+test("faults: a member's database stops mid-run — it holds, said, the others finish; back, it resumes from its checkpoints; its worker SIGKILLed, another takes over; every member exact", async () => {
+  await truncateTargets();
+  await startWorker(C);
+  const spec = fleetSpec('fleet-run-faults', { concurrency: 3, members: { [B]: { limits: { rowsPerSecond: 800 } } } });
+  const started = await backfill.startFleet(spec, { actor: 'test' });
+  const runB = memberOf(started, B).runId;
+  const readB = () => ledgerValue(B, 'SELECT coalesce(sum(rows_read), 0)::int AS v FROM backfill.partitions WHERE run_id = $1', [runB], 0);
+  await waitUntil(async () => (await readB()) > 800, 'B to be under way', 60_000);
+  await clusters.stopCluster(1);
+  try {
+    // the others go on to the end while B's database is away
+    await pollUntil(
+      async () => {
+        const s = await backfill.fleetStatus(started.fleetId);
+        return s.members.filter((m) => m.status === 'succeeded').length === 2 ? s : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const away = await backfill.fleetStatus(started.fleetId);
+    expect(away.status).toBe('running');
+    expect(away.members.find((m) => m.variable === B)).toMatchObject({
+      status: 'running',
+      unread: expect.stringMatching(/database cannot be reached from here/),
+    });
+    const text = await runCli(['status', started.fleetId], cliEnv);
+    expect(text.stdout).toMatch(new RegExp(`${B}: ${B}'s database cannot be reached from here \\(.*\\); its run holds until it answers`));
+    expect(text.stdout).toMatch(new RegExp(`│ ${B} +│ 1 +│ running .*│ database unreachable: holds`));
+  } finally {
+    await clusters.startCluster(1);
+  }
+  const readBack = await readB();
+  await waitUntil(async () => (await readB()) > readBack + 500, 'B to write again from its checkpoints', 120_000);
+  // the worker next to B dies mid-partition; a new one takes its work over
+  await killWorker(B);
+  await startWorker(B);
+  const result = await started.result();
+  expect(result).toMatchObject({ status: 'succeeded' });
+  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
+  // resumed from checkpoints, never from scratch: no key range of B was committed twice, and the chunks cover every row read
+  const { rows } = await pools.get(B)!.query<{ twice: number; read: number; total: number }>(
+    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM backfill.chunks WHERE run_id = $1 GROUP BY partition_id, key_from HAVING count(*) > 1) x) AS twice,
+            (SELECT sum(rows_read)::int FROM backfill.chunks WHERE run_id = $1) AS read,
+            (SELECT sum(rows_read)::int FROM backfill.partitions WHERE run_id = $1) AS total`,
+    [runB],
+  );
+  expect(rows[0].twice).toBe(0);
+  expect(rows[0].read).toBe(rows[0].total);
 });

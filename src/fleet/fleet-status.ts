@@ -32,6 +32,8 @@ export interface FleetMemberStatus {
   waitingForWorker?: WorkerGap;
   /** Set when its ledger could not be read from here (variable unset, database unreachable). */
   unread?: string;
+  /** Its database did not answer: its run holds (its activities retry) until it does. */
+  unreachable?: true;
 }
 
 export interface FleetStatusReport {
@@ -165,7 +167,8 @@ async function memberRun(variable: string, runId: string, env: Record<string, st
       },
     };
   } catch (err) {
-    return { unread: `cannot read ${variable}'s ledger: ${(err as Error).message}` };
+    // the member's run holds until it answers again (its activities retry); the fleet goes on
+    return { unreachable: true, unread: `${variable}'s database cannot be reached from here (${(err as Error).message}); its run holds until it answers` };
   } finally {
     await pool.end();
   }

@@ -6,6 +6,7 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { embeddedPostgresHome, packageDirOf } from '../../src/dev/embedded-postgres-home';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { freePort } from '../../src/dev/temporal-server';
@@ -17,11 +18,22 @@ async function main(): Promise<void> {
   chmodSync(root, 0o777);
   const packageDir = packageDirOf(require.resolve('embedded-postgres'));
   const servers: LocalPostgres[] = [];
+  const homes: (ReturnType<typeof embeddedPostgresHome> & { port: number })[] = [];
   for (let i = 0; i < count; i++) {
-    const home = embeddedPostgresHome(packageDir, path.join(root, `cluster-${i}`));
-    servers.push(await startEmbeddedPostgres({ ...home, port: await freePort() }));
+    homes.push({ ...embeddedPostgresHome(packageDir, path.join(root, `cluster-${i}`)), port: await freePort() });
+    servers.push(await startEmbeddedPostgres(homes[i]));
   }
   process.stdout.write(`${JSON.stringify({ urls: servers.map((s) => s.url) })}\n`);
+  // `stop I` / `start I` on stdin: a member's database goes away mid-run and comes back, its data kept
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const [verb, index] = line.trim().split(' ');
+    const i = Number(index);
+    const act = verb === 'stop' ? () => servers[i].stop() : async () => void (servers[i] = await startEmbeddedPostgres(homes[i]));
+    act().then(
+      () => process.stdout.write(`ok ${line.trim()}\n`),
+      (err: Error) => process.stdout.write(`failed ${line.trim()}: ${err.message}\n`),
+    );
+  });
   process.once('SIGTERM', () => {
     void (async () => {
       for (const s of servers) await s.stop();

@@ -48,9 +48,11 @@ function memberRow(m: FleetMemberStatus): (string | number)[] {
         ? `${run!.holding.length} partition(s) held`
         : (run?.failures.length ?? 0) > 0
           ? `${run!.failures.length} partition(s) failed`
-          : m.unread
-            ? 'ledger not read here'
-            : '';
+          : m.unreachable
+            ? 'database unreachable: holds'
+            : m.unread
+              ? 'ledger not read here'
+              : '';
   return [
     m.variable,
     m.wave,
