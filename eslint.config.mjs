@@ -60,6 +60,7 @@ const CAPABILITY_OPERATIONS = [
   'src/fleet/fleet-status.ts',
   'src/fleet/fleet-control.ts',
   'src/fleet/fleet-result.ts',
+  'src/fleet/retry-fleet.ts',
 ];
 const upward = (group) => ({
   group,

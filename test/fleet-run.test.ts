@@ -196,15 +196,17 @@ test('a fleet in two waves: each member a run of its own, exact in its own datab
   expect(report.totals.rowsWritten).toBe(result.rowsWritten);
 });
 
-test('onError stop: a member that fails starts no other; the fleet ends failed, naming it, and the members not started are untouched', async () => {
+test('onError stop: a member that fails starts no other; the fleet ends failed, naming it; retry-failed, once fixed, retries its failed partitions alone and starts the rest', async () => {
   await truncateTargets();
+  await startWorker(C);
   const pa = pools.get(A)!;
   // a value A's target refuses when it is written (a plan, which writes nothing, cannot see it): a data error in A's run
   const bad = (await pa.query("SELECT id FROM app.orders WHERE status <> 'void' AND currency = 'USD' ORDER BY id OFFSET 100 LIMIT 1")).rows[0].id;
   await pa.query('ALTER TABLE app.orders_usd ADD CONSTRAINT orders_usd_sane CHECK (amount_usd < 1e9)');
   await pa.query('UPDATE app.orders SET amount_cents = 1e12 WHERE id = $1', [bad]);
+  let started: StartedFleetInfo;
   try {
-    const started = await backfill.startFleet(fleetSpec('fleet-run-stop', { waves: [1, '100%'], concurrency: 3 }), { actor: 'test' });
+    started = await backfill.startFleet(fleetSpec('fleet-run-stop', { waves: [1, '100%'], concurrency: 3 }), { actor: 'test' });
     const result = await started.result();
     expect(result.status).toBe('failed');
     expect(result.members.map((m) => [m.variable, m.status])).toEqual([
@@ -226,6 +228,23 @@ test('onError stop: a member that fails starts no other; the fleet ends failed, 
     await pa.query('UPDATE app.orders SET amount_cents = 100 WHERE id = $1', [bad]);
     await pa.query('ALTER TABLE app.orders_usd DROP CONSTRAINT orders_usd_sane');
   }
+  // fixed: the next attempt of the fleet, under its workflow id
+  const runA = memberOf(started, A).runId;
+  const xminsBefore = await pa.query<{ id: string; xmin: string }>('SELECT id, xmin::text FROM app.orders_usd ORDER BY id');
+  const retry = await runCli(['retry-failed', started.fleetId, '--reason', 'bad amount fixed', '--wait'], cliEnv);
+  expect(retry.stderr).toMatch(new RegExp(`Fleet ${started.fleetId}: attempt 2`));
+  expect(retry.stderr).toMatch(new RegExp(`${A}: retrying 1 failed or cancelled partition\\(s\\) from their checkpoints`));
+  expect(retry.stderr).toContain(`${B}: starting its run`);
+  expect(retry.code).toBe(0);
+  expect(retry.stdout).toMatch(/SUCCEEDED/);
+  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
+  // A's run is attempt 2 of the same run; the rows its first attempt wrote were not written again
+  expect((await pa.query('SELECT attempt FROM backfill.runs WHERE run_id = $1', [runA])).rows[0].attempt).toBe(2);
+  const kept = new Map(xminsBefore.rows.map((r) => [r.id, r.xmin]));
+  const after = await pa.query<{ id: string; xmin: string }>('SELECT id, xmin::text FROM app.orders_usd ORDER BY id');
+  const rewritten = after.rows.filter((r) => kept.has(r.id) && kept.get(r.id) !== r.xmin);
+  expect(rewritten).toEqual([]);
+  expect((await runCli(['retry-failed', started.fleetId], cliEnv)).stderr).toMatch(/succeeded; there is nothing to retry/);
 });
 
 test('a wave waits for a person (approve), refused when nothing waits; a paused fleet pauses its running members and starts none; per-member limits apply', async () => {

@@ -31,6 +31,7 @@ import { startFleet, type StartedFleet, type StartFleetOptions } from '../fleet/
 import { fleetStatus, type FleetStatusReport } from '../fleet/fleet-status';
 import { controlFleet, type FleetAction } from '../fleet/fleet-control';
 import { waitForFleet } from '../fleet/fleet-result';
+import { retryFleet, type FleetRetryStarted } from '../fleet/retry-fleet';
 import type { FleetResult } from '../workflows/fleet/input';
 import type { FleetControlOutcome } from '../workflows/fleet/messages';
 
@@ -104,6 +105,8 @@ export interface Backfill {
   fleetStatus(fleet: string): Promise<FleetStatusReport>;
   /** Pause, resume or cancel a whole fleet, or approve its next wave; answered once the running members were told. */
   controlFleet(fleet: string, action: FleetAction, who?: Partial<OperatorAction>): Promise<FleetControlOutcome & { fleetId: string }>;
+  /** The next attempt of a finished fleet: failed members retried (their failed partitions), members never started started, the rest kept. */
+  retryFleet(fleet: string, who?: Partial<OperatorAction>): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }>;
   /** The ledger's view of a run: counts, failures, gates, events, downstream. */
   status(run: RunRef): Promise<StatusReport>;
   /** Recent runs in this ledger. */
@@ -279,6 +282,12 @@ export class BackfillClient implements Backfill {
 
   async controlFleet(fleet: string, action: FleetAction, who: Partial<OperatorAction> = {}): Promise<FleetControlOutcome & { fleetId: string }> {
     return controlFleet(await this.client(), fleet, action, { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) });
+  }
+
+  async retryFleet(fleet: string, who: Partial<OperatorAction> = {}): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }> {
+    const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
+    const { handle, ...started } = await retryFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, actor);
+    return { ...started, result: () => waitForFleet(handle) };
   }
 
   private started(s: StartedRun): Started {

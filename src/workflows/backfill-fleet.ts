@@ -91,7 +91,9 @@ export async function backfillFleetWorkflow(input: FleetWorkflowInput): Promise<
   setHandler(fleetCancelUpdate, cancelling.handler, { validator: cancelling.validator, description: FLEET_HANDLER_DESCRIPTIONS.cancel });
   const approving = control('approve', (who) => (s = fleet.approveWave(s, who, now())));
   setHandler(approveWaveUpdate, approving.handler, { validator: approving.validator, description: FLEET_HANDLER_DESCRIPTIONS.approve });
-  setHandler(fleetProgressQuery, () => ({ record, status: status(), state: s }), { description: FLEET_HANDLER_DESCRIPTIONS.progress });
+  setHandler(fleetProgressQuery, () => ({ record, input, attempt: input.attempt ?? 1, status: status(), state: s }), {
+    description: FLEET_HANDLER_DESCRIPTIONS.progress,
+  });
   CancellationScope.current().cancelRequested.catch(() => {
     cancelledByTemporal = true;
     if (finished || s.cancelRequested) return;

@@ -48,7 +48,14 @@ const EVENTS_KEPT = 50;
 export function initialFleet(input: FleetWorkflowInput, workflowIdOf: (runId: string) => string): FleetState {
   const { record } = input;
   return {
-    members: input.members.map((m) => ({ variable: m.variable, wave: m.wave, runId: m.runId, workflowId: workflowIdOf(m.runId), status: 'waiting' })),
+    // an earlier attempt's succeeded members are shown, never started again
+    members: input.members.map((m) => ({
+      variable: m.variable,
+      wave: m.wave,
+      runId: m.runId,
+      workflowId: workflowIdOf(m.runId),
+      ...(m.succeeded ? { status: 'succeeded', result: m.succeeded } : { status: 'waiting' }),
+    })),
     wave: 0,
     waves: record.waves,
     concurrency: record.concurrency,
@@ -91,7 +98,8 @@ export function waveDone(s: FleetState): boolean {
 export function nextWave(s: FleetState): FleetState | undefined {
   const wave = s.wave + 1;
   if (wave > s.waves || startsNoMore(s)) return undefined;
-  const waiting = s.approve && wave > 1 && !s.approvals[wave];
+  // a wave with nothing left to start (an earlier attempt did it) needs nobody's approval
+  const waiting = s.approve && wave > 1 && !s.approvals[wave] && ofWave(s, wave).some((m) => m.status === 'waiting');
   return { ...s, wave, awaitingApproval: waiting ? wave : undefined };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Spec } from '../../specs/schema';
 import type { FrozenTransform } from '../../specs/load';
-import type { BackfillRunInput, RunResult } from '../run/input';
+import type { BackfillRunInput, RetryRunInput, RunResult } from '../run/input';
 
 /** One member as the fleet starts it: its variable (never its URL), its wave, its run. */
 export interface FleetMemberPlan {
@@ -19,6 +19,10 @@ export interface FleetMemberPlan {
   specHash: string;
   /** Its limits: the spec's, with its `fleet.members` override applied. */
   limits: Spec['limits'];
+  /** A later attempt of the fleet (`retry-failed`): this member's run is retried, re-running only its failed partitions. */
+  retry?: { attempt: number; actor: string; reason?: string };
+  /** A later attempt: the member succeeded in an earlier one and is not started again. */
+  succeeded?: RunResult;
 }
 
 /** The fleet's own record, kept in every member's ledger when it registers (backfill.fleets). */
@@ -55,6 +59,8 @@ export interface FleetWorkflowInput {
   specFile?: string;
   transform: FrozenTransform;
   members: FleetMemberPlan[];
+  /** 1 for the first; `retry-failed` of the fleet starts the next under the same workflow id. */
+  attempt?: number;
   /** Test knobs, passed on to every member run. */
   partitionHeartbeatTimeoutMs?: number;
   reconcileIntervalMs?: number;
@@ -82,8 +88,22 @@ export interface FleetResult {
   rowsWritten: number;
 }
 
-/** The run a member is: exactly a single-database run of its own spec, which also records its fleet. */
-export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, waveApprovedBy?: string): BackfillRunInput {
+/** The run a member is: exactly a single-database run of its own spec, which also records its fleet; or the retry of that run. */
+export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, waveApprovedBy?: string): BackfillRunInput | RetryRunInput {
+  if (m.retry) {
+    return {
+      kind: 'retry',
+      runId: m.runId,
+      spec: { ...fleet.spec, database: m.variable, limits: m.limits },
+      ...(fleet.specFile ? { specFile: fleet.specFile } : {}),
+      specHash: m.specHash,
+      transform: fleet.transform,
+      startedBy: fleet.record.startedBy,
+      databaseIdentity: m.databaseIdentity,
+      databaseQueue: m.databaseQueue,
+      ...m.retry,
+    };
+  }
   return {
     kind: 'run',
     runId: m.runId,

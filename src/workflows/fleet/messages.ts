@@ -4,11 +4,14 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { OperatorAction } from '../../domain/types';
-import type { FleetRecord, FleetStatus } from './input';
+import type { FleetRecord, FleetStatus, FleetWorkflowInput } from './input';
 import type { FleetState } from './fleet-state';
 
 export interface FleetProgress {
   record: FleetRecord;
+  /** What the fleet was started with (retry-failed starts the next attempt from it). */
+  input: FleetWorkflowInput;
+  attempt: number;
   status: FleetStatus;
   state: FleetState;
 }
