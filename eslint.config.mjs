@@ -61,6 +61,7 @@ const CAPABILITY_OPERATIONS = [
   'src/fleet/fleet-control.ts',
   'src/fleet/fleet-result.ts',
   'src/fleet/retry-fleet.ts',
+  'src/fleet/revert-fleet.ts',
 ];
 const upward = (group) => ({
   group,

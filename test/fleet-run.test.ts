@@ -194,6 +194,22 @@ test('a fleet in two waves: each member a run of its own, exact in its own datab
   const report = JSON.parse(done.stdout);
   expect(report).toMatchObject({ status: 'succeeded', totals: { members: 3, byStatus: { succeeded: 3 } } });
   expect(report.totals.rowsWritten).toBe(result.rowsWritten);
+
+  // undone whole: every member from its own before-images; a row changed since is that member's conflict, left alone
+  const pc = pools.get(C)!;
+  const touched = (await pc.query('UPDATE app.orders_usd SET amount_usd = 0 WHERE id = (SELECT min(id) FROM app.orders_usd) RETURNING id')).rows[0].id;
+  expect((await runCli(['revert', started.fleetId, '--reason', 'undo', '--dry-run'], cliEnv)).stderr).toMatch(
+    /--dry-run, --partition and --run-id take one run/,
+  );
+  expect((await runCli(['revert', started.fleetId, '--reason', 'undo'], cliEnv)).stderr).toMatch(/standard input is not a terminal|--yes/);
+  const reverted = await runCli(['revert', started.fleetId, '--reason', 'wrong rate table', '--yes', '--wait'], cliEnv);
+  expect(reverted.stderr).toContain(`Reverting fleet ${started.fleetId}:`);
+  expect(reverted.stdout).toMatch(new RegExp(`${A}: revert \\S+ succeeded, \\d+ rows put back\\n`));
+  expect(reverted.stdout).toMatch(new RegExp(`${C}: revert \\S+ succeeded, \\d+ rows put back, 1 conflict\\(s\\) left alone`));
+  expect(reverted.code).toBe(1);
+  for (const v of [A, B]) expect((await pools.get(v)!.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(0);
+  expect((await pc.query('SELECT id FROM app.orders_usd')).rows.map((r) => r.id)).toEqual([touched]);
+  await truncateTargets();
 });
 
 test('onError stop: a member that fails starts no other; the fleet ends failed, naming it; retry-failed, once fixed, retries its failed partitions alone and starts the rest', async () => {

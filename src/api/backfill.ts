@@ -32,6 +32,7 @@ import { fleetStatus, type FleetStatusReport } from '../fleet/fleet-status';
 import { controlFleet, type FleetAction } from '../fleet/fleet-control';
 import { waitForFleet } from '../fleet/fleet-result';
 import { retryFleet, type FleetRetryStarted } from '../fleet/retry-fleet';
+import { revertFleet, type FleetRevertOptions, type FleetRevertStarted } from '../fleet/revert-fleet';
 import type { FleetResult } from '../workflows/fleet/input';
 import type { FleetControlOutcome } from '../workflows/fleet/messages';
 
@@ -107,6 +108,8 @@ export interface Backfill {
   controlFleet(fleet: string, action: FleetAction, who?: Partial<OperatorAction>): Promise<FleetControlOutcome & { fleetId: string }>;
   /** The next attempt of a finished fleet: failed members retried (their failed partitions), members never started started, the rest kept. */
   retryFleet(fleet: string, who?: Partial<OperatorAction>): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }>;
+  /** Every member of a finished fleet undone as `revert` undoes a run; all members checked before any starts. */
+  revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted>;
   /** The ledger's view of a run: counts, failures, gates, events, downstream. */
   status(run: RunRef): Promise<StatusReport>;
   /** Recent runs in this ledger. */
@@ -288,6 +291,10 @@ export class BackfillClient implements Backfill {
     const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
     const { handle, ...started } = await retryFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, actor);
     return { ...started, result: () => waitForFleet(handle) };
+  }
+
+  async revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted> {
+    return revertFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, { ...options, actor: options.actor ?? defaultActor() });
   }
 
   private started(s: StartedRun): Started {
