@@ -49,7 +49,8 @@ export async function revertFleet(
 ): Promise<FleetRevertStarted> {
   if (!options.reason.trim()) throw new UsageError('--reason is required: why this fleet is undone is kept in the audit record of every member');
   const handle = await findFleet(temporal.client, ref);
-  if ((await handle.describe()).status.name === 'RUNNING') throw new UsageError(`fleet ${ref} is running; revert applies to a finished fleet (cancel it first)`);
+  if ((await handle.describe()).status.name === 'RUNNING')
+    throw new UsageError(`fleet ${ref} is running; revert applies to a finished fleet (cancel it first)`);
   const { state, record } = await handle.query(fleetProgressQuery);
   const ran = state.members.filter((m) => m.status !== 'waiting' && m.status !== 'not-started');
   const pools = new Map<string, pg.Pool>();
@@ -65,7 +66,10 @@ export async function revertFleet(
     const refused = checked.filter((c) => 'refusal' in c);
     if (refused.length > 0)
       throw new UsageError(
-        [`fleet ${record.fleetId} cannot be reverted; nothing was started:`, ...refused.map((c) => `  ${c.variable}: ${(c as { refusal: string }).refusal}`)].join('\n'),
+        [
+          `fleet ${record.fleetId} cannot be reverted; nothing was started:`,
+          ...refused.map((c) => `  ${c.variable}: ${(c as { refusal: string }).refusal}`),
+        ].join('\n'),
       );
     const todo = checked.filter((c): c is { variable: string; run: RunRow; partitions: number } => 'run' in c);
     if (todo.length === 0) throw new UsageError(`fleet ${record.fleetId}: no member registered a run; there is nothing to revert`);

@@ -63,9 +63,14 @@ async function revert(
 }
 
 /** A fleet: every member's run undone, each exactly and in its own database; conflicts per member. */
-async function revertAFleet(ref: string, opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string; dryRun?: boolean; yes?: boolean }): Promise<void> {
+async function revertAFleet(
+  ref: string,
+  opts: ActorOptions & { wait?: boolean; partition?: string[]; runId?: string; dryRun?: boolean; yes?: boolean },
+): Promise<void> {
   if (opts.dryRun || opts.partition || opts.runId)
-    throw new UsageError('--dry-run, --partition and --run-id take one run: revert a fleet whole, or one member with: backfill revert <member run> --database <member>');
+    throw new UsageError(
+      '--dry-run, --partition and --run-id take one run: revert a fleet whole, or one member with: backfill revert <member run> --database <member>',
+    );
   await withBackfill('DATABASE_URL', async (backfill) => {
     const started = await backfill.revertFleet(ref, {
       reason: opts.reason!,
@@ -79,7 +84,10 @@ async function revertAFleet(ref: string, opts: ActorOptions & { wait?: boolean; 
     });
     const { results, ...info } = started;
     const text = (i: typeof info) =>
-      [`Reverting fleet ${i.fleetId}:`, ...i.members.map((m) => `  ${m.variable}: run ${m.reverts} by revert run ${m.revertRunId}, ${m.partitions} partitions`)].join('\n');
+      [
+        `Reverting fleet ${i.fleetId}:`,
+        ...i.members.map((m) => `  ${m.variable}: run ${m.reverts} by revert run ${m.revertRunId}, ${m.partitions} partitions`),
+      ].join('\n');
     if (!opts.wait) return emit(opts, info, text);
     if (format(opts) === 'text') process.stderr.write(`${text(info)}\n`);
     const done = await results();
