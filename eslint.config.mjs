@@ -62,6 +62,7 @@ const CAPABILITY_OPERATIONS = [
   'src/fleet/fleet-result.ts',
   'src/fleet/retry-fleet.ts',
   'src/fleet/revert-fleet.ts',
+  'src/fleet/fleet-report.ts',
 ];
 const upward = (group) => ({
   group,

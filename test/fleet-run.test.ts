@@ -302,17 +302,33 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   expect(event).toEqual({ actor: 'bob', reason: `fleet ${started.fleetId}: peak hour` });
   expect((await runCli(['pause', started.fleetId, '--reason', 'again'], cliEnv)).stderr).toMatch(/is already paused by bob/);
   expect((await runCli(['resume', started.fleetId, '--reason', 'peak over'], cliEnv)).code).toBe(0);
+  // one member's limits, through its own run: B's pace lifted
+  const lifted = await runCli(['set-limits', started.fleetId, '--member', B, '--rows-per-second', 'off', '--reason', 'quiet now'], cliEnv);
+  expect(lifted.stdout).toMatch(new RegExp(`^${B} \\(run ${memberOf(started, B).runId}\\): .*`));
+  expect(lifted.stdout).not.toContain('1,500 rows/s');
+  expect((await runCli(['set-limits', started.fleetId, '--member', 'NOPE', '--chunk-size', '100'], cliEnv)).stderr).toMatch(
+    new RegExp(`--member NOPE: not a member of fleet ${started.fleetId} \\(members: ${A}, ${B}, ${C}\\)`),
+  );
 
   const result = await started.result();
   expect(result.status).toBe('succeeded');
   for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
-  const runB = (await pb.query('SELECT wave_approved_by, limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0];
+  const runB = (await pb.query('SELECT wave_approved_by, spec, limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0];
   expect(runB.wave_approved_by).toBe('alice');
-  expect(runB.limits.rowsPerSecond).toBe(1_500);
-  const runC = (await pools.get(C)!.query('SELECT limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, C).runId])).rows[0];
-  expect(runC.limits.rowsPerSecond).toBeUndefined();
+  // B ran with its override (the spec it registered), until an operator lifted it
+  expect(runB.spec.limits.rowsPerSecond).toBe(1_500);
+  expect(runB.limits.rowsPerSecond ?? null).toBeNull();
+  const runC = (await pools.get(C)!.query('SELECT spec FROM backfill.runs WHERE run_id = $1', [memberOf(started, C).runId])).rows[0];
+  expect(runC.spec.limits.rowsPerSecond).toBeUndefined();
   const report = await backfill.fleetStatus(started.fleetId);
   expect(report.approvals).toEqual([{ wave: 2, actor: 'alice', reason: 'A checked by hand' }]);
+  // for reviewers: the fleet, then each member's own report, its headings one level down
+  const md = await runCli(['report', started.fleetId], cliEnv);
+  expect(md.stdout).toMatch(new RegExp(`^# Fleet fleet-run-approve \`${started.fleetId}\`: succeeded`));
+  expect(md.stdout).toContain('- wave 2 approved by alice: A checked by hand');
+  expect(md.stdout).toMatch(/- \S+ paused by bob: peak hour/);
+  for (const v of VARS) expect(md.stdout).toContain(`## Member ${v}\n\n## `);
+  expect((await runCli(['report', started.fleetId, '-o', 'html'], cliEnv)).stderr).toMatch(/-o html renders one run's page/);
   expect((await runCli(['resume', started.fleetId], cliEnv)).stderr).toMatch(/already finished \(succeeded\); there is nothing to resume/);
 });
 

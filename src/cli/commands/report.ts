@@ -7,6 +7,9 @@ import { runLabel } from '../../domain/labels';
 import { databaseOption } from '../options';
 import { UsageError } from '../output';
 import { withBackfill } from '../with-backfill';
+import { isFleetRef } from '../../fleet/start-fleet';
+import { collectFleetReport } from '../../fleet/fleet-report';
+import { renderFleetMarkdown } from '../../report/fleet-markdown';
 
 type ReportFormat = 'markdown' | 'html' | 'json';
 
@@ -15,6 +18,7 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
     throw new UsageError(`-o ${opts.output} and --format ${opts.format} disagree; --format is the older name of -o: give one`);
   }
   const as = opts.output ?? opts.format ?? 'markdown';
+  if (isFleetRef(ref)) return reportFleet(ref, as, opts.out);
   await withBackfill(opts.database, async (backfill) => {
     const data = await backfill.report(ref);
     const text = as === 'html' ? renderHtml(data) : as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderMarkdown(data);
@@ -27,10 +31,25 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
   });
 }
 
+/** A fleet: its record and outcome, then each member's own report (Markdown or JSON; a page of HTML per member: report it with --database). */
+async function reportFleet(ref: string, as: ReportFormat, out: string | undefined): Promise<void> {
+  if (as === 'html')
+    throw new UsageError(
+      "-o html renders one run's page: report a fleet as markdown or json, or one member with: backfill report <member run> --database <member> -o html",
+    );
+  await withBackfill('DATABASE_URL', async (backfill) => {
+    const data = await collectFleetReport(await backfill.client(), ref);
+    const text = as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderFleetMarkdown(data);
+    if (!out) return void process.stdout.write(text);
+    writeFileSync(out, text);
+    process.stderr.write(`Report of fleet ${data.fleet.fleetId} written to ${out}\n`);
+  });
+}
+
 export function command(): Command {
   return new Command('report')
     .description("a run's report for reviewers: scope, frozen transform, partitions, throughput and chunk charts, gates, downstream, audit trail")
-    .argument('<run>', 'run id or workflow id')
+    .argument('<run>', 'run id, fleet id (fleet-…) or workflow id')
     .addOption(
       new Option('-o, --output <format>', "markdown (default), html (one self-contained page with charts) or json (the report's data)").choices([
         'markdown',

@@ -10,12 +10,18 @@ import { LIMIT_BOUNDS } from '../../domain/limits';
 import type { GuardsSpec } from '../../domain/guards';
 import type { LimitsChange } from '../../domain/types';
 import type { AllowedWindow } from '../../domain/window';
-import { actorOption, databaseOption, outputOption, reasonOption, type ActorOptions } from '../options';
+import { actorOption, databaseOption, memberOption, outputOption, reasonOption, type ActorOptions } from '../options';
 import { emit, UsageError } from '../output';
 import { describeLimits } from '../render/status';
-import { withLedgerAndTemporal } from '../with-backfill';
+import { withBackfill, withLedgerAndTemporal } from '../with-backfill';
+import { isFleetRef } from '../../fleet/start-fleet';
+import { fleetMember } from '../../fleet/fleet-control';
+import { findFleet } from '../../fleet/fleet-status';
+import { fleetProgressQuery } from '../../workflows/fleet/messages';
+import type { Limits } from '../../domain/types';
 
 interface SetLimitsFlags extends ActorOptions {
+  member?: string;
   concurrency?: string;
   chunkSize?: string;
   rowsPerSecond?: string;
@@ -72,11 +78,40 @@ async function setLimits(ref: string, opts: SetLimitsFlags): Promise<void> {
   const change = limitsChangeFromFlags(opts);
   const problem = await limitsChangeRefusal(change, `--guards ${opts.guards}`);
   if (problem) throw new UsageError(problem);
+  if (isFleetRef(ref)) return setFleetLimits(ref, change, opts);
+  if (opts.member) throw new UsageError(`--member names a member of a fleet; ${ref} is a run`);
   await withLedgerAndTemporal(opts.database, async ({ client, findRun }) => {
     const run = await findRun(ref);
     const limits = await setRunLimits({ client }, run, change);
     emit(opts, { runId: run.run_id, limits }, (r) => `Limits of ${runLabel(run.name, r.runId)}: ${describeLimits(r.limits)}.`);
   });
+}
+
+/**
+ * A fleet: one member (`--member NAME`), or every member running now, each through its own run's
+ * update. A member that starts later runs with its spec's limits (and its fleet.members override).
+ */
+async function setFleetLimits(ref: string, change: LimitsChange, opts: SetLimitsFlags): Promise<void> {
+  const targets = await withBackfill('DATABASE_URL', async (backfill) => {
+    const client = await backfill.client();
+    if (opts.member) return [{ variable: opts.member, ...(await fleetMember(client, ref, opts.member)) }];
+    const { state } = await (await findFleet(client, ref)).query(fleetProgressQuery);
+    return state.members.filter((m) => m.status === 'running');
+  });
+  if (targets.length === 0) throw new UsageError(`fleet ${ref} has no running member; members that start later run with their spec's limits`);
+  const changed: { member: string; runId: string; limits: Limits }[] = [];
+  for (const t of targets) {
+    await withLedgerAndTemporal(t.variable, async ({ client, findRun }) => {
+      const run = await findRun(t.runId);
+      changed.push({ member: t.variable, runId: run.run_id, limits: await setRunLimits({ client }, run, change) });
+    });
+  }
+  emit(opts, { fleet: ref, members: changed }, (r) =>
+    [
+      ...r.members.map((m) => `${m.member} (run ${m.runId}): ${describeLimits(m.limits)}.`),
+      ...(opts.member ? [] : ["Members that start later run with their spec's limits."]),
+    ].join('\n'),
+  );
 }
 
 /** `--window "22:00-06:00 Europe/Berlin"` (time zone optional, default UTC), or `off`. */
@@ -96,7 +131,8 @@ const LIMIT_FLAG_HELP = {
 export function command(): Command {
   return new Command('set-limits')
     .description("change a running run's limits; they take effect within one chunk")
-    .argument('<run>', 'run id or workflow id')
+    .argument('<run>', 'run id, fleet id (fleet-…: every running member, or --member) or workflow id')
+    .addOption(memberOption())
     .option('--concurrency <n>', LIMIT_FLAG_HELP.concurrency)
     .option('--chunk-size <n>', LIMIT_FLAG_HELP.chunkSize)
     .option('--rows-per-second <n|off>', 'rows/s cap, or off')
