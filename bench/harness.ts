@@ -174,7 +174,7 @@ export interface WorkerProcesses {
 }
 
 /** `count` worker processes as operators deploy them (dist/worker.js), named bench-worker-1…N in the chunk log. */
-export function startWorkerProcesses(address: string, url: string, count: number, activities: number): WorkerProcesses {
+export function startWorkerProcesses(address: string, url: string, count: number, activities: number, databases = 'BENCH_DATABASE_URL'): WorkerProcesses {
   const children: ChildProcess[] = [];
   for (let i = 0; i < count; i++) {
     // BENCH_WORKER_NODE_ARGS: Node options a worker process starts with (e.g. --cpu-prof, which NODE_OPTIONS refuses)
@@ -185,7 +185,7 @@ export function startWorkerProcesses(address: string, url: string, count: number
         TEMPORAL_ADDRESS: address,
         BACKFILL_TASK_QUEUE: 'bench',
         BENCH_DATABASE_URL: url,
-        BACKFILL_DATABASES: 'BENCH_DATABASE_URL',
+        BACKFILL_DATABASES: databases,
         LOG_LEVEL: 'warn',
         BACKFILL_MAX_ACTIVITIES: String(activities),
         BACKFILL_WORKER_IDENTITY: `bench-worker-${i + 1}`,

@@ -52,7 +52,12 @@ function expand(entries: string[], env: Record<string, string | undefined>, prob
         message: `is the family ${entry}, but no environment variable starting with ${family} is set here; set them, or name the members`,
       });
     for (const name of found) {
-      if (family === undefined && !env[name])
+      if (family !== undefined && !/^postgres(ql)?:\/\//.test(env[name]!))
+        problems.push({
+          path: `databases.${i}`,
+          message: `is the family ${entry}, which takes in ${name}, whose value is not a PostgreSQL URL (postgres://…); name the members, or a narrower family`,
+        });
+      else if (family === undefined && !env[name])
         problems.push({ path: `databases.${i}`, message: `names ${name}, which is not set in this environment; set it to the member's URL` });
       else if (names.includes(name)) problems.push({ path: `databases.${i}`, message: `names ${name} again (each member once)` });
       else names.push(name);

@@ -57,6 +57,16 @@ test('what cannot be a member is said at its field: an unset name, an empty fami
   ]);
 });
 
+test('a family that takes in a variable that is no database URL (TENANT_COUNT) is refused, naming it, rather than planned as a member', () => {
+  const m = fleetMembers(fleet(), { ...env, TENANT_COUNT: '3' });
+  expect(!m.ok && m.problems.map((p) => [p.path, p.message])).toEqual([
+    [
+      'databases.1',
+      'is the family TENANT_*, which takes in TENANT_COUNT, whose value is not a PostgreSQL URL (postgres://…); name the members, or a narrower family',
+    ],
+  ]);
+});
+
 test('a fleet spec refuses a URL where a name belongs, and a wave that is no wave', () => {
   expect(fleetSpecSchema.safeParse({ ...fleet(), databases: ['postgres://x'] }).error?.issues[0].message).toMatch(/NAME of an environment variable/);
   expect(fleetSpecSchema.safeParse({ ...fleet(), fleet: { waves: ['150%'] } }).error?.issues[0].message).toMatch(/a share of the members from 1% to 100%/);
