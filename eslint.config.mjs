@@ -63,6 +63,7 @@ const CAPABILITY_OPERATIONS = [
   'src/fleet/retry-fleet.ts',
   'src/fleet/revert-fleet.ts',
   'src/fleet/fleet-report.ts',
+  'src/fleet/fleet-saved-plan.ts',
 ];
 const upward = (group) => ({
   group,

@@ -64,6 +64,8 @@ export interface BenchOptions {
    * version compose deploys, on fresh databases beside the bench's) instead of the dev server.
    */
   server?: 'dev' | 'production';
+  /** Settings of the embedded PostgreSQL (`-c name=value`), e.g. more connections for a fleet's many databases. */
+  postgresSettings?: Record<string, string>;
 }
 
 export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
@@ -72,6 +74,7 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
     dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'),
     port: 54329,
     say,
+    ...(options.postgresSettings ? { settings: options.postgresSettings } : {}),
   });
   const url = await ensureDatabase(postgres.url, 'backfill_bench');
   process.env.BENCH_DATABASE_URL = url;

@@ -4,6 +4,9 @@
  * problem and the plan refused (exit 2) until it is excluded on purpose; two variables naming one
  * database are refused, by plan and start alike. Writes nothing.
  */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type pg from 'pg';
 import { createPool } from '../src/db/pool';
 import { databaseIdentity } from '../src/db/identity';
@@ -100,7 +103,7 @@ test('a member whose schema differs is named with its problem and the plan refus
   }
 });
 
-test('two variables naming one database are refused, by plan and by start; a command of one database refuses a fleet spec; no --save', async () => {
+test('two variables naming one database are refused, by plan and by start; a command of one database refuses a fleet spec; a refused plan is not saved', async () => {
   process.env.BF_FLEETPLAN_TWIN = process.env.BF_FLEETPLAN_US;
   const twice = await runCli(['plan', fleetSpec({ databases: ['BF_FLEETPLAN_US', 'BF_FLEETPLAN_TWIN'] })]);
   expect(twice.code).toBe(2);
@@ -115,6 +118,38 @@ test('two variables naming one database are refused, by plan and by start; a com
   const verify = await runCli(['validate', fleetSpec()]);
   expect(verify.code).toBe(2);
   expect(verify.stderr).toContain('databases names a fleet of databases, which `backfill plan` and `backfill start` take as a fleet');
-  expect(await runCli(['plan', fleetSpec(), '--save', '/tmp/fleet-plan.json'])).toMatchObject({ code: 2 });
+  const refusedSave = path.join(mkdtempSync(path.join(os.tmpdir(), 'fleet-plan-')), 'refused.json');
+  expect(await runCli(['plan', fleetSpec({ databases: ['BF_FLEETPLAN_US', 'BF_FLEETPLAN_TWIN'] }), '--save', refusedSave])).toMatchObject({ code: 2 });
+  expect(existsSync(refusedSave)).toBe(false);
   await nothingWritten();
+});
+
+test('a saved fleet plan is what start --plan starts: a member whose data moved since is named with its difference, and nothing starts', async () => {
+  const spec = fleetSpec();
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'fleet-plan-')), 'fleet-plan.json');
+  const saved = await runCli(['plan', spec, '--save', file, '--exclude', 'BF_FLEETPLAN_TENANT_B', '--reason', 'on a freeze']);
+  expect(saved.code).toBe(0);
+  expect(saved.stdout).toContain(`backfill start ${spec} --plan ${file} --approved-by <who approved>`);
+  const plan = JSON.parse(readFileSync(file, 'utf8'));
+  expect(plan).toMatchObject({ format: 'backfill-fleet-plan/1', name: 'fleet-plan', excluded: [{ variable: 'BF_FLEETPLAN_TENANT_B', reason: 'on a freeze' }] });
+  expect(plan.members.map((m: { variable: string; plan: { database: { variable: string } } }) => [m.variable, m.plan.database.variable])).toEqual([
+    ['BF_FLEETPLAN_US', 'BF_FLEETPLAN_US'],
+    ['BF_FLEETPLAN_TENANT_A', 'BF_FLEETPLAN_TENANT_A'],
+  ]);
+  expect(JSON.stringify(plan)).not.toContain('postgres://');
+  // another partition on TENANT_A since: its plan is not the approved one
+  await pools[1].query("INSERT INTO app.orders VALUES (100000, now(), 1, 'USD', 100, 'paid')");
+  try {
+    const start = await runCli(['start', spec, '--plan', file, '--approved-by', 'alice']);
+    expect(start.code).toBe(2);
+    expect(start.stderr).toMatch(
+      new RegExp(`fleet-plan is not the fleet plan approved in ${file.replace(/[.]/g, '\\.')} \\(made by .*\\); nothing was started:`),
+    );
+    expect(start.stderr).toMatch(/ {2}- BF_FLEETPLAN_TENANT_A: .*partitions/);
+    expect(start.stderr).not.toMatch(/- BF_FLEETPLAN_US:/);
+    expect((await runCli(['start', spec, '--plan', file])).stderr).toMatch(/--plan needs --approved-by/);
+    await nothingWritten();
+  } finally {
+    await pools[1].query('DELETE FROM app.orders WHERE id = 100000');
+  }
 });

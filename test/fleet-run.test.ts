@@ -12,6 +12,7 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { BackfillClient, type StartedFleetInfo } from '../src/api/backfill';
 import { createPool } from '../src/db/pool';
+import { waitForFleet } from '../src/fleet/fleet-result';
 import { databaseIdentity } from '../src/db/identity';
 import { databaseTaskQueue } from '../src/domain/ids';
 import { ensureDatabase } from '../src/dev/postgres';
@@ -267,7 +268,13 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   await truncateTargets();
   await startWorker(C);
   const spec = fleetSpec('fleet-run-approve', { waves: [1, '100%'], concurrency: 2, approve: true, members: { [B]: { limits: { rowsPerSecond: 1_500 } } } });
-  const started = await backfill.startFleet(spec, { actor: 'test' });
+  // started from its approved plan, by the CLI: who approved it is kept with every member's run
+  const planFile = path.join(path.dirname(spec), 'fleet-plan.json');
+  expect((await runCli(['plan', spec, '--save', planFile], cliEnv)).code).toBe(0);
+  const startedCli = await runCli(['start', spec, '--plan', planFile, '--approved-by', 'carol', '--actor', 'test', '-o', 'json'], cliEnv);
+  expect(startedCli.code).toBe(0);
+  const started = JSON.parse(startedCli.stdout) as StartedFleetInfo;
+  expect(started.members.map((m) => m.variable)).toEqual([...VARS]);
   const early = await runCli(['approve', started.fleetId, '--reason', 'too soon'], cliEnv);
   // wave 1 runs: there is nothing to approve yet (or it already waits, if A was quick)
   if (early.code !== 0) expect(early.stderr).toMatch(/is not waiting for an approval \(wave 1 of 2\)/);
@@ -310,9 +317,14 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
     new RegExp(`--member NOPE: not a member of fleet ${started.fleetId} \\(members: ${A}, ${B}, ${C}\\)`),
   );
 
-  const result = await started.result();
+  const result = await waitForFleet(client.workflow.getHandle(started.workflowId));
   expect(result.status).toBe('succeeded');
   for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
+  for (const v of VARS) {
+    const run = (await pools.get(v)!.query('SELECT approved_by FROM backfill.runs WHERE run_id = $1', [memberOf(started, v).runId])).rows[0];
+    expect(run.approved_by).toBe('carol');
+  }
+  expect((await pb.query('SELECT approved_by FROM backfill.fleets WHERE fleet_id = $1', [started.fleetId])).rows[0].approved_by).toBe('carol');
   const runB = (await pb.query('SELECT wave_approved_by, spec, limits FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0];
   expect(runB.wave_approved_by).toBe('alice');
   // B ran with its override (the spec it registered), until an operator lifted it
@@ -379,4 +391,36 @@ test("faults: a member's database stops mid-run — it holds, said, the others f
   );
   expect(rows[0].twice).toBe(0);
   expect(rows[0].read).toBe(rows[0].total);
+});
+
+test('cancel of a fleet: asked on no terminal without --yes is refused; then the running member stops at a chunk boundary, no other starts, the fleet ends cancelled', async () => {
+  await truncateTargets();
+  await startWorker(C);
+  const spec = fleetSpec('fleet-run-cancel', { concurrency: 1, members: { [A]: { limits: { rowsPerSecond: 500 } } } });
+  const started = await backfill.startFleet(spec, { actor: 'test' });
+  const runA = memberOf(started, A).runId;
+  await waitUntil(
+    async () => Number(await ledgerValue(A, 'SELECT coalesce(sum(rows_read), 0) AS v FROM backfill.partitions WHERE run_id = $1', [runA], 0)) > 0,
+    'A to be under way',
+    60_000,
+  );
+  expect((await runCli(['cancel', started.fleetId, '--reason', 'wrong day'], cliEnv)).code).toBe(2);
+  const cancelled = await runCli(['cancel', started.fleetId, '--reason', 'wrong day', '--yes', '--actor', 'dave'], cliEnv);
+  expect(cancelled.code).toBe(0);
+  expect(cancelled.stdout).toContain(`Fleet ${started.fleetId} cancelling; told its running member(s): ${A}.`);
+  const result = await waitForFleet(client.workflow.getHandle(started.workflowId));
+  expect(result.status).toBe('cancelled');
+  expect(result.members.map((m) => [m.variable, m.status])).toEqual([
+    [A, 'cancelled'],
+    [B, 'not-started'],
+    [C, 'not-started'],
+  ]);
+  const pa = pools.get(A)!;
+  expect((await pa.query('SELECT status FROM backfill.runs WHERE run_id = $1', [runA])).rows[0].status).toBe('cancelled');
+  const event = (await pa.query("SELECT actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind = 'cancel-requested'", [runA])).rows[0];
+  expect(event).toEqual({ actor: 'dave', reason: `fleet ${started.fleetId}: wrong day` });
+  // what A committed stays, and is right
+  expect(await diffAgainstExpected(pa, `id IN (SELECT id FROM app.orders_usd)`)).toMatchObject({ missing: 0, extra: 0 });
+  for (const v of [B, C]) expect((await pools.get(v)!.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(0);
+  expect((await runCli(['cancel', started.fleetId, '--yes', '--reason', 'again'], cliEnv)).stderr).toMatch(/already finished \(cancelled\); there is nothing to cancel/);
 });

@@ -15,6 +15,7 @@ import { statusReport, type StatusReport } from '../operations/status';
 import { inParallel } from '../util/in-parallel';
 import type { FleetResult, FleetStatus, MemberStatus } from '../workflows/fleet/input';
 import { fleetProgressQuery, type FleetProgress } from '../workflows/fleet/messages';
+import { BackfillName, BackfillRunId, BackfillStatus } from '../workflows/search-attributes';
 import type { FleetEvent } from '../workflows/fleet/fleet-state';
 
 export interface FleetMemberStatus {
@@ -172,4 +173,32 @@ async function memberRun(variable: string, runId: string, env: Record<string, st
   } finally {
     await pool.end();
   }
+}
+
+export interface FleetSummary {
+  fleetId: string;
+  name: string;
+  workflowId: string;
+  status: string;
+  startedAt: string;
+  closedAt: string | null;
+}
+
+/** Fleets in this Temporal namespace, newest first (Temporal's visibility: within its retention). */
+export async function listFleets(client: Client, filter: { name?: string } = {}, limit = 50): Promise<FleetSummary[]> {
+  const byName = filter.name ? ` AND BackfillName = '${filter.name.replace(/'/g, '')}'` : '';
+  const found: FleetSummary[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowType = 'backfillFleetWorkflow'${byName}`, pageSize: limit })) {
+    const attrs = w.typedSearchAttributes;
+    found.push({
+      fleetId: attrs.get(BackfillRunId) ?? w.workflowId.split('/')[2],
+      name: attrs.get(BackfillName) ?? w.workflowId.split('/')[1],
+      workflowId: w.workflowId,
+      status: attrs.get(BackfillStatus) ?? w.status.name.toLowerCase(),
+      startedAt: w.startTime.toISOString(),
+      closedAt: w.closeTime?.toISOString() ?? null,
+    });
+    if (found.length >= limit) break;
+  }
+  return found;
 }

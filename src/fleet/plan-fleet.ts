@@ -10,6 +10,7 @@ import { UsageError } from '../domain/usage-error';
 import { inParallel } from '../util/in-parallel';
 import { SpecError, type SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
+import type { SavedPlan } from '../preflight/saved-plan';
 import { planLoaded, type PlanOptions } from '../operations/plan-spec';
 import { loadFleetSpecFile, type LoadedFleet } from './load-fleet';
 
@@ -33,6 +34,8 @@ export interface MemberPlan {
   warnings: string[];
   /** What keeps the spec from running on it; the fleet plan is refused while any member has one. */
   problems: SpecProblem[];
+  /** Its plan as `plan --save` keeps it (a fleet's saved plan, start --plan). */
+  savedPlan?: SavedPlan;
 }
 
 export interface FleetPlan {
@@ -46,7 +49,7 @@ export interface FleetPlan {
   ok: boolean;
 }
 
-export interface FleetPlanOptions extends Pick<PlanOptions, 'measureWrites'> {
+export interface FleetPlanOptions extends Pick<PlanOptions, 'measureWrites' | 'keepSavedPlan' | 'actor'> {
   /** Members left out on purpose, with why (recorded in the plan). */
   exclude?: string[];
   reason?: string;
@@ -95,7 +98,7 @@ function excludedMember(m: Member, reason: string): MemberPlan {
 async function planMember(m: Member, options: FleetPlanOptions): Promise<MemberPlan> {
   const base = { variable: m.variable, wave: m.wave };
   try {
-    const p = await planLoaded(m.loaded, { measureWrites: options.measureWrites });
+    const p = await planLoaded(m.loaded, { measureWrites: options.measureWrites, keepSavedPlan: options.keepSavedPlan, actor: options.actor });
     return {
       ...base,
       identity: p.database.identity,
@@ -107,6 +110,7 @@ async function planMember(m: Member, options: FleetPlanOptions): Promise<MemberP
       lowerBound: p.estimate.projected.lowerBound,
       warnings: p.warnings,
       problems: [],
+      ...(p.savedPlan ? { savedPlan: p.savedPlan } : {}),
     };
   } catch (err) {
     if (err instanceof SpecError) return { ...base, warnings: [], problems: err.problems };

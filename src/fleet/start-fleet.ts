@@ -19,6 +19,7 @@ import { memberRunInput, type FleetMemberPlan, type FleetRecord, type FleetWorkf
 import { BackfillName, BackfillRunId, BackfillStatus } from '../workflows/search-attributes';
 import { loadFleetSpecFile, type LoadedFleet } from './load-fleet';
 import { planLoadedFleet, type FleetPlan } from './plan-fleet';
+import { fleetPlanDifferences, readSavedFleetPlan, savedFleetPlanOf, type SavedFleetPlan } from './fleet-saved-plan';
 
 export interface StartFleetOptions {
   specFile: string;
@@ -26,6 +27,8 @@ export interface StartFleetOptions {
   actor?: string;
   /** Members left out on purpose, and why (recorded in every member's ledger). */
   exclude?: string[];
+  /** `--plan`: start only if the fleet still makes this saved fleet plan (plan --save); `approvedBy` is kept with every member's run. */
+  approval?: { planFile: string; approvedBy: string };
   reason?: string;
   env?: Record<string, string | undefined>;
   /** Test knobs, passed on to every member run. */
@@ -50,17 +53,42 @@ export function isFleetRef(ref: string): boolean {
   return (ref.startsWith('backfill/') ? (ref.split('/')[2] ?? '') : ref).startsWith(FLEET_ID_PREFIX);
 }
 
-/** A fleet's input travels once in its start and again (in part) in every member's: kept under 1 MB. */
+/** A fleet's input travels once in its start: kept under 1 MB, as a run's is. */
 const MAX_FLEET_INPUT_BYTES = 1024 * 1024;
+/**
+ * Every member's run input is recorded in the fleet's history as it starts (and its result as it
+ * ends): Temporal warns at 10 MB of history and stops a workflow at 50 MB. A fleet whose members'
+ * inputs alone would pass this is refused, to be split.
+ */
+const MAX_FLEET_HISTORY_BYTES = 20 * 1024 * 1024;
+
+function refuseIfTooLarge(specFile: string, input: FleetWorkflowInput): void {
+  const start = Buffer.byteLength(JSON.stringify(input));
+  if (start > MAX_FLEET_INPUT_BYTES)
+    throw new UsageError(`${specFile}: the fleet's input would be ${(start / 1024 / 1024).toFixed(1)} MB, over 1 MB; split it into fleets of fewer members`);
+  // a member's run input, and its result and the events around it (about 2 KB)
+  const history = input.members.reduce((n, m) => n + Buffer.byteLength(JSON.stringify(memberRunInput(input, m))) + 2048, start);
+  if (history > MAX_FLEET_HISTORY_BYTES)
+    throw new UsageError(
+      `${specFile}: the fleet's history would hold about ${(history / 1024 / 1024).toFixed(0)} MB for its ${input.members.length} members (each member's run input is recorded as it starts), ` +
+        `over the ${MAX_FLEET_HISTORY_BYTES / 1024 / 1024} MB it may safely carry; split it into fleets of fewer members (a family of narrower prefix, or listed names)`,
+    );
+}
 
 export async function startFleet(temporal: { client: Client; taskQueue: string }, options: StartFleetOptions): Promise<StartedFleet> {
   const fleetId = options.fleetId ?? `${FLEET_ID_PREFIX}${newRunId()}`;
   if (!RUN_ID_PATTERN.test(fleetId) || !fleetId.startsWith(FLEET_ID_PREFIX))
     throw new UsageError(`--run-id of a fleet must start with ${FLEET_ID_PREFIX} and match ${RUN_ID_PATTERN.source} (got "${fleetId}")`);
   const env = options.env ?? process.env;
+  const approved = options.approval && readSavedFleetPlan(options.approval.planFile);
+  if (options.approval && !options.approval.approvedBy.trim()) throw new UsageError('--approved-by must name who approved the plan');
   const loaded = loadFleetSpecFile(options.specFile, env);
-  const plan = await planLoadedFleet(loaded, { exclude: options.exclude, reason: options.reason, env });
+  // an approved plan carries its exclusions and their reasons: the fleet starts as it was approved
+  const exclude = options.exclude ?? approved?.excluded.map((e) => e.variable);
+  const reason = options.reason ?? approved?.excluded[0]?.reason;
+  const plan = await planLoadedFleet(loaded, { exclude, reason, env, keepSavedPlan: approved !== undefined });
   if (!plan.ok) throw new UsageError(refusal(options.specFile, plan));
+  if (approved) refuseUnlessApprovedFleet(options.approval!.planFile, approved, plan);
   const planned = plan.members.filter((m) => !m.excluded);
   await inParallel(planned, 4, (m) => refuseIfBusy(loaded, m.variable, env));
 
@@ -76,6 +104,7 @@ export async function startFleet(temporal: { client: Client; taskQueue: string }
       databaseQueue: databaseTaskQueue(temporal.taskQueue, m.variable, m.identity!),
       specHash: spec.specHash,
       limits: spec.spec.limits,
+      ...(approved ? { approval: { plan: m.savedPlan!, approvedBy: options.approval!.approvedBy } } : {}),
     };
   });
   // waves renumbered over the members that run: an excluded wave is no wave
@@ -93,8 +122,9 @@ export async function startFleet(temporal: { client: Client; taskQueue: string }
     concurrency: block?.concurrency ?? 1,
     onError: block?.onError ?? 'stop',
     approve: block?.approve ?? false,
-    members: members.map((m) => ({ variable: m.variable, wave: m.wave, runId: m.runId, identity: m.databaseIdentity })),
+    members: members.map((m) => ({ variable: m.variable, wave: m.wave })),
     excluded: plan.members.filter((m) => m.excluded).map((m) => ({ variable: m.variable, reason: m.excluded!.reason })),
+    ...(approved ? { approvedBy: options.approval!.approvedBy } : {}),
   };
   const input: FleetWorkflowInput = {
     record,
@@ -106,11 +136,7 @@ export async function startFleet(temporal: { client: Client; taskQueue: string }
     ...(options.reconcileIntervalMs !== undefined ? { reconcileIntervalMs: options.reconcileIntervalMs } : {}),
   };
   sameSpecAsPlanned(input, loaded);
-  const bytes = Buffer.byteLength(JSON.stringify(input));
-  if (bytes > MAX_FLEET_INPUT_BYTES)
-    throw new UsageError(
-      `${options.specFile}: the fleet's input would be ${(bytes / 1024 / 1024).toFixed(1)} MB, over 1 MB; split the fleet into fleets of fewer members`,
-    );
+  refuseIfTooLarge(options.specFile, input);
 
   await ensureSearchAttributes(temporal.client);
   const handle = await temporal.client.workflow.start('backfillFleetWorkflow', {
@@ -141,6 +167,22 @@ export async function startFleet(temporal: { client: Client; taskQueue: string }
     excluded: record.excluded,
     handle,
   };
+}
+
+function refuseUnlessApprovedFleet(file: string, approved: SavedFleetPlan, plan: FleetPlan): void {
+  const differences = fleetPlanDifferences(approved, savedFleetPlanOf(plan, approved.planned.by));
+  const excludedNow = plan.members.filter((m) => m.excluded).map((m) => m.variable);
+  const excludedThen = approved.excluded.map((e) => e.variable);
+  if (excludedNow.join() !== excludedThen.join())
+    differences.push(`excluded now: ${excludedNow.join(', ') || 'none'}; approved: ${excludedThen.join(', ') || 'none'}`);
+  if (differences.length === 0) return;
+  throw new UsageError(
+    [
+      `${plan.name} is not the fleet plan approved in ${file} (made by ${approved.planned.by} at ${approved.planned.at}); nothing was started:`,
+      ...differences.map((d) => `  - ${d}`),
+      'Review the change, then make and approve a new plan: backfill plan <fleet spec> --save',
+    ].join('\n'),
+  );
 }
 
 function refusal(specFile: string, plan: FleetPlan): string {
@@ -190,7 +232,7 @@ function fleetDetails(record: FleetRecord, plan: FleetPlan): string {
     '|---|---|---|---|---|',
     ...record.members.map((m) => {
       const p = plan.members.find((x) => x.variable === m.variable)!;
-      return `| ${m.variable} | ${m.wave} | \`${m.identity}\` | ${p.partitions ?? ''} | ${p.rows ?? ''} |`;
+      return `| ${m.variable} | ${m.wave} | \`${p.identity}\` | ${p.partitions ?? ''} | ${p.rows ?? ''} |`;
     }),
   ];
   if (record.excluded.length > 0) lines.push('', ...record.excluded.map((e) => `- excluded ${e.variable}: ${e.reason}`));

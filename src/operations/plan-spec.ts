@@ -12,6 +12,7 @@ import { withCheckedLoaded, type CheckedSpec } from './check-spec';
 import { loadSpecFile, type LoadedSpec } from '../specs/load';
 import { estimatePlan, type PlanEstimate } from './estimate-plan';
 import { savedPlanOf, writeSavedPlan } from './saved-plans';
+import type { SavedPlan } from '../preflight/saved-plan';
 
 export interface PlanOptions {
   /** Write the sample chunks too, in a transaction that is rolled back, to measure write time and WAL. */
@@ -20,6 +21,8 @@ export interface PlanOptions {
   save?: string;
   /** Who planned it, recorded in a saved plan (default: the OS user). */
   actor?: string;
+  /** Return the plan as `save` would write it (a fleet's plan keeps every member's). */
+  keepSavedPlan?: boolean;
 }
 
 export interface SpecPlan {
@@ -36,6 +39,8 @@ export interface SpecPlan {
   warnings: string[];
   /** The file the plan was saved to. */
   saved?: string;
+  /** The plan as saved (with keepSavedPlan). */
+  savedPlan?: SavedPlan;
 }
 
 export async function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
@@ -73,6 +78,7 @@ export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}):
     estimate,
     warnings: [...warnings, ...durationWarnings(estimate, window)],
     ...(options.save ? { saved: options.save } : {}),
+    ...(options.keepSavedPlan ? { savedPlan: saved } : {}),
   };
 }
 

@@ -40,7 +40,7 @@ const fingerprint = z.object({
   uncovered: z.string().optional(),
 });
 
-const savedPlanSchema = z.object({
+export const savedPlanSchema = z.object({
   format: z.literal(PLAN_FORMAT),
   name: z.string(),
   specHash: z.string().regex(/^[0-9a-f]{64}$/),

@@ -130,7 +130,8 @@ export async function backfillFleetWorkflow(input: FleetWorkflowInput): Promise<
       if (s.cancelRequested) await forward(cancelSignal, s.cancelRequested, [m]);
       else if (s.paused) await forward(pauseSignal, s.paused, [m]);
       const result = (await child.result()) as RunResult;
-      s = fleet.memberFinished(s, m.variable, { status: result.status === 'succeeded' ? 'succeeded' : 'failed', result }, now());
+      const ended = result.status === 'succeeded' || result.status === 'cancelled' ? result.status : 'failed';
+      s = fleet.memberFinished(s, m.variable, { status: ended, result }, now());
     } catch (err) {
       s = fleet.memberFinished(s, m.variable, outcomeOf(err), now());
     }

@@ -28,7 +28,7 @@ function input(waves: number[], block: Partial<Pick<FleetWorkflowInput['record']
       onError: 'stop',
       approve: false,
       ...block,
-      members: members.map((m) => ({ variable: m.variable, wave: m.wave, runId: m.runId, identity: m.databaseIdentity })),
+      members: members.map((m) => ({ variable: m.variable, wave: m.wave })),
       excluded: [],
     },
     spec: { name: 'n', reason: 'r', database: 'DB_0', limits: { concurrency: 2, chunkSize: 100 } } as FleetWorkflowInput['spec'],

@@ -9,6 +9,8 @@ import { planFleet } from '../../fleet/plan-fleet';
 import { namesFleet } from '../../fleet/load-fleet';
 import { readSpecFile } from '../../specs/load';
 import { renderFleetPlan } from '../render/fleet-plan';
+import { savedFleetPlanOf, writeSavedFleetPlan } from '../../fleet/fleet-saved-plan';
+import { defaultActor } from '../../operations/actor';
 import { outputOption } from '../options';
 import { bytes, count as n, duration as seconds } from '../render/units';
 
@@ -44,9 +46,27 @@ async function planAFleet(
   specFile: string,
   opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string },
 ): Promise<void> {
-  if (opts.save) throw new UsageError('--save keeps a plan for start --plan, which does not start fleets yet: plan the fleet without it');
-  const p = await planFleet(specFile, { measureWrites: opts.measureWrites === true, exclude: opts.exclude, reason: opts.reason });
-  emit(opts, p, (x) => renderFleetPlan(x, specFile));
+  const p = await planFleet(specFile, {
+    measureWrites: opts.measureWrites === true,
+    exclude: opts.exclude,
+    reason: opts.reason,
+    keepSavedPlan: opts.save !== undefined,
+  });
+  // a refused plan is not saved: there is nothing to approve
+  if (opts.save && p.ok) writeSavedFleetPlan(opts.save, savedFleetPlanOf(p, defaultActor()));
+  const { members, ...rest } = p;
+  const shown = { ...rest, members: members.map(({ savedPlan: _saved, ...m }) => m), ...(opts.save && p.ok ? { saved: opts.save } : {}) };
+  emit(opts, shown, (x) =>
+    [
+      renderFleetPlan(p, specFile),
+      ...(x.saved
+        ? [
+            `Plan saved to ${x.saved}. Once approved, start exactly this fleet with:`,
+            `  backfill start ${specFile} --plan ${x.saved} --approved-by <who approved>`,
+          ]
+        : []),
+    ].join('\n'),
+  );
   if (!p.ok) process.exitCode = 2;
 }
 

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { loadSpecFile, readSpecFile } from '../../specs/load';
 import { namesFleet } from '../../fleet/load-fleet';
 import { followFleet } from '../follow-fleet';
+import { isSavedFleetPlan } from '../../fleet/fleet-saved-plan';
 import { emit, format, UsageError, type OutputOptions } from '../output';
 import { withBackfill } from '../with-backfill';
 import { followToEnd } from '../follow';
@@ -21,10 +22,10 @@ async function start(
     reason?: string;
   },
 ): Promise<void> {
-  if (namesFleet(readSpecFile(specFile))) return startAFleet(specFile, opts);
-  if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
+  if (namesFleet(readSpecFile(specFile))) return startAFleet(specFile, opts);
+  if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
   // a bad spec is bad input (exit 2) whether or not Temporal is up: read it before connecting
   const { spec } = loadSpecFile(specFile);
   await withBackfill(spec.database, async (backfill) => {
@@ -53,13 +54,28 @@ async function start(
 /** A fleet spec: every member checked and planned, then one fleet run; members start in their waves. */
 async function startAFleet(
   specFile: string,
-  opts: OutputOptions & { runId?: string; wait?: boolean; actor?: string; plan?: string; onlyStale?: boolean; exclude?: string[]; reason?: string },
+  opts: OutputOptions & {
+    runId?: string;
+    wait?: boolean;
+    actor?: string;
+    plan?: string;
+    approvedBy?: string;
+    onlyStale?: boolean;
+    exclude?: string[];
+    reason?: string;
+  },
 ): Promise<void> {
-  if (opts.plan)
-    throw new UsageError("--plan approves one database's saved plan; a fleet is started from its spec (plan it first: backfill plan " + specFile + ')');
+  if (opts.plan && !isSavedFleetPlan(opts.plan))
+    throw new UsageError(`--plan ${opts.plan} is not a fleet's saved plan; make one with: backfill plan ${specFile} --save fleet-plan.json`);
   if (opts.onlyStale) throw new UsageError('--only-stale is not taken by a fleet yet: run it on one member with a spec of its own');
   await withBackfill('DATABASE_URL', async (backfill) => {
-    const started = await backfill.startFleet(specFile, { fleetId: opts.runId, actor: opts.actor, exclude: opts.exclude, reason: opts.reason });
+    const started = await backfill.startFleet(specFile, {
+      fleetId: opts.runId,
+      actor: opts.actor,
+      exclude: opts.exclude,
+      reason: opts.reason,
+      ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
+    });
     const { result: _result, ...info } = started;
     const text = (i: typeof info) =>
       [

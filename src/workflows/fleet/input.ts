@@ -5,7 +5,7 @@
  */
 import type { Spec } from '../../specs/schema';
 import type { FrozenTransform } from '../../specs/load';
-import type { BackfillRunInput, RetryRunInput, RunResult } from '../run/input';
+import type { BackfillRunInput, RetryRunInput, RunApproval, RunResult } from '../run/input';
 
 /** One member as the fleet starts it: its variable (never its URL), its wave, its run. */
 export interface FleetMemberPlan {
@@ -23,6 +23,8 @@ export interface FleetMemberPlan {
   retry?: { attempt: number; actor: string; reason?: string };
   /** A later attempt: the member succeeded in an earlier one and is not started again. */
   succeeded?: RunResult;
+  /** `start --plan`: the member's part of the approved fleet plan, checked again when its run registers. */
+  approval?: RunApproval;
 }
 
 /** The fleet's own record, kept in every member's ledger when it registers (backfill.fleets). */
@@ -37,7 +39,12 @@ export interface FleetRecord {
   concurrency: number;
   onError: 'stop' | 'continue';
   approve: boolean;
-  members: { variable: string; wave: number; runId: string; identity: string }[];
+  /**
+   * Every member and its wave, in start order (its run id and database identity are in its own
+   * run's row). Kept short: every member's run carries it, so a fleet's history grows with the
+   * square of its members.
+   */
+  members: { variable: string; wave: number }[];
   excluded: { variable: string; reason: string }[];
   /** `start --plan --approved-by`: who approved the fleet's plan. */
   approvedBy?: string;
@@ -116,6 +123,7 @@ export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, wa
     databaseQueue: m.databaseQueue,
     ...(fleet.partitionHeartbeatTimeoutMs !== undefined ? { partitionHeartbeatTimeoutMs: fleet.partitionHeartbeatTimeoutMs } : {}),
     ...(fleet.reconcileIntervalMs !== undefined ? { reconcileIntervalMs: fleet.reconcileIntervalMs } : {}),
+    ...(m.approval ? { approval: m.approval } : {}),
     fleet: { record: fleet.record, member: m.variable, wave: m.wave, ...(waveApprovedBy ? { waveApprovedBy } : {}) },
   };
 }
