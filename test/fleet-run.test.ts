@@ -422,5 +422,19 @@ test('cancel of a fleet: asked on no terminal without --yes is refused; then the
   // what A committed stays, and is right
   expect(await diffAgainstExpected(pa, `id IN (SELECT id FROM app.orders_usd)`)).toMatchObject({ missing: 0, extra: 0 });
   for (const v of [B, C]) expect((await pools.get(v)!.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(0);
-  expect((await runCli(['cancel', started.fleetId, '--yes', '--reason', 'again'], cliEnv)).stderr).toMatch(/already finished \(cancelled\); there is nothing to cancel/);
+  expect((await runCli(['cancel', started.fleetId, '--yes', '--reason', 'again'], cliEnv)).stderr).toMatch(
+    /already finished \(cancelled\); there is nothing to cancel/,
+  );
+  // fleets span ledgers: Temporal lists them
+  const listed = await pollUntil(
+    async () => {
+      const fleets = JSON.parse((await runCli(['list', '--fleets', '--name', 'fleet-run-cancel', '-o', 'json'], cliEnv)).stdout) as {
+        fleetId: string;
+        status: string;
+      }[];
+      return fleets.find((f) => f.fleetId === started.fleetId && f.status === 'cancelled');
+    },
+    { timeoutMs: 30_000, intervalMs: 500 },
+  );
+  expect(listed).toMatchObject({ name: 'fleet-run-cancel', workflowId: started.workflowId });
 });
