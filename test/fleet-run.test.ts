@@ -6,7 +6,7 @@
  * no other member; a wave waits for a person where the spec asks, and a paused fleet pauses its
  * running members. Every fleet is kept in every member's ledger.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
@@ -23,6 +23,7 @@ import { startClusters, type Clusters } from './helpers/clusters';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
 import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 import { startsFirst } from './helpers/turns';
+import { spawnDatabaseWorker } from './helpers/database-worker';
 import { waitUntil } from './helpers/wait';
 
 startsFirst('three PostgreSQL clusters and a worker process for each');
@@ -53,20 +54,7 @@ async function killWorker(variable: Var): Promise<void> {
 
 async function startWorker(variable: Var): Promise<void> {
   if (alive(workers.get(variable))) return;
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!/^(BF_|DATABASE_URL$|JEST_)/.test(key)) env[key] = value;
-  const child = spawn(process.execPath, [path.resolve(__dirname, '../dist/client.js'), 'worker'], {
-    env: {
-      ...env,
-      [variable]: process.env[variable],
-      BACKFILL_DATABASES: variable,
-      TEMPORAL_ADDRESS: temporalAddress(),
-      BACKFILL_TASK_QUEUE: baseQueue,
-      BACKFILL_WORKER_IDENTITY: `worker-${variable}`,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawnDatabaseWorker(variable, baseQueue);
   workers.set(variable, child);
   await waitUntil(async () => (await databaseWorkers(client.workflow, queues.get(variable)!)).serving, `the worker of ${variable} to poll its queue`, 60_000);
 }

@@ -5,8 +5,7 @@
  * databaseTaskQueue), so no worker is ever handed another database's work; a database whose
  * worker leaves holds its run, saying so, and the run finishes exact once a worker is back.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool } from '../src/db/pool';
@@ -21,8 +20,9 @@ import { pollUntil } from '../src/util/poll-until';
 import { runCli } from './helpers/cli';
 import { startClusters, type Clusters } from './helpers/clusters';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
-import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
+import { testClient, uniqueQueue } from './helpers/temporal';
 import { startsFirst } from './helpers/turns';
+import { spawnDatabaseWorker } from './helpers/database-worker';
 import { waitUntil } from './helpers/wait';
 
 startsFirst('three PostgreSQL clusters, and a worker gone long enough for Temporal to forget it: minutes');
@@ -42,24 +42,8 @@ const workerLogs = new Map<Var, string>();
 
 /** `backfill worker` in its own process, holding only `variable`'s URL, on the common base queue. */
 async function startWorker(variable: Var): Promise<void> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!/^(BF_|DATABASE_URL$|JEST_)/.test(key)) env[key] = value;
-  const child = spawn(process.execPath, [path.resolve(__dirname, '../dist/client.js'), 'worker'], {
-    env: {
-      ...env,
-      [variable]: process.env[variable],
-      BACKFILL_DATABASES: variable,
-      TEMPORAL_ADDRESS: temporalAddress(),
-      BACKFILL_TASK_QUEUE: baseQueue,
-      BACKFILL_WORKER_IDENTITY: `worker-${variable}`,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
   workerLogs.set(variable, '');
-  const log = (d: Buffer) => workerLogs.set(variable, workerLogs.get(variable) + d.toString());
-  child.stdout!.on('data', log);
-  child.stderr!.on('data', log);
+  const child = spawnDatabaseWorker(variable, baseQueue, (text) => workerLogs.set(variable, workerLogs.get(variable) + text));
   workers.set(variable, child);
   await waitUntil(async () => (await databaseWorkers(client.workflow, queues.get(variable)!)).serving, `the worker of ${variable} to poll its queue`, 60_000);
 }

@@ -3,7 +3,7 @@
  * (backfill.fleets) and marks its run with the fleet, its member name and wave, and who let the
  * wave start. A fleet is read back from whichever members' ledgers can be reached.
  */
-import type { FleetMembership, FleetRecord } from '../workflows/fleet/input';
+import type { FleetMembership, FleetRecord } from '../workflows/fleet/record';
 import type { Queryable } from './runs';
 
 /** In the member run's registration transaction: the fleet's record (once per ledger), then the run's membership. */

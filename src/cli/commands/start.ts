@@ -9,19 +9,18 @@ import { withBackfill } from '../with-backfill';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
 
-async function start(
-  specFile: string,
-  opts: OutputOptions & {
-    runId?: string;
-    wait?: boolean;
-    actor?: string;
-    plan?: string;
-    approvedBy?: string;
-    onlyStale?: boolean;
-    exclude?: string[];
-    reason?: string;
-  },
-): Promise<void> {
+type StartFlags = OutputOptions & {
+  runId?: string;
+  wait?: boolean;
+  actor?: string;
+  plan?: string;
+  approvedBy?: string;
+  onlyStale?: boolean;
+  exclude?: string[];
+  reason?: string;
+};
+
+async function start(specFile: string, opts: StartFlags): Promise<void> {
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
   if (opts.approvedBy && !opts.plan) throw new UsageError('--approved-by goes with --plan <file>, the plan that was approved');
   if (namesFleet(readSpecFile(specFile))) return startAFleet(specFile, opts);
@@ -52,19 +51,7 @@ async function start(
 }
 
 /** A fleet spec: every member checked and planned, then one fleet run; members start in their waves. */
-async function startAFleet(
-  specFile: string,
-  opts: OutputOptions & {
-    runId?: string;
-    wait?: boolean;
-    actor?: string;
-    plan?: string;
-    approvedBy?: string;
-    onlyStale?: boolean;
-    exclude?: string[];
-    reason?: string;
-  },
-): Promise<void> {
+async function startAFleet(specFile: string, opts: StartFlags): Promise<void> {
   if (opts.plan && !isSavedFleetPlan(opts.plan))
     throw new UsageError(`--plan ${opts.plan} is not a fleet's saved plan; make one with: backfill plan ${specFile} --save fleet-plan.json`);
   if (opts.onlyStale) throw new UsageError('--only-stale is not taken by a fleet yet: run it on one member with a spec of its own');

@@ -6,6 +6,9 @@
 import type { Spec } from '../../specs/schema';
 import type { FrozenTransform } from '../../specs/load';
 import type { BackfillRunInput, RetryRunInput, RunApproval, RunResult } from '../run/input';
+import type { FleetRecord } from './record';
+
+export type { FleetMembership, FleetRecord } from './record';
 
 /** One member as the fleet starts it: its variable (never its URL), its wave, its run. */
 export interface FleetMemberPlan {
@@ -25,38 +28,6 @@ export interface FleetMemberPlan {
   succeeded?: RunResult;
   /** `start --plan`: the member's part of the approved fleet plan, checked again when its run registers. */
   approval?: RunApproval;
-}
-
-/** The fleet's own record, kept in every member's ledger when it registers (backfill.fleets). */
-export interface FleetRecord {
-  fleetId: string;
-  name: string;
-  reason: string;
-  workflowId: string;
-  fleetHash: string;
-  startedBy: string;
-  waves: number;
-  concurrency: number;
-  onError: 'stop' | 'continue';
-  approve: boolean;
-  /**
-   * Every member and its wave, in start order (its run id and database identity are in its own
-   * run's row). Kept short: every member's run carries it, so a fleet's history grows with the
-   * square of its members.
-   */
-  members: { variable: string; wave: number }[];
-  excluded: { variable: string; reason: string }[];
-  /** `start --plan --approved-by`: who approved the fleet's plan. */
-  approvedBy?: string;
-}
-
-/** What a member run carries of its fleet (BackfillRunInput.fleet). */
-export interface FleetMembership {
-  record: FleetRecord;
-  member: string;
-  wave: number;
-  /** Who let this member's wave start (`fleet.approve`), when a person had to. */
-  waveApprovedBy?: string;
 }
 
 export interface FleetWorkflowInput {
@@ -97,22 +68,7 @@ export interface FleetResult {
 
 /** The run a member is: exactly a single-database run of its own spec, which also records its fleet; or the retry of that run. */
 export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, waveApprovedBy?: string): BackfillRunInput | RetryRunInput {
-  if (m.retry) {
-    return {
-      kind: 'retry',
-      runId: m.runId,
-      spec: { ...fleet.spec, database: m.variable, limits: m.limits },
-      ...(fleet.specFile ? { specFile: fleet.specFile } : {}),
-      specHash: m.specHash,
-      transform: fleet.transform,
-      startedBy: fleet.record.startedBy,
-      databaseIdentity: m.databaseIdentity,
-      databaseQueue: m.databaseQueue,
-      ...m.retry,
-    };
-  }
-  return {
-    kind: 'run',
+  const base = {
     runId: m.runId,
     spec: { ...fleet.spec, database: m.variable, limits: m.limits },
     ...(fleet.specFile ? { specFile: fleet.specFile } : {}),
@@ -123,6 +79,11 @@ export function memberRunInput(fleet: FleetWorkflowInput, m: FleetMemberPlan, wa
     databaseQueue: m.databaseQueue,
     ...(fleet.partitionHeartbeatTimeoutMs !== undefined ? { partitionHeartbeatTimeoutMs: fleet.partitionHeartbeatTimeoutMs } : {}),
     ...(fleet.reconcileIntervalMs !== undefined ? { reconcileIntervalMs: fleet.reconcileIntervalMs } : {}),
+  };
+  if (m.retry) return { kind: 'retry', ...base, ...m.retry };
+  return {
+    kind: 'run',
+    ...base,
     ...(m.approval ? { approval: m.approval } : {}),
     fleet: { record: fleet.record, member: m.variable, wave: m.wave, ...(waveApprovedBy ? { waveApprovedBy } : {}) },
   };

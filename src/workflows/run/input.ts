@@ -4,7 +4,7 @@ import type { FrozenTransform } from '../../specs/load';
 import type { SavedPlan } from '../../preflight/saved-plan';
 import type { Spec } from '../../specs/schema';
 import type { RunState } from '../run-state';
-import type { FleetMembership } from '../fleet/input';
+import type { FleetMembership } from '../fleet/record';
 
 /** `start --plan`: the saved plan a run must match when it registers, and who approved it. */
 export interface RunApproval {
