@@ -9,10 +9,12 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { OperatorAction } from '../domain/types';
 import { UsageError } from '../domain/usage-error';
 import { createPool, databaseUrlFrom } from '../db/pool';
-import { listPartitions } from '../ledger/partitions';
+import type pg from 'pg';
+import { listPartitions, runTotals } from '../ledger/partitions';
 import { getRun, ledgerExists } from '../ledger/runs';
 import { inParallel } from '../util/in-parallel';
 import type { FleetMemberPlan, FleetWorkflowInput, MemberOutcome } from '../workflows/fleet/input';
+import type { RunResult } from '../workflows/run/input';
 import { fleetProgressQuery } from '../workflows/fleet/messages';
 import { findFleet } from './fleet-status';
 
@@ -64,13 +66,14 @@ async function memberNext(
   env: Record<string, string | undefined>,
 ): Promise<{ plan: FleetMemberPlan; action: 'kept' | 'retried' | 'started'; partitions?: number }> {
   const { retry: _retry, succeeded: _succeeded, ...plan } = input.members.find((p) => p.variable === m.variable)!;
-  if (m.status === 'succeeded') return { plan: { ...plan, ...(m.result ? { succeeded: m.result } : {}) }, action: 'kept' };
+  if (m.status === 'succeeded' && m.result) return { plan: { ...plan, succeeded: m.result }, action: 'kept' };
   // the member's own ledger says whether its run registered, and what is left to do
   const pool = createPool(databaseUrlFrom(m.variable, env), { max: 1, applicationName: 'backfill-cli' });
   try {
     const run = (await ledgerExists(pool)) ? await getRun(pool, m.runId) : undefined;
     if (!run) return { plan, action: 'started' };
-    if (run.status === 'succeeded') return { plan: { ...plan, succeeded: m.result ?? resultOf(run.run_id) }, action: 'kept' };
+    // succeeded by its ledger (the fleet saw no result): kept, shown with the ledger's counts
+    if (run.status === 'succeeded') return { plan: { ...plan, succeeded: m.result ?? (await ledgerResult(pool, run.run_id)) }, action: 'kept' };
     const left = await listPartitions(pool, run.run_id, { status: ['failed', 'cancelled'], limit: 100_000 });
     return {
       plan: { ...plan, retry: { attempt: run.attempt + 1, actor: who.actor, ...(who.reason ? { reason: who.reason } : {}) } },
@@ -86,13 +89,14 @@ async function memberNext(
   }
 }
 
-function resultOf(runId: string) {
+async function ledgerResult(pool: pg.Pool, runId: string): Promise<RunResult> {
+  const t = await runTotals(pool, runId);
   return {
     runId,
-    status: 'succeeded' as const,
-    partitions: { total: 0, succeeded: 0, failed: 0, cancelled: 0 },
-    rowsRead: 0,
-    rowsWritten: 0,
-    rowsUnchanged: 0,
+    status: 'succeeded',
+    partitions: { total: t.total, succeeded: t.byStatus.succeeded, failed: t.byStatus.failed, cancelled: t.byStatus.cancelled },
+    rowsRead: t.rowsRead,
+    rowsWritten: t.rowsWritten,
+    rowsUnchanged: t.rowsUnchanged,
   };
 }
