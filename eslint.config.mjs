@@ -64,6 +64,9 @@ const CAPABILITY_OPERATIONS = [
   'src/fleet/revert-fleet.ts',
   'src/fleet/fleet-report.ts',
   'src/fleet/fleet-saved-plan.ts',
+  'src/fleet/fleet-status-report.ts',
+  'src/fleet/fleet-from-ledgers.ts',
+  'src/fleet/verify-fleet.ts',
 ];
 const upward = (group) => ({
   group,

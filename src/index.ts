@@ -12,7 +12,14 @@ export {
   type RunRef,
   type Started,
   type StartOptions,
+  type StartedFleetInfo,
 } from './api/backfill';
+export type { FleetMemberStatus, FleetStatusReport } from './fleet/fleet-status-report';
+export type { FleetMemberVerify, FleetVerifyReport } from './fleet/verify-fleet';
+export type { FleetAction } from './fleet/fleet-control';
+export type { FleetRetryStarted } from './fleet/retry-fleet';
+export type { FleetRevertOptions, FleetRevertStarted } from './fleet/revert-fleet';
+export type { FleetResult, MemberOutcome } from './workflows/fleet/input';
 export type { RunEvent, RunEventOptions } from './api/run-events';
 export type { PlanOptions, SpecPlan } from './operations/plan-spec';
 export type { PartitionRevertPreview, RevertPreview } from './undo/revert-preview';

@@ -9,6 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import type pg from 'pg';
 import { BackfillClient, type StartedFleetInfo } from '../src/api/backfill';
 import { createPool } from '../src/db/pool';
@@ -18,6 +19,8 @@ import { databaseTaskQueue } from '../src/domain/ids';
 import { ensureDatabase } from '../src/dev/postgres';
 import { databaseWorkers } from '../src/temporal/task-queue-pollers';
 import { pollUntil } from '../src/util/poll-until';
+import { connectClient } from '../src/temporal/connect';
+import { ensureSearchAttributes } from '../src/temporal/search-attributes';
 import { runCli } from './helpers/cli';
 import { startClusters, type Clusters } from './helpers/clusters';
 import { createOrders, diffAgainstExpected, ordersSpec, writeSpec } from './helpers/orders';
@@ -25,6 +28,7 @@ import { temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 import { startsFirst } from './helpers/turns';
 import { spawnDatabaseWorker } from './helpers/database-worker';
 import { waitUntil } from './helpers/wait';
+import { expectMemberExact } from './helpers/fleet-members';
 
 startsFirst('three PostgreSQL clusters and a worker process for each');
 
@@ -101,17 +105,7 @@ async function truncateTargets(): Promise<void> {
   for (const pool of pools.values()) await pool.query('TRUNCATE app.orders_usd');
 }
 
-async function expectExact(variable: Var, runId: string): Promise<void> {
-  const pool = pools.get(variable)!;
-  expect(await diffAgainstExpected(pool)).toMatchObject({ missing: 0, extra: 0 });
-  const { rows } = await pool.query<{ n: number; worker: string[] }>(
-    `SELECT (SELECT count(*)::int FROM backfill.partitions WHERE run_id = $1 AND (status <> 'succeeded' OR last_error IS NOT NULL)) AS n,
-            (SELECT array_agg(DISTINCT worker) FROM backfill.chunks WHERE run_id = $1) AS worker`,
-    [runId],
-  );
-  // every chunk written by the worker next to this database, none failed
-  expect(rows[0]).toEqual({ n: 0, worker: [`worker-${variable}`] });
-}
+const expectExact = (variable: Var, runId: string) => expectMemberExact(pools.get(variable)!, variable, runId);
 
 /** A ledger query that reads nothing until the first run in that database has created the ledger. */
 async function ledgerValue<T>(variable: Var, sql: string, params: unknown[], none: T): Promise<T> {
@@ -184,9 +178,20 @@ test('a fleet in two waves: each member a run of its own, exact in its own datab
   expect(report).toMatchObject({ status: 'succeeded', totals: { members: 3, byStatus: { succeeded: 3 } } });
   expect(report.totals.rowsWritten).toBe(result.rowsWritten);
 
-  // undone whole: every member from its own before-images; a row changed since is that member's conflict, left alone
+  // verified whole, each member from its own database
+  const verified = await runCli(['verify', started.fleetId], cliEnv);
+  expect(verified.stdout).toMatch(new RegExp(`^Verify fleet fleet-run-main/${started.fleetId}: CLEAN — 3 member\\(s\\) verified`));
+  expect(verified.code).toBe(0);
+
+  // a row changed since in one member: verify finds it there, by key; revert leaves it alone, that member's conflict, and undoes the rest
   const pc = pools.get(C)!;
   const touched = (await pc.query('UPDATE app.orders_usd SET amount_usd = 0 WHERE id = (SELECT min(id) FROM app.orders_usd) RETURNING id')).rows[0].id;
+  const wrong = await runCli(['verify', started.fleetId, '--member', C], cliEnv);
+  expect(wrong.code).toBe(1);
+  expect(wrong.stdout).toMatch(/NOT CLEAN — 1 member\(s\) verified/);
+  expect(wrong.stdout).toMatch(new RegExp(`${C}: Verify .* MISMATCHES[^]*1 differ, 0 absent, 0 not produced by the transform; keys: ${touched}\\b`));
+  expect(wrong.stdout).not.toContain(`${A}:`);
+  expect((await runCli(['verify', started.fleetId, '--member', 'NOT_A_MEMBER'], cliEnv)).stderr).toMatch(/--member NOT_A_MEMBER: not a member of fleet/);
   expect((await runCli(['revert', started.fleetId, '--reason', 'undo', '--dry-run'], cliEnv)).stderr).toMatch(
     /--dry-run, --partition and --run-id take one run/,
   );
@@ -250,6 +255,52 @@ test('onError stop: a member that fails starts no other; the fleet ends failed, 
   const rewritten = after.rows.filter((r) => kept.has(r.id) && kept.get(r.id) !== r.xmin);
   expect(rewritten).toEqual([]);
   expect((await runCli(['retry-failed', started.fleetId], cliEnv)).stderr).toMatch(/succeeded; there is nothing to retry/);
+});
+
+test("a member failing its gate under onError stop: its wave's other member finishes, the next wave never starts; the fleet fails, naming the gate", async () => {
+  await truncateTargets();
+  await startWorker(C);
+  const pb = pools.get(B)!;
+  // a value B's target takes (no constraint says no): only the spec's invariant, checked as B's run ends, does
+  const bad = (await pb.query("SELECT id FROM app.orders WHERE status <> 'void' AND currency = 'USD' ORDER BY id OFFSET 10 LIMIT 1")).rows[0].id;
+  await pb.query('UPDATE app.orders SET amount_cents = 999999999 WHERE id = $1', [bad]);
+  try {
+    const spec = fleetSpec(
+      'fleet-run-gate',
+      { waves: [2, '100%'], concurrency: 2 },
+      {
+        validate: {
+          invariants: [{ name: 'amount-sane', sql: 'SELECT t.id FROM app.orders_usd t JOIN source_rows s USING (id) WHERE t.amount_usd > 1000000' }],
+        },
+      },
+    );
+    const started = await backfill.startFleet(spec, { actor: 'test' });
+    expect(started.members.map((m) => [m.variable, m.wave])).toEqual([
+      [A, 1],
+      [B, 1],
+      [C, 2],
+    ]);
+    const result = await started.result();
+    expect(result.status).toBe('failed');
+    expect(result.members.map((m) => [m.variable, m.status])).toEqual([
+      [A, 'succeeded'],
+      [B, 'failed'],
+      [C, 'not-started'],
+    ]);
+    // every partition of B's was written; its gate failed the run
+    const runB = (await pb.query('SELECT status, partitions_total, last_error FROM backfill.runs WHERE run_id = $1', [memberOf(started, B).runId])).rows[0];
+    expect(runB.status).toBe('failed');
+    expect(runB.last_error).toMatch(/the final check failed: invariant:amount-sane \(1 row\(s\)\)/);
+    await expectExact(A, memberOf(started, A).runId);
+    expect(await ledgerValue(C, 'SELECT count(*)::int AS v FROM backfill.runs WHERE fleet_id = $1', [started.fleetId], 0)).toBe(0);
+    expect((await pools.get(C)!.query('SELECT count(*)::int AS n FROM app.orders_usd')).rows[0].n).toBe(0);
+    const status = await runCli(['status', started.fleetId], cliEnv);
+    expect(status.stdout).toMatch(new RegExp(`Fleet fleet-run-gate/${started.fleetId}: FAILED — wave 1 of 2, 1 of 3 member\\(s\\) succeeded`));
+    expect(status.stdout).toContain(`Stopping: ${B} failed; onError: stop starts no other member`);
+    expect(status.stdout).toMatch(new RegExp(`${B}: the final check failed: invariant:amount-sane`));
+  } finally {
+    await pb.query('UPDATE app.orders SET amount_cents = 100 WHERE id = $1', [bad]);
+  }
 });
 
 test('a wave waits for a person (approve), refused when nothing waits; a paused fleet pauses its running members and starts none; per-member limits apply', async () => {
@@ -370,16 +421,8 @@ test("faults: a member's database stops mid-run — it holds, said, the others f
   await startWorker(B);
   const result = await started.result();
   expect(result).toMatchObject({ status: 'succeeded' });
-  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
   // resumed from checkpoints, never from scratch: no key range of B was committed twice, and the chunks cover every row read
-  const { rows } = await pools.get(B)!.query<{ twice: number; read: number; total: number }>(
-    `SELECT (SELECT count(*)::int FROM (SELECT 1 FROM backfill.chunks WHERE run_id = $1 GROUP BY partition_id, key_from HAVING count(*) > 1) x) AS twice,
-            (SELECT sum(rows_read)::int FROM backfill.chunks WHERE run_id = $1) AS read,
-            (SELECT sum(rows_read)::int FROM backfill.partitions WHERE run_id = $1) AS total`,
-    [runB],
-  );
-  expect(rows[0].twice).toBe(0);
-  expect(rows[0].read).toBe(rows[0].total);
+  for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
 });
 
 test('cancel of a fleet: asked on no terminal without --yes is refused; then the running member stops at a chunk boundary, no other starts, the fleet ends cancelled', async () => {
@@ -426,4 +469,58 @@ test('cancel of a fleet: asked on no terminal without --yes is refused; then the
     { timeoutMs: 30_000, intervalMs: 500 },
   );
   expect(listed).toMatchObject({ name: 'fleet-run-cancel', workflowId: started.workflowId });
+
+  // where Temporal does not know the fleet (a namespace it never ran in, as after its retention): it is read back from its members' ledgers
+  const elsewhere = `fleet-run-elsewhere-${Date.now()}`;
+  await client.workflowService.registerNamespace({ namespace: elsewhere, workflowExecutionRetentionPeriod: msToTs('1 day') });
+  const there = await connectClient({ address: temporalAddress(), namespace: elsewhere });
+  try {
+    // a namespace is served some seconds after it is registered; then it takes Backfill's search attributes, as any namespace runs use
+    await pollUntil(
+      () =>
+        ensureSearchAttributes(there.client).then(
+          () => true,
+          () => undefined,
+        ),
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
+  } finally {
+    await there.close();
+  }
+  const forgottenArgs = ['--namespace', elsewhere];
+  const forgotten = await pollUntil(
+    async () => {
+      const r = await runCli(['status', started.fleetId, '--database', A, ...forgottenArgs], cliEnv);
+      return r.stdout.includes("read from its members' ledgers") ? r : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 1_000 },
+  );
+  expect(forgotten!.stdout).toMatch(new RegExp(`Fleet fleet-run-cancel/${started.fleetId}: CANCELLED — wave 1 of 1, 0 of 3 member\\(s\\) succeeded`));
+  expect(forgotten!.stdout).toContain("read from its members' ledgers: Temporal no longer knows this fleet");
+  expect(forgotten!.stdout).toMatch(new RegExp(`│ ${A} +│ 1 +│ cancelled`));
+  const fromLedgers = JSON.parse((await runCli(['status', started.fleetId, '--database', A, '-o', 'json', ...forgottenArgs], cliEnv)).stdout);
+  expect(fromLedgers).toMatchObject({ readFrom: 'ledgers', status: 'cancelled', startedBy: 'test', totals: { byStatus: { cancelled: 1, 'not-started': 2 } } });
+  expect(fromLedgers.members.map((m: { variable: string; status: string }) => [m.variable, m.status])).toEqual([
+    [A, 'cancelled'],
+    [B, 'not-started'],
+    [C, 'not-started'],
+  ]);
+  const report = await runCli(['report', started.fleetId, '--database', A, ...forgottenArgs], cliEnv);
+  expect(report.code).toBe(0);
+  expect(report.stdout).toMatch(new RegExp(`^# Fleet fleet-run-cancel \`${started.fleetId}\`: cancelled`));
+  expect(report.stdout).toContain(`## Member ${A}`);
+  expect(report.stdout).toContain('wrong day');
+  const verified = await runCli(['verify', started.fleetId, '--database', A, ...forgottenArgs], cliEnv);
+  expect(verified.stdout).toMatch(/CLEAN — 1 member\(s\) verified/);
+  expect(verified.stdout).toContain(`${B}: not verified: its run never started`);
+  expect(verified.code).toBe(0);
+  // a member that never started keeps no record of it (nothing ran there): the refusal says where to look
+  const nowhere = await runCli(['status', started.fleetId, '--database', C, ...forgottenArgs], cliEnv);
+  expect(nowhere.code).toBe(2);
+  expect(nowhere.stderr).toMatch(
+    new RegExp(`Temporal knows no fleet .* the ledger in ${C} holds no record of it: .* name a member's variable with --database VAR`),
+  );
+  // a member's variable unset here: the fleet's end is not claimed
+  const partial = JSON.parse((await runCli(['status', started.fleetId, '--database', A, '-o', 'json', ...forgottenArgs], { ...cliEnv, [B]: '' })).stdout);
+  expect(partial.status).toBe('unknown');
 });

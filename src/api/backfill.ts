@@ -33,6 +33,7 @@ import { controlFleet, type FleetAction } from '../fleet/fleet-control';
 import { waitForFleet } from '../fleet/fleet-result';
 import { retryFleet, type FleetRetryStarted } from '../fleet/retry-fleet';
 import { revertFleet, type FleetRevertOptions, type FleetRevertStarted } from '../fleet/revert-fleet';
+import { verifyFleet, type FleetVerifyReport } from '../fleet/verify-fleet';
 import type { FleetResult } from '../workflows/fleet/input';
 import type { FleetControlOutcome } from '../workflows/fleet/messages';
 
@@ -102,12 +103,14 @@ export interface Backfill {
   start(specFile: string, options?: StartOptions): Promise<Started>;
   /** A fleet spec (`databases:`): every member checked and planned, then one fleet run started; members wait for their wave. */
   startFleet(specFile: string, options?: Omit<StartFleetOptions, 'specFile'>): Promise<StartedFleetInfo>;
-  /** A fleet's members (wave, status, rows, rate, ETA, what holds them) from the fleet workflow and the members' ledgers. */
+  /** A fleet's members (wave, status, rows, rate, ETA, what holds them) from the fleet workflow and the members' ledgers; once Temporal has forgotten it, from the ledgers, this one's first. */
   fleetStatus(fleet: string): Promise<FleetStatusReport>;
   /** Pause, resume or cancel a whole fleet, or approve its next wave; answered once the running members were told. */
   controlFleet(fleet: string, action: FleetAction, who?: Partial<OperatorAction>): Promise<FleetControlOutcome & { fleetId: string }>;
   /** The next attempt of a finished fleet: failed members retried (their failed partitions), members never started started, the rest kept. */
   retryFleet(fleet: string, who?: Partial<OperatorAction>): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }>;
+  /** Every member's run (or `member`'s) verified as `verify` verifies a run, from its own database; clean only when all that ran are. */
+  verifyFleet(fleet: string, options?: { member?: string }): Promise<FleetVerifyReport>;
   /** Every member of a finished fleet undone as `revert` undoes a run; all members checked before any starts. */
   revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted>;
   /** The ledger's view of a run: counts, failures, gates, events, downstream. */
@@ -279,8 +282,8 @@ export class BackfillClient implements Backfill {
   }
 
   async fleetStatus(fleet: string): Promise<FleetStatusReport> {
-    const report = await fleetStatus(await this.client(), fleet);
-    return { ...report, webUi: webUiUrl(this.config.address, this.config.namespace, report.workflowId) };
+    const report = await fleetStatus(await this.client(), fleet, process.env, this.databaseVar);
+    return report.readFrom ? report : { ...report, webUi: webUiUrl(this.config.address, this.config.namespace, report.workflowId) };
   }
 
   async controlFleet(fleet: string, action: FleetAction, who: Partial<OperatorAction> = {}): Promise<FleetControlOutcome & { fleetId: string }> {
@@ -291,6 +294,10 @@ export class BackfillClient implements Backfill {
     const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
     const { handle, ...started } = await retryFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, actor);
     return { ...started, result: () => waitForFleet(handle) };
+  }
+
+  async verifyFleet(fleet: string, options: { member?: string } = {}): Promise<FleetVerifyReport> {
+    return verifyFleet(await this.client(), fleet, { ...options, ledgerVariable: this.databaseVar });
   }
 
   async revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted> {

@@ -16,10 +16,16 @@ export interface FleetReportData {
   members: { variable: string; report?: ReportData; unread?: string }[];
 }
 
-export async function collectFleetReport(client: Client, ref: string, env: Record<string, string | undefined> = process.env): Promise<FleetReportData> {
-  const fleet = await fleetStatus(client, ref, env);
+/** `ledgerVariable`: the ledger read first once Temporal has forgotten the fleet (fleet-from-ledgers.ts). */
+export async function collectFleetReport(
+  client: Client,
+  ref: string,
+  env: Record<string, string | undefined> = process.env,
+  ledgerVariable?: string,
+): Promise<FleetReportData> {
+  const fleet = await fleetStatus(client, ref, env, ledgerVariable);
   const members = await inParallel(fleet.members, 4, async (m) => {
-    if (m.status === 'waiting' || m.status === 'not-started') return { variable: m.variable };
+    if (m.status === 'waiting' || m.status === 'not-started') return { variable: m.variable, ...(m.unread ? { unread: m.unread } : {}) };
     if (!env[m.variable]) return { variable: m.variable, unread: `${m.variable} is not set here` };
     const pool = createPool(databaseUrlFrom(m.variable, env), { max: 2, applicationName: 'backfill-cli' });
     try {

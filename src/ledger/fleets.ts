@@ -69,13 +69,23 @@ export interface FleetMemberRun {
   wave_approved_by: string | null;
   status: string;
   partitions_total: number;
+  /** Set on a revert of a member's run: the run it undoes. */
+  reverts: string | null;
 }
 
 /** The runs this ledger holds for the fleet (a member's, and any retry or revert of it). */
 export async function fleetRuns(db: Queryable, fleetId: string): Promise<FleetMemberRun[]> {
   const { rows } = await db.query<FleetMemberRun>(
-    'SELECT run_id, fleet_member, fleet_wave, wave_approved_by, status, partitions_total FROM backfill.runs WHERE fleet_id = $1 ORDER BY created_at',
+    'SELECT run_id, fleet_member, fleet_wave, wave_approved_by, status, partitions_total, reverts FROM backfill.runs WHERE fleet_id = $1 ORDER BY created_at',
     [fleetId],
   );
+  return rows;
+}
+
+/** The newest fleets this ledger keeps a record of (shell completion offers their ids); none before migration 16. */
+export async function recentFleets(db: Queryable, limit = 20): Promise<Pick<FleetRow, 'fleet_id' | 'name'>[]> {
+  const exists = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.fleets')::text AS t");
+  if (exists.rows[0].t === null) return [];
+  const { rows } = await db.query<Pick<FleetRow, 'fleet_id' | 'name'>>('SELECT fleet_id, name FROM backfill.fleets ORDER BY created_at DESC LIMIT $1', [limit]);
   return rows;
 }

@@ -1,5 +1,6 @@
 /** A fleet's report as Markdown: the fleet first, then each member's report with its headings one level down. */
 import type { FleetReportData } from '../fleet/fleet-report';
+import { LEDGERS_ONLY } from '../fleet/fleet-status-report';
 import { renderMarkdown } from './markdown';
 
 const cell = (text: string | number) => String(text).replace(/\|/g, '\\|');
@@ -12,6 +13,8 @@ export function renderFleetMarkdown(data: FleetReportData): string {
     `${f.reason}`,
     '',
     `- started by ${f.startedBy}; ${f.members.length} member(s) in ${f.waves} wave(s), ${f.concurrency} at once, onError ${f.onError}`,
+    ...(f.approvedBy ? [`- its plan approved by ${f.approvedBy}`] : []),
+    ...(f.readFrom === 'ledgers' ? [`- ${LEDGERS_ONLY}`] : []),
     `- ${f.totals.byStatus.succeeded} succeeded, ${f.totals.byStatus.failed} failed, ${f.totals.byStatus.cancelled} cancelled, ${f.totals.byStatus['not-started']} not started`,
     `- ${f.totals.rowsRead} rows read, ${f.totals.rowsWritten} written, ${f.totals.partitionsDone} of ${f.totals.partitions} partitions done`,
     ...f.approvals.map((a) => `- wave ${a.wave} approved by ${a.actor}${a.reason ? `: ${a.reason}` : ''}`),

@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { temporalAddress } from './temporal';
 
-export function spawnDatabaseWorker(variable: string, baseQueue: string, onOutput?: (text: string) => void): ChildProcess {
+/** `address`: a Temporal server of the test's own (the suite's dev server by default). */
+export function spawnDatabaseWorker(variable: string, baseQueue: string, onOutput?: (text: string) => void, address = temporalAddress()): ChildProcess {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!/^(BF_|DATABASE_URL$|JEST_)/.test(key)) env[key] = value;
   const child = spawn(process.execPath, [path.resolve(__dirname, '../../dist/client.js'), 'worker'], {
@@ -16,7 +17,7 @@ export function spawnDatabaseWorker(variable: string, baseQueue: string, onOutpu
       ...env,
       [variable]: process.env[variable],
       BACKFILL_DATABASES: variable,
-      TEMPORAL_ADDRESS: temporalAddress(),
+      TEMPORAL_ADDRESS: address,
       BACKFILL_TASK_QUEUE: baseQueue,
       BACKFILL_WORKER_IDENTITY: `worker-${variable}`,
       LOG_LEVEL: 'warn',

@@ -18,7 +18,7 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
     throw new UsageError(`-o ${opts.output} and --format ${opts.format} disagree; --format is the older name of -o: give one`);
   }
   const as = opts.output ?? opts.format ?? 'markdown';
-  if (isFleetRef(ref)) return reportFleet(ref, as, opts.out);
+  if (isFleetRef(ref)) return reportFleet(ref, as, opts.out, opts.database);
   await withBackfill(opts.database, async (backfill) => {
     const data = await backfill.report(ref);
     const text = as === 'html' ? renderHtml(data) : as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderMarkdown(data);
@@ -32,13 +32,14 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
 }
 
 /** A fleet: its record and outcome, then each member's own report (Markdown or JSON; a page of HTML per member: report it with --database). */
-async function reportFleet(ref: string, as: ReportFormat, out: string | undefined): Promise<void> {
+async function reportFleet(ref: string, as: ReportFormat, out: string | undefined, database: string): Promise<void> {
   if (as === 'html')
     throw new UsageError(
       "-o html renders one run's page: report a fleet as markdown or json, or one member with: backfill report <member run> --database <member> -o html",
     );
-  await withBackfill('DATABASE_URL', async (backfill) => {
-    const data = await collectFleetReport(await backfill.client(), ref);
+  await withBackfill(database, async (backfill) => {
+    // once Temporal has forgotten the fleet, it is read from its members' ledgers, --database's first
+    const data = await collectFleetReport(await backfill.client(), ref, process.env, database);
     const text = as === 'json' ? `${JSON.stringify(data, null, 2)}\n` : renderFleetMarkdown(data);
     if (!out) return void process.stdout.write(text);
     writeFileSync(out, text);

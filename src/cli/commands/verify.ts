@@ -4,9 +4,14 @@ import { verifyRun, type VerifyReport } from '../../operations/verify-run';
 import { runLabel } from '../../domain/labels';
 import { databaseOption, outputOption } from '../options';
 import { emit, format, type OutputOptions } from '../output';
-import { withLedger } from '../with-backfill';
+import { withBackfill, withLedger } from '../with-backfill';
+import { UsageError } from '../output';
+import { isFleetRef } from '../../fleet/start-fleet';
+import { verifyFleet, type FleetVerifyReport } from '../../fleet/verify-fleet';
 
-async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string }): Promise<void> {
+async function verify(ref: string, opts: OutputOptions & { database: string; partition?: string; member?: string }): Promise<void> {
+  if (isFleetRef(ref)) return verifyWholeFleet(ref, opts);
+  if (opts.member) throw new UsageError(`--member names a member of a fleet: ${ref} is a run (verify a fleet with: backfill verify fleet-… --member NAME)`);
   await withLedger(opts.database, async ({ pool, findRun }) => {
     const run = await findRun(ref);
     const progress =
@@ -19,6 +24,43 @@ async function verify(ref: string, opts: OutputOptions & { database: string; par
     emit(opts, report, renderVerify);
     if (!report.clean) process.exitCode = 1;
   });
+}
+
+/** Every member (or `--member`) verified as a run is, from its own database; exit 1 unless all that ran are verified clean. */
+async function verifyWholeFleet(ref: string, opts: OutputOptions & { database: string; partition?: string; member?: string }): Promise<void> {
+  if (opts.partition)
+    throw new UsageError(
+      "--partition names one run's partition: verify a fleet member's run with: backfill verify <member run> --database <member> --partition <id>",
+    );
+  await withBackfill(opts.database, async (backfill) => {
+    const progress =
+      format(opts) !== 'text' || !process.stderr.isTTY
+        ? undefined
+        : (member: string) => (p: { id: string; wrong: number }, done: number, total: number) =>
+            process.stderr.write(`\r  ${member}: ${done}/${total} partitions checked${p.wrong ? `; ${p.id}: ${p.wrong} wrong` : ''}\u001b[K`);
+    const report = await verifyFleet(await backfill.client(), ref, {
+      ledgerVariable: opts.database,
+      ...(opts.member ? { member: opts.member } : {}),
+      ...(progress ? { onPartition: progress } : {}),
+    });
+    if (progress) process.stderr.write('\n');
+    emit(opts, report, renderFleetVerify);
+    if (!report.clean) process.exitCode = 1;
+  });
+}
+
+function renderFleetVerify(r: FleetVerifyReport): string {
+  const lines = [`Verify fleet ${r.name}/${r.fleetId}: ${r.clean ? 'CLEAN' : 'NOT CLEAN'} — ${r.members.filter((m) => m.report).length} member(s) verified`];
+  for (const m of r.members) {
+    if (m.report)
+      lines.push(
+        ...renderVerify(m.report)
+          .split('\n')
+          .map((line, i) => (i === 0 ? `${m.variable}: ${line}` : `  ${line}`)),
+      );
+    else lines.push(`${m.variable}: not verified: ${m.notVerified!.reason}`);
+  }
+  return lines.join('\n');
 }
 
 function renderVerify(r: VerifyReport): string {
@@ -44,8 +86,9 @@ function renderVerify(r: VerifyReport): string {
 export function command(): Command {
   return new Command('verify')
     .description("recompute the run's frozen transform and compare it with the target now, partition by partition; exit 1 on mismatches")
-    .argument('<run>', 'run id or workflow id')
+    .argument('<run>', 'run id, fleet id (fleet-…) or workflow id')
     .option('--partition <id>', 'only this partition')
+    .option('--member <name>', "a fleet's member (its variable): verify only its run")
     .addOption(databaseOption())
     .addOption(outputOption())
     .action(verify);

@@ -1,6 +1,6 @@
 /** Text for `backfill status` of a fleet: the fleet's line, one row per member, what needs a person, the totals. */
 import Table from 'cli-table3';
-import type { FleetMemberStatus, FleetStatusReport } from '../../fleet/fleet-status';
+import { LEDGERS_ONLY, type FleetMemberStatus, type FleetStatusReport } from '../../fleet/fleet-status-report';
 import { workerGapLine } from '../../operations/database-workers';
 import { plainStyle } from './status';
 import { count as n, duration as seconds } from './units';
@@ -11,6 +11,8 @@ export function renderFleetStatus(r: FleetStatusReport): string {
     `Fleet ${r.name}/${r.fleetId}: ${r.status.toUpperCase()} — wave ${r.wave} of ${r.waves}, ${t.byStatus.succeeded} of ${t.members} member(s) succeeded`,
     `  ${r.reason}; started by ${r.startedBy}; ${r.concurrency} member(s) at once, onError ${r.onError}`,
   ];
+  if (r.approvedBy) lines.push(`  its plan approved by ${r.approvedBy}`);
+  if (r.readFrom === 'ledgers') lines.push(`  ${LEDGERS_ONLY}`);
   if (r.webUi) lines.push(`  Web UI: ${r.webUi}`);
   if (r.awaitingApproval !== undefined) lines.push(`Wave ${r.awaitingApproval} waits for a person: backfill approve ${r.fleetId} --reason "…"`);
   if (r.paused) lines.push(`Paused by ${r.paused.actor}${r.paused.reason ? ` (${r.paused.reason})` : ''}: backfill resume ${r.fleetId}`);
@@ -27,6 +29,8 @@ export function renderFleetStatus(r: FleetStatusReport): string {
     if (m.waitingForWorker) lines.push(`${m.variable}: ${workerGapLine(m.waitingForWorker)}`);
     for (const h of m.run?.holding ?? []) lines.push(`${m.variable}: ${h.partitionId} held: ${h.reason}`);
     for (const f of m.run?.failures ?? []) lines.push(`${m.variable}: ${f.partitionId} ${f.status}${f.range ? ` (${f.range})` : ''}: ${f.error ?? ''}`);
+    // a run can fail with every partition done: its gate (the final check, an invariant) said no
+    if (m.run?.lastError && m.run.failures.length === 0) lines.push(`${m.variable}: ${m.run.lastError}`);
     if (m.error && !m.run) lines.push(`${m.variable}: ${m.error}`);
     if (m.unread) lines.push(`${m.variable}: ${m.unread}`);
   }
