@@ -1,18 +1,22 @@
 /**
  * CLI output and exit codes: human-readable text by default, one JSON document with
  * `-o json`, JSON lines with `-o jsonl` (one compact object per line: a command that follows a
- * run streams one per update, the others print their one document on one line). Exit codes: 0 ok, 1 failed (including a run that failed), 2 bad input
- * (usage, spec, unknown run, a destructive command unconfirmed without a terminal), 130 interrupted
- * or declined at a confirmation.
+ * run streams one per update, the others print their one document on one line). Exit codes
+ * (README "Exit codes"): 0 ok, 1 failed (a run that did not succeed, a mismatch), 2 bad input
+ * (usage, spec, unknown run, a destructive command unconfirmed without a terminal), 3 could not
+ * answer (Temporal or a database unreachable), 130 interrupted or declined at a confirmation.
  */
 import { UsageError } from '../domain/usage-error';
 import { Declined } from './confirm';
 import { SpecError } from '../specs/errors';
-import { temporalErrorMessage } from '../temporal/errors';
+import { grpcCause, temporalErrorMessage } from '../temporal/errors';
+import { status } from '@grpc/grpc-js';
+import { UnreachableError } from '../domain/unreachable-error';
+import { isDatabaseUnavailable } from '../db/errors';
 
 export { UsageError };
 
-export const ExitCode = { Ok: 0, Failed: 1, Usage: 2, Interrupted: 130 } as const;
+export const ExitCode = { Ok: 0, Failed: 1, Usage: 2, Unreachable: 3, Interrupted: 130 } as const;
 
 export type OutputFormat = 'text' | 'json' | 'jsonl';
 
@@ -35,7 +39,18 @@ export function emit<T>(options: OutputOptions, value: T, text: (value: T) => st
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof Declined) return ExitCode.Interrupted;
-  return err instanceof UsageError || err instanceof SpecError ? ExitCode.Usage : ExitCode.Failed;
+  if (err instanceof UsageError || err instanceof SpecError) return ExitCode.Usage;
+  return couldNotAnswer(err) ? ExitCode.Unreachable : ExitCode.Failed;
+}
+
+/** The error, or one it was caused by, is a server that did not answer: Temporal or a database away. */
+function couldNotAnswer(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof UnreachableError || isDatabaseUnavailable(e)) return true;
+    const grpc = grpcCause(e);
+    if (grpc && (grpc.code === status.UNAVAILABLE || grpc.code === status.DEADLINE_EXCEEDED)) return true;
+  }
+  return false;
 }
 
 export function reportError(err: unknown, options: OutputOptions = {}): number {

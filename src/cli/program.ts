@@ -2,9 +2,9 @@
  * The `backfill` command line: the list of its commands, each defined with its action in
  * src/cli/commands/<command>.ts (commander parses, the action calls an operation and renders).
  * Text output by default, `-o json` for scripts; exit codes 0 ok, 1 failed, 2 bad input,
- * 130 interrupted.
+ * 3 could not answer, 130 interrupted (README "Exit codes").
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { completionCommand } from './completion';
 import { arrangeHelp, HELP_GROUPS } from './help';
 import { reportError, type OutputOptions } from './output';
@@ -48,6 +48,43 @@ export const COMMANDS: Record<string, () => CommandModule> = {
   setup: () => require('./commands/setup'),
 };
 
+/** The commands that reach Temporal: each takes the temporal CLI's connection flags. */
+const REACH_TEMPORAL = new Set([
+  'start',
+  'status',
+  'pause',
+  'resume',
+  'cancel',
+  'set-limits',
+  'retry-failed',
+  'revert',
+  'approve',
+  'verify',
+  'report',
+  'watch',
+  'list',
+  'worker',
+]);
+
+/**
+ * `--address`, `--namespace` and `--env` as the temporal CLI spells them. They set the variables
+ * every connection is made from (temporal/config.ts), before the command's action runs, so a flag
+ * wins over the environment and `--env` picks a temporal.toml profile as TEMPORAL_PROFILE does.
+ */
+function withTemporalFlags(command: Command): Command {
+  const group = 'Temporal connection (else TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_PROFILE):';
+  return command
+    .addOption(new Option('--address <host:port>', 'the Temporal frontend').helpGroup(group))
+    .addOption(new Option('--namespace <name>', 'the Temporal namespace').helpGroup(group))
+    .addOption(new Option('--env <profile>', "a profile of temporal.toml (TEMPORAL_CONFIG_FILE, else the temporal CLI's default file)").helpGroup(group))
+    .hook('preAction', (_command, action) => {
+      const { address, namespace, env } = action.opts<{ address?: string; namespace?: string; env?: string }>();
+      if (address) process.env.TEMPORAL_ADDRESS = address;
+      if (namespace) process.env.TEMPORAL_NAMESPACE = namespace;
+      if (env) process.env.TEMPORAL_PROFILE = env;
+    });
+}
+
 /**
  * The program with every command, or with `only` the one named (what a run of one command needs:
  * its options, arguments and help are its own).
@@ -63,7 +100,7 @@ export function buildProgram(options: { completion?: boolean; only?: string } = 
   const order = HELP_GROUPS.flatMap((g) => g.commands);
   const names = options.only ? [options.only] : Object.keys(COMMANDS);
   const commands = names.map((name) => COMMANDS[name]().command()).sort((a, b) => order.indexOf(a.name()) - order.indexOf(b.name()));
-  for (const c of commands) program.addCommand(c.copyInheritedSettings(program));
+  for (const c of commands) program.addCommand((REACH_TEMPORAL.has(c.name()) ? withTemporalFlags(c) : c).copyInheritedSettings(program));
   if (options.completion !== false && !options.only) program.addCommand(completionCommand(program, () => buildProgram({ completion: false })));
   arrangeHelp(program);
   return program;

@@ -9,6 +9,7 @@ import type { Duration } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
 import { AesGcmPayloadCodec } from './payload-codec';
 import { temporalConfig, type TemporalConfig } from './config';
+import { UnreachableError } from '../domain/unreachable-error';
 
 export interface ConnectedClient {
   client: Client;
@@ -19,7 +20,7 @@ type ConnectConfig = Pick<TemporalConfig, 'address' | 'namespace'> & Partial<Pic
 
 function unreachable(config: Pick<TemporalConfig, 'address' | 'connection'>, err: Error): Error {
   const how = config.connection?.tls ? ' over TLS' : '';
-  return new Error(
+  return new UnreachableError(
     `cannot reach Temporal at ${config.address}${how} (${err.message}); start it with: backfill dev, or check TEMPORAL_ADDRESS and the TLS settings`,
     { cause: err },
   );
