@@ -14,7 +14,7 @@ export const HELP_GROUPS: { heading: string; commands: string[] }[] = [
     commands: ['start', 'watch', 'status', 'partitions', 'list', 'pause', 'resume', 'cancel', 'set-limits', 'retry-failed', 'revert', 'approve'],
   },
   { heading: 'Proof:', commands: ['verify', 'after', 'cleanup', 'report'] },
-  { heading: 'Infrastructure:', commands: ['worker', 'codec-server', 'migrate', 'dev', 'demo', 'setup', 'complete'] },
+  { heading: 'Infrastructure:', commands: ['worker', 'codec-server', 'migrate', 'dev', 'demo', 'setup', 'completion'] },
 ];
 
 const EXAMPLES: Record<string, string[]> = {
