@@ -38,5 +38,5 @@ test('each command is found under its own name, alone, as `backfill <command>` b
     expect(buildProgram({ only: name }).commands.map((c) => c.name())).toEqual([name]);
   }
   const grouped = HELP_GROUPS.flatMap((g) => g.commands);
-  expect([...grouped].sort()).toEqual([...Object.keys(COMMANDS), 'complete'].sort());
+  expect([...grouped].sort()).toEqual([...Object.keys(COMMANDS), 'completion'].sort());
 });
