@@ -39,13 +39,14 @@ import { inputChanges, type InputFingerprint } from '../preflight/input-fingerpr
 import { runInputs, serverVersion } from '../preflight/run-inputs';
 import { scopeRows } from '../preflight/scope-rows';
 import { engineVersion } from '../util/engine-version';
+import { chosenSubset, isSubsetRequest, selectSubset, type RunSubset, type SubsetRequest } from '../compiler/subset';
 
 export type { RunApproval };
 
 /** A backfill run's input as its workflow hands it on, with the workflow's id and the size of a plan page. */
 export type RegisterRunInput = Pick<
   BackfillRunInput,
-  'runId' | 'spec' | 'specFile' | 'specHash' | 'transform' | 'startedBy' | 'databaseIdentity' | 'approval' | 'onlyStale' | 'fleet'
+  'runId' | 'spec' | 'specFile' | 'specHash' | 'transform' | 'startedBy' | 'databaseIdentity' | 'approval' | 'onlyStale' | 'subset' | 'fleet'
 > & {
   workflowId: string;
   pageSize: number;
@@ -107,7 +108,13 @@ export function registerRunActivity(deps: ActivityDeps) {
     if (excess) deps.logger.warn({ runId, database: spec.database }, `worker ${excess}`);
     const inputFingerprints = await runInputs(pool, resolved, shape);
     if (input.approval) refuseUnapproved(runId, input.approval, checked.partitions, inputFingerprints);
-    const partitions = input.onlyStale ? await onlyStale(pool, runId, resolved, checked.partitions) : checked.partitions;
+    // part of the plan on purpose: recorded as the run's subset, which its proof of completeness covers exactly
+    const chosen = input.onlyStale
+      ? await onlyStale(pool, runId, resolved, checked.partitions)
+      : isSubsetRequest(input.subset)
+        ? subsetOf(runId, checked.partitions, input.subset)
+        : undefined;
+    const partitions = chosen?.partitions ?? checked.partitions;
     const scope = await scopeRows(pool, resolved);
     // a run of some partitions reads about their share of the scope
     const rowsPlanned =
@@ -144,6 +151,7 @@ export function registerRunActivity(deps: ActivityDeps) {
           approvedPlan: input.approval?.plan,
           approvedBy: input.approval?.approvedBy,
           onlyStale: input.onlyStale,
+          ...(chosen ? { subset: chosen.subset } : {}),
           rowsPlanned,
           ...(keep !== null ? { undo: { table: imageTable, keep } } : {}),
         });
@@ -180,6 +188,7 @@ export function registerRunActivity(deps: ActivityDeps) {
             ...(inputFingerprints.length > 0 ? { inputs: inputFingerprints.map((f) => f.name) } : {}),
             // kept for the audit record: whether this run can be undone, and for how long
             undo: keep ?? 'off',
+            ...(chosen ? { subset: { partitions: chosen.subset.partitions.length, ofPlanned: chosen.subset.ofPlanned, asked: chosen.subset.asked } } : {}),
             ...(input.approval ? { approvedBy: input.approval.approvedBy, plan: input.approval.plan.partitions.digest } : {}),
             ...(input.fleet
               ? { fleet: input.fleet.record.fleetId, member: input.fleet.member, wave: input.fleet.wave, waveApprovedBy: input.fleet.waveApprovedBy }
@@ -206,16 +215,28 @@ export function registerRunActivity(deps: ActivityDeps) {
 }
 
 /** The stale partitions of the plan, renumbered in plan order (ramp stages count ordinals). */
-async function onlyStale(pool: pg.Pool, runId: string, spec: Spec, planned: PlannedPartition[]): Promise<PlannedPartition[]> {
+async function onlyStale(
+  pool: pg.Pool,
+  runId: string,
+  spec: Spec,
+  planned: PlannedPartition[],
+): Promise<{ partitions: PlannedPartition[]; subset: RunSubset }> {
   const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
-  const partitions = planned.filter((p) => stale.has(p.id)).map((p, ordinal) => ({ ...p, ordinal }));
-  if (partitions.length === 0) {
+  const chosen = chosenSubset(planned, (p) => stale.has(p.id), { onlyStale: true });
+  if (chosen.partitions.length === 0) {
     throw ApplicationFailure.nonRetryable(
       `run ${runId}: no partition of ${spec.name} is stale (backfill stale shows why); nothing to re-run`,
       FailureType.SpecInvalid,
     );
   }
-  return partitions;
+  return chosen;
+}
+
+/** `start --partition`, `--from/--to`: checked by the starter too; here against the plan this worker made. */
+function subsetOf(runId: string, planned: PlannedPartition[], request: SubsetRequest): { partitions: PlannedPartition[]; subset: RunSubset } {
+  const selected = selectSubset(planned, request);
+  if (!selected.ok) throw ApplicationFailure.nonRetryable(`run ${runId}: ${selected.problems.join('; ')}`, FailureType.SpecInvalid);
+  return selected;
 }
 
 /**

@@ -149,7 +149,7 @@ export function runControlActivities(deps: ActivityDeps) {
         // succeeded means every planned partition is in the ledger, the partitions tile the scope,
         // and each completed once: not just that every partition found there succeeded
         const ledger = await completenessRows(client, input.runId);
-        const problems = completenessProblems(run.partitions_total, ledger);
+        const problems = completenessProblems(run.partitions_total, ledger, run.subset ?? undefined);
         // the whole-run check's verdict, as the ledger holds it: one row per gate in sum
         const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
         const outcome: RunStatus = run.cancel_requested
@@ -180,7 +180,13 @@ export function runControlActivities(deps: ActivityDeps) {
             ...totals,
             rowsOutsidePlan: outsidePlan,
             // cutWhileRunning: the partitions limits.splitTail added, folded back into the planned ones by the proof
-            proof: { planned: run.partitions_total, inLedger: ledger.length, cutWhileRunning: ledger.filter((p) => p.split_from).length, problems },
+            proof: {
+              planned: run.partitions_total,
+              inLedger: ledger.length,
+              cutWhileRunning: ledger.filter((p) => p.split_from).length,
+              ...(run.subset ? { subsetOf: run.subset.ofPlanned } : {}),
+              problems,
+            },
             failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })),
           },
         });
@@ -197,8 +203,8 @@ export function runControlActivities(deps: ActivityDeps) {
  */
 async function rowsOutsidePlan(pool: pg.Pool, runId: string, logger: ActivityDeps['logger']): Promise<number | null> {
   const run = await getRun(pool, runId);
-  // a run of only the stale partitions covers part of the scope on purpose; a revert covers images, not a scope
-  if (!run || run.only_stale || run.reverts) return null;
+  // a run of part of the plan (a subset, the stale partitions) covers part of the scope on purpose; a revert covers images, not a scope
+  if (!run || run.only_stale || run.subset || run.reverts) return null;
   const statement = compileRun(resolveSpec(run.spec), run.shape).outsidePlan(await plannedBounds(pool, runId));
   try {
     return await inReadOnlyCheck(

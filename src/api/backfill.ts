@@ -36,6 +36,7 @@ import { revertFleet, type FleetRevertOptions, type FleetRevertStarted } from '.
 import { verifyFleet, type FleetVerifyReport } from '../fleet/verify-fleet';
 import type { FleetResult } from '../workflows/fleet/input';
 import type { FleetControlOutcome } from '../workflows/fleet/messages';
+import type { SubsetRequest } from '../compiler/subset';
 
 export interface BackfillOptions {
   /** The environment variable holding the ledger database's URL (default DATABASE_URL): where runs are looked up. */
@@ -55,6 +56,8 @@ export interface StartOptions {
   approval?: { planFile: string; approvedBy: string };
   /** Only the partitions that are stale (written by another transform version). */
   onlyStale?: boolean;
+  /** Only these partitions of the plan: named, or those meeting [from, to) on the partition column (README "Run part of the plan"). */
+  subset?: SubsetRequest;
 }
 
 /** A run that has started: its ids, its plan's size, the plan's warnings and its Web UI page. */

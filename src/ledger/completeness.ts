@@ -18,7 +18,12 @@ export interface LedgerPartition {
   split_from?: string | null;
 }
 
-export function completenessProblems(planned: number, ledger: LedgerPartition[]): string[] {
+/**
+ * `subset`: a run of part of the plan on purpose (`start --partition`, `--from/--to`,
+ * `--only-stale`): the ledger must hold exactly its partitions, and partitions that neighbour each
+ * other in the plan must still meet; where the subset skips partitions, nothing is claimed.
+ */
+export function completenessProblems(planned: number, ledger: LedgerPartition[], subset?: PlanSubset): string[] {
   const { partitions, problems } = foldSplits(ledger);
   if (partitions.length !== planned) problems.push(`the ledger holds ${partitions.length} partitions but the plan had ${planned}`);
   const byOrdinal = [...partitions].sort((a, b) => a.ordinal - b.ordinal);
@@ -28,12 +33,70 @@ export function completenessProblems(planned: number, ledger: LedgerPartition[])
     const p = byOrdinal[misplaced];
     problems.push(`partition ${p.partition_id} is number ${p.ordinal} of the plan where ${misplaced} was expected (a partition is missing before it)`);
   }
+  if (subset) problems.push(...subsetProblems(byOrdinal, subset));
   const nulls = byOrdinal.filter((p) => p.bounds.kind === 'null');
   if (nulls.length > 1) problems.push(`${nulls.length} partitions claim the NULL rows`);
-  const bounded = byOrdinal.filter((p) => p.bounds.kind !== 'null');
   const seenValues = new Set<string>();
+  for (const group of neighbours(
+    byOrdinal.filter((p) => p.bounds.kind !== 'null'),
+    subset,
+  ))
+    problems.push(...tilingProblems(group, seenValues));
+  for (const p of ledger) {
+    if (p.status === 'succeeded' && p.completions !== 1) problems.push(`partition ${p.partition_id} completed ${p.completions} times`);
+  }
+  return problems;
+}
+
+/** What the completeness proof needs of a run's subset (compiler/subset.ts RunSubset). */
+export interface PlanSubset {
+  partitions: { id: string; planOrdinal: number }[];
+  /** The plan's place of its last partition of values (a NULL partition, if any, comes after it). */
+  lastBoundedPlace: number;
+}
+
+function subsetProblems(partitions: LedgerPartition[], subset: PlanSubset): string[] {
+  const held = partitions.map((p) => p.partition_id);
+  const wanted = subset.partitions.map((p) => p.id);
+  const missing = wanted.filter((id) => !held.includes(id));
+  const extra = held.filter((id) => !wanted.includes(id));
+  return [
+    ...missing.map((id) => `partition ${id} of the run's subset is not in the ledger`),
+    ...extra.map((id) => `partition ${id} is in the ledger but not in the run's subset`),
+    ...(missing.length === 0 && extra.length === 0 && held.some((id, i) => id !== wanted[i])
+      ? ["the ledger holds the subset's partitions in another order than the plan's"]
+      : []),
+  ];
+}
+
+/** A group of partitions, in order, each next to the one before it in the plan; whether the group reaches the plan's first and last. */
+interface Neighbours {
+  partitions: LedgerPartition[];
+  atPlanStart: boolean;
+  atPlanEnd: boolean;
+}
+
+function neighbours(bounded: LedgerPartition[], subset: PlanSubset | undefined): Neighbours[] {
+  if (!subset) return [{ partitions: bounded, atPlanStart: true, atPlanEnd: true }];
+  const placeOf = new Map(subset.partitions.map((p) => [p.id, p.planOrdinal]));
+  const place = (p: LedgerPartition) => placeOf.get(p.partition_id) ?? -1;
+  const groups: Neighbours[] = [];
+  for (const p of bounded) {
+    const group = groups[groups.length - 1];
+    const previous = group?.partitions[group.partitions.length - 1];
+    if (group && previous && place(p) === place(previous) + 1) group.partitions.push(p);
+    else groups.push({ partitions: [p], atPlanStart: place(p) === 0, atPlanEnd: false });
+  }
+  for (const g of groups) g.atPlanEnd = place(g.partitions[g.partitions.length - 1]) === subset.lastBoundedPlace;
+  return groups;
+}
+
+function tilingProblems({ partitions: bounded, atPlanStart, atPlanEnd }: Neighbours, seenValues: Set<string>): string[] {
+  const problems: string[] = [];
   for (let i = 0; i < bounded.length; i++) {
     const { bounds, partition_id: id } = bounded[i];
+    const first = i === 0;
+    const last = i === bounded.length - 1;
     if (bounds.kind === 'list') {
       if (seenValues.has(bounds.value)) problems.push(`partition ${id} repeats a value another partition covers`);
       seenValues.add(bounds.value);
@@ -52,15 +115,16 @@ export function completenessProblems(planned: number, ledger: LedgerPartition[])
       seenValues.add(`leaf ${bounds.leaf}`);
       const before = continues && previous?.kind === 'leaf' ? previous.split : undefined;
       if (continues && !before) problems.push(`partition ${id} cuts leaf ${bounds.leaf}, which the partition before it holds whole`);
-      if (!continues && bounds.split.lo !== null) problems.push(`partition ${id} leaves the lowest keys of leaf ${bounds.leaf} without a partition`);
-      if (!sameLeaf(next) && bounds.split.hi !== null) problems.push(`partition ${id} leaves the highest keys of leaf ${bounds.leaf} without a partition`);
+      // a subset may hold some pieces of a leaf on purpose: its ends are claimed only where the group reaches the plan's
+      if (!continues && bounds.split.lo !== null && (!first || atPlanStart))
+        problems.push(`partition ${id} leaves the lowest keys of leaf ${bounds.leaf} without a partition`);
+      if (!sameLeaf(next) && bounds.split.hi !== null && (!last || atPlanEnd))
+        problems.push(`partition ${id} leaves the highest keys of leaf ${bounds.leaf} without a partition`);
       if (before && before.hi !== bounds.split.lo)
         problems.push(`partition ${id} does not start where the one before it in leaf ${bounds.leaf} ends: a gap or an overlap`);
     } else if (bounds.kind === 'span') {
       const previous = bounded[i - 1]?.bounds;
-      const first = i === 0;
-      const last = i === bounded.length - 1;
-      if ((first && bounds.lo !== null) || (last && bounds.hi !== null))
+      if ((first && atPlanStart && bounds.lo !== null) || (last && atPlanEnd && bounds.hi !== null))
         problems.push(`partition ${id} leaves the ${first ? 'lowest' : 'highest'} values without a partition`);
       if (previous && (previous.kind !== 'span' || previous.hi !== bounds.lo))
         problems.push(`partition ${id} does not start where the one before it ends: a gap or an overlap`);
@@ -72,9 +136,6 @@ export function completenessProblems(planned: number, ledger: LedgerPartition[])
         );
       }
     }
-  }
-  for (const p of ledger) {
-    if (p.status === 'succeeded' && p.completions !== 1) problems.push(`partition ${p.partition_id} completed ${p.completions} times`);
   }
   return problems;
 }

@@ -15,6 +15,7 @@ import type { Spec } from '../specs/schema';
 import type { RunShape } from '../compiler/shape';
 import type { InputFingerprint } from '../preflight/input-fingerprints';
 import type { SavedPlan } from '../preflight/saved-plan';
+import type { RunSubset } from '../compiler/subset';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
@@ -67,6 +68,8 @@ export interface RunRow {
   undo_keep: string | null;
   /** A revert run: the run it undoes (migration 0015); NULL for every other run. */
   reverts: string | null;
+  /** A run of part of the plan on purpose (migration 0017); NULL for a run of the whole plan. */
+  subset: RunSubset | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -100,6 +103,8 @@ export interface NewRun {
   undo?: { table: string; keep: string };
   /** A revert run: the run it undoes. */
   reverts?: string;
+  /** A run of part of the plan on purpose. */
+  subset?: RunSubset;
 }
 
 /** The transform a run froze, as recorded in its row (the inverse of what insertRun stores). */
@@ -120,8 +125,8 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
        transform_name, transform_version, transform_kind, transform_hash, module_path, database_var, limits,
        shape, partitions_total, started_by, target_relation, database_identity,
        input_fingerprints, server_version, engine_version, approved_plan, approved_by, only_stale, rows_planned, rows_planned_exact,
-       undo_table, undo_keep, reverts)
-     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30)
+       undo_table, undo_keep, reverts, subset)
+     VALUES ($1,$2,$3,$4,'pending',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27,$28,$29,$30,$31)
      ON CONFLICT (run_id) DO NOTHING`,
     [
       run.runId,
@@ -154,6 +159,7 @@ export async function insertRun(db: Queryable, run: NewRun): Promise<boolean> {
       run.undo?.table ?? null,
       run.undo?.keep ?? null,
       run.reverts ?? null,
+      run.subset ? JSON.stringify(run.subset) : null,
     ],
   );
   return res.rowCount === 1;

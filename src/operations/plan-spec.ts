@@ -13,6 +13,8 @@ import { loadSpecFile, type LoadedSpec } from '../specs/load';
 import { estimatePlan, type PlanEstimate } from './estimate-plan';
 import { savedPlanOf, writeSavedPlan } from './saved-plans';
 import type { SavedPlan } from '../preflight/saved-plan';
+import { isSubsetRequest, selectSubset, type RunSubset, type SubsetRequest } from '../compiler/subset';
+import { UsageError } from '../domain/usage-error';
 
 export interface PlanOptions {
   /** Write the sample chunks too, in a transaction that is rolled back, to measure write time and WAL. */
@@ -23,6 +25,8 @@ export interface PlanOptions {
   actor?: string;
   /** Return the plan as `save` would write it (a fleet's plan keeps every member's). */
   keepSavedPlan?: boolean;
+  /** `--partition`, `--from/--to`: plan and estimate only these partitions, as `start` with them would run. */
+  subset?: SubsetRequest;
 }
 
 export interface SpecPlan {
@@ -41,6 +45,8 @@ export interface SpecPlan {
   saved?: string;
   /** The plan as saved (with keepSavedPlan). */
   savedPlan?: SavedPlan;
+  /** With `subset`: the part of the plan it holds (`partitions` and the estimate are that part's). */
+  subset?: RunSubset;
 }
 
 export async function planSpec(specFile: string, options: PlanOptions = {}): Promise<SpecPlan> {
@@ -50,8 +56,16 @@ export async function planSpec(specFile: string, options: PlanOptions = {}): Pro
 /** The same for a spec already loaded (a fleet's member). */
 export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}): Promise<SpecPlan> {
   const checking = performance.now();
-  const checked = await withCheckedLoaded(loaded, async (c) => c);
+  const whole = await withCheckedLoaded(loaded, async (c) => c);
   const checkSeconds = (performance.now() - checking) / 1000;
+  const selected = isSubsetRequest(options.subset) ? selectSubset(whole.partitions, options.subset) : undefined;
+  if (selected && !selected.ok) throw new UsageError(`spec ${loaded.spec.name}: ${selected.problems.join('\n')}`);
+  if (selected && (options.save || options.keepSavedPlan))
+    throw new UsageError(
+      '--save keeps the whole plan for approval: save it without --partition/--from/--to, then start part of it with start --plan … --partition/--from/--to',
+    );
+  // the estimate and the listing are the subset's, as start with the same flags would run it
+  const checked = selected ? { ...whole, partitions: selected.partitions, warnings: [...whole.warnings, ...selected.warnings] } : whole;
   const { partitions, warnings, inputs } = checked;
   const { spec } = loaded;
   // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
@@ -79,6 +93,7 @@ export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}):
     warnings: [...warnings, ...durationWarnings(estimate, window)],
     ...(options.save ? { saved: options.save } : {}),
     ...(options.keepSavedPlan ? { savedPlan: saved } : {}),
+    ...(selected ? { subset: selected.subset } : {}),
   };
 }
 

@@ -24,6 +24,7 @@ import { runWorkerGap, workerGapLine } from './database-workers';
 import { startRunWorkflow, workflowFailureCause } from './run-workflow';
 import { readSavedPlan, refuseUnlessApproved } from './saved-plans';
 import { stalePartitions } from '../ledger/stale';
+import { isSubsetRequest, selectSubset, type SubsetRequest } from '../compiler/subset';
 
 export interface StartRunOptions {
   specFile: string;
@@ -39,6 +40,8 @@ export interface StartRunOptions {
   approval?: { planFile: string; approvedBy: string };
   /** `--only-stale`: re-run only the partitions the ledger shows stale (backfill stale). */
   onlyStale?: boolean;
+  /** `--partition`, `--from/--to`: run only these partitions of the plan (README "Run part of the plan"). */
+  subset?: SubsetRequest;
 }
 
 export interface StartedRun {
@@ -59,10 +62,18 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
   const approvedPlan = options.approval && readSavedPlan(options.approval.planFile);
   if (options.approval && !options.approval.approvedBy.trim()) throw new UsageError('--approved-by must name who approved the plan');
   return withCheckedSpec(options.specFile, async (checked, pool) => {
-    const { loaded, warnings } = checked;
+    const { loaded } = checked;
+    const warnings = [...checked.warnings];
     let { partitions } = checked;
     const { spec } = loaded;
     if (approvedPlan) refuseUnlessApproved(options.approval!.planFile, approvedPlan, checked);
+    if (isSubsetRequest(options.subset)) {
+      if (options.onlyStale) throw new UsageError('--only-stale chooses the partitions itself: give it, or --partition/--from/--to, not both');
+      const selected = selectSubset(partitions, options.subset);
+      if (!selected.ok) throw new UsageError(`${options.specFile}: ${selected.problems.join('\n')}`);
+      partitions = selected.partitions;
+      warnings.push(...selected.warnings);
+    }
     if (options.onlyStale) {
       const stale = new Set((await stalePartitions(pool, spec.name, spec.transform.version)).map((p) => p.partitionId));
       partitions = partitions.filter((p) => stale.has(p.id));
@@ -96,6 +107,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       reconcileIntervalMs: options.reconcileIntervalMs,
       ...(approvedPlan ? { approval: { plan: approvedPlan, approvedBy: options.approval!.approvedBy } } : {}),
       ...(options.onlyStale ? { onlyStale: true } : {}),
+      ...(isSubsetRequest(options.subset) ? { subset: options.subset } : {}),
     };
     const bytes = Buffer.byteLength(JSON.stringify(input));
     if (bytes > MAX_START_PAYLOAD_BYTES) {
@@ -107,7 +119,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
     const handle = await startRunWorkflow(temporal.client, temporal.taskQueue, input, {
       status: 'pending',
       // name, reason, scope
-      summary: `${spec.name}: ${spec.reason} — ${spec.source.table}${spec.source.where ? ` where ${spec.source.where}` : ''}, ${partitions.length} partitions`,
+      summary: `${spec.name}: ${spec.reason} — ${spec.source.table}${spec.source.where ? ` where ${spec.source.where}` : ''}, ${partitions.length}${partitions.length < checked.partitions.length ? ` of ${checked.partitions.length}` : ''} partitions`,
       details: runDetails(loaded, runId, partitions),
     });
     await waitForRegistration(pool, handle, runId, options.registrationTimeoutMs ?? 60_000);

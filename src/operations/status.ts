@@ -19,6 +19,7 @@ import { transformLabel } from '../domain/labels';
 import { msUntilOpen } from '../domain/window';
 import { undoFacts } from '../ledger/before-images';
 import { conflictSummary, revertedPartitions, revertRunsOf, type ConflictSummary } from '../ledger/reverts';
+import type { RunSubset } from '../compiler/subset';
 
 export interface StatusReport {
   limits: Limits;
@@ -67,6 +68,8 @@ export interface StatusReport {
   approvedBy: string | null;
   /** `start --only-stale`: the run covers only the spec's stale partitions. */
   onlyStale: boolean;
+  /** A run of part of the plan on purpose (`--partition`, `--from/--to`, `--only-stale`); null for the whole plan. */
+  subset: RunSubset | null;
   /** Tables and functions the SQL transform reads, checked before each partition. */
   inputs: string[];
   /**
@@ -158,6 +161,7 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     changesSemantics: run.spec.downstream?.changesSemantics === true,
     approvedBy: run.approved_by ?? null,
     onlyStale: run.only_stale === true,
+    subset: run.subset,
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
     rowsPlanned:
       run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },

@@ -68,6 +68,8 @@ export interface ReportData {
   databaseRole: { role: string; superuser: boolean; bypassRls: boolean } | null;
   /** Declared distributions: the capture before the run wrote and the newest after it, per column. */
   distributions: { column: string; before?: Capture; after?: Capture }[];
+  /** A run of part of the plan on purpose; null for the whole plan. */
+  subset: RunRow['subset'];
 }
 
 /** At most this many chunks are drawn; a larger log is thinned evenly (the totals use every chunk). */
@@ -81,6 +83,7 @@ export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportD
     generatedAt: new Date().toISOString(),
     summary: await runSummary(pool, run),
     spec: run.spec,
+    subset: run.subset ?? null,
     specHash: run.spec_hash,
     specFile: run.spec_file,
     transformSql: run.spec.transform.sql ?? null,

@@ -6,6 +6,7 @@ import { resolveSpec } from '../specs/resolve';
 import type { Capture } from '../gates/distributions';
 import type { ReportData } from './collect';
 import { compact } from './svg';
+import { describeSubset } from '../compiler/subset';
 
 /** Partitions listed row by row up to this many; beyond it the table shows the non-succeeded ones and the charts the rest. */
 export const LISTED_PARTITIONS = 500;
@@ -55,7 +56,10 @@ export function scopeLines(r: ReportData): [string, string][] {
   return [
     ['Reason', s.reason],
     ['Source', `${s.source.table} (key ${s.source.key.join(', ')})${s.source.where ? ` where ${s.source.where}` : ''}`],
-    ['Partitions', `${p.by} on ${p.column}${'size' in p ? `, size ${p.size}` : ''}: ${r.summary.partitions.total}`],
+    [
+      'Partitions',
+      `${p.by} on ${p.column}${'size' in p ? `, size ${p.size}` : ''}: ${r.subset ? `a subset, ${describeSubset(r.subset)}` : r.summary.partitions.total}`,
+    ],
     ['Target', `${r.summary.target} (${s.target.mode}, key ${s.target.key.join(', ')})`],
     ['Transform', `${r.summary.transform.name}@${r.summary.transform.version} (${r.summary.transform.kind}, code ${r.summary.transform.hash.slice(0, 16)})`],
     ['Spec', `${r.specFile ?? 'not recorded'} (hash ${r.specHash.slice(0, 16)})`],

@@ -130,3 +130,47 @@ describe('the completeness proof', () => {
     });
   });
 });
+
+describe('the completeness proof of a subset of the plan', () => {
+  // the ledger's partitions renumbered 0.. in plan order, as a subset run registers them
+  const at = (ordinal: number, planOrdinal: number, lo: number, hi: number, over: Partial<LedgerPartition> = {}) =>
+    range(ordinal, lo, hi, { partition_id: `p${planOrdinal}`, ...over });
+  const subset = (planOrdinals: number[], lastBoundedPlace = 9) => ({
+    partitions: planOrdinals.map((o) => ({ id: `p${o}`, planOrdinal: o })),
+    lastBoundedPlace,
+  });
+
+  test('partitions that are not neighbours in the plan: complete, no gap claimed between them', () => {
+    const ledger = [at(0, 1, 10, 20), at(1, 4, 40, 50), at(2, 5, 50, 60)];
+    expect(completenessProblems(3, ledger, subset([1, 4, 5]))).toEqual([]);
+    // the same ledger as a run of the whole plan has a real gap
+    expect(completenessProblems(3, ledger)).toEqual(['partition p4 starts at 40 but the one before it ends at 20: a gap']);
+  });
+
+  test('neighbours in the plan must still meet', () => {
+    expect(completenessProblems(2, [at(0, 4, 40, 50), at(1, 5, 52, 60)], subset([4, 5]))).toEqual([
+      'partition p5 starts at 52 but the one before it ends at 50: a gap',
+    ]);
+  });
+
+  test('a partition of the subset missing from the ledger, or one the subset does not hold, is named', () => {
+    expect(completenessProblems(2, [at(0, 1, 10, 20), at(1, 3, 30, 40)], subset([1, 4]))).toEqual([
+      "partition p4 of the run's subset is not in the ledger",
+      "partition p3 is in the ledger but not in the run's subset",
+    ]);
+  });
+
+  test("a span subset: the plan's open ends are claimed only where the subset reaches them", () => {
+    const span = (ordinal: number, planOrdinal: number, lo: string | null, hi: string | null): LedgerPartition => ({
+      partition_id: `p${planOrdinal}`,
+      ordinal,
+      bounds: { kind: 'span', column: 'id', lo, hi },
+      status: 'succeeded',
+      completions: 1,
+    });
+    expect(completenessProblems(2, [span(0, 2, 'c', 'e'), span(1, 3, 'e', 'g')], subset([2, 3], 5))).toEqual([]);
+    expect(completenessProblems(2, [span(0, 0, 'a', 'c'), span(1, 5, 'x', null)], subset([0, 5], 5))).toEqual([
+      'partition p0 leaves the lowest values without a partition',
+    ]);
+  });
+});

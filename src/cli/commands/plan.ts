@@ -13,11 +13,20 @@ import { savedFleetPlanOf, writeSavedFleetPlan } from '../../fleet/fleet-saved-p
 import { defaultActor } from '../../operations/actor';
 import { outputOption } from '../options';
 import { bytes, count as n, duration as seconds } from '../render/units';
+import { describeSubset } from '../../compiler/subset';
+import { subsetFlags } from './start';
 
-async function plan(specFile: string, opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string }): Promise<void> {
-  if (namesFleet(readSpecFile(specFile))) return planAFleet(specFile, opts);
+async function plan(
+  specFile: string,
+  opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string; partition?: string[]; from?: string; to?: string },
+): Promise<void> {
+  const subset = subsetFlags(opts);
+  if (namesFleet(readSpecFile(specFile))) {
+    if (subset) throw new UsageError('--partition, --from and --to are not taken by a fleet yet: plan part of it on one member with a spec of its own');
+    return planAFleet(specFile, opts);
+  }
   if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
-  const p = await planSpec(specFile, { measureWrites: opts.measureWrites === true, save: opts.save });
+  const p = await planSpec(specFile, { measureWrites: opts.measureWrites === true, save: opts.save, ...(subset ? { subset } : {}) });
   emit(opts, p, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
     if (p.partitions.length > 10) shown.push(`  … and ${p.partitions.length - 10} more`);
@@ -27,7 +36,7 @@ async function plan(specFile: string, opts: OutputOptions & { save?: string; mea
       ...(p.transform.bundled ? [`  bundled: ${p.transform.bundled.join(', ')}`] : []),
       `  target ${p.target.table} (${p.target.mode} by ${p.target.key.join(', ')}); chunks of ${p.limits.chunkSize}, ${p.limits.concurrency} partitions at a time`,
       ...(p.inputs.length > 0 ? ['  the transform also reads (checked before each partition):', ...p.inputs.map((i) => `    ${describeInput(i)}`)] : []),
-      `  ${p.partitions.length} partitions:`,
+      p.subset ? `  a subset: ${describeSubset(p.subset)}:` : `  ${p.partitions.length} partitions:`,
       ...shown,
       ...describeEstimate(p.estimate, p.limits.concurrency),
       ...p.warnings.map((w) => `warning: ${w}`),
@@ -115,6 +124,9 @@ export function command(): Command {
     .description('check a spec and show its partitions and inputs without starting or writing anything')
     .argument('<spec>', 'the spec file (YAML)')
     .option('--save <file>', 'write the plan (hashes, partitions, input fingerprints, estimates) for review; start it with start --plan')
+    .option('--partition <id...>', 'plan only these partitions, as start --partition would run them')
+    .option('--from <bound>', 'plan only the partitions that meet [from, to) on the partition column, as start --from would')
+    .option('--to <bound>', 'the end of that stretch, not included')
     .option('--measure-writes', 'also write the sample chunks, in a transaction that is rolled back, to measure write time and WAL')
     .option('--exclude <member...>', 'a fleet spec: leave these members out on purpose (with --reason)')
     .option('--reason <text>', 'why the --exclude members are left out; kept with the plan')

@@ -8,6 +8,7 @@ import { emit, format, UsageError, type OutputOptions } from '../output';
 import { withBackfill } from '../with-backfill';
 import { followToEnd } from '../follow';
 import { outputOption } from '../options';
+import { isSubsetRequest, type SubsetRequest } from '../../compiler/subset';
 
 type StartFlags = OutputOptions & {
   runId?: string;
@@ -16,9 +17,22 @@ type StartFlags = OutputOptions & {
   plan?: string;
   approvedBy?: string;
   onlyStale?: boolean;
+  partition?: string[];
+  from?: string;
+  to?: string;
   exclude?: string[];
   reason?: string;
 };
+
+/** `--partition`, `--from`, `--to` as the run's subset; undefined without them. */
+export function subsetFlags(opts: { partition?: string[]; from?: string; to?: string }): SubsetRequest | undefined {
+  const subset = {
+    ...(opts.partition ? { partitions: opts.partition } : {}),
+    ...(opts.from !== undefined ? { from: opts.from } : {}),
+    ...(opts.to !== undefined ? { to: opts.to } : {}),
+  };
+  return isSubsetRequest(subset) ? subset : undefined;
+}
 
 async function start(specFile: string, opts: StartFlags): Promise<void> {
   if (opts.plan && !opts.approvedBy) throw new UsageError('--plan needs --approved-by <name>: who approved the plan is kept with the run');
@@ -33,6 +47,7 @@ async function start(specFile: string, opts: StartFlags): Promise<void> {
       actor: opts.actor,
       ...(opts.plan ? { approval: { planFile: opts.plan, approvedBy: opts.approvedBy! } } : {}),
       ...(opts.onlyStale ? { onlyStale: true } : {}),
+      ...(subsetFlags(opts) ? { subset: subsetFlags(opts) } : {}),
     });
     const { result: _result, ...info } = started;
     if (format(opts) === 'text') for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
@@ -55,6 +70,8 @@ async function startAFleet(specFile: string, opts: StartFlags): Promise<void> {
   if (opts.plan && !isSavedFleetPlan(opts.plan))
     throw new UsageError(`--plan ${opts.plan} is not a fleet's saved plan; make one with: backfill plan ${specFile} --save fleet-plan.json`);
   if (opts.onlyStale) throw new UsageError('--only-stale is not taken by a fleet yet: run it on one member with a spec of its own');
+  if (subsetFlags(opts))
+    throw new UsageError('--partition, --from and --to are not taken by a fleet yet: run part of the plan on one member with a spec of its own');
   await withBackfill('DATABASE_URL', async (backfill) => {
     const started = await backfill.startFleet(specFile, {
       fleetId: opts.runId,
@@ -87,6 +104,9 @@ export function command(): Command {
     .option('--actor <name>', 'who starts it, for the audit record (default: OS user)')
     .option('--plan <file>', 'start only if the spec still makes this saved plan (backfill plan --save); refused, naming each difference, otherwise')
     .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
+    .option('--partition <id...>', 'run only these partitions of the plan (ids as plan lists them; README "Run part of the plan")')
+    .option('--from <bound>', 'run only the partitions that meet [from, to) on the partition column: a number, a date or a timestamp')
+    .option('--to <bound>', 'with --from, or alone: the end of that stretch, not included')
     .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')
     .option('--exclude <member...>', "a fleet spec: leave these members out on purpose (with --reason); kept in every member's ledger")
     .option('--reason <text>', 'why members are excluded (with --exclude)')

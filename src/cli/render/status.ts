@@ -10,6 +10,7 @@ import { runLabel } from '../../domain/labels';
 import type { Limits } from '../../domain/types';
 import { describeWindow } from '../../domain/window';
 import { bytes } from './units';
+import { describeSubset } from '../../compiler/subset';
 
 /** Whether and until when the run's before-images are kept (docs/undo.md). */
 function describeUndo(undo: StatusReport['undo']): string | undefined {
@@ -36,7 +37,8 @@ function headLines(r: StatusReport): string[] {
   if (r.webUi) lines.push(`  web ui:    ${r.webUi}`);
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
   if (r.approvedBy) lines.push(`  approved:  started from a saved plan approved by ${r.approvedBy}`);
-  if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
+  if (r.subset) lines.push(`  subset:    ${describeSubset(r.subset)}`);
+  else if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
   const undo = describeUndo(r.undo);
   if (undo) lines.push(`  undo:      ${undo}`);
   if (r.revert) {

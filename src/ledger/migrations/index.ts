@@ -18,6 +18,7 @@ import { m0013PartitionSplits } from './0013-partition-splits';
 import { m0014BeforeImages } from './0014-before-images';
 import { m0015Reverts } from './0015-reverts';
 import { m0016Fleets } from './0016-fleets';
+import { m0017Subsets } from './0017-subsets';
 
 import type { Migration } from './migration';
 
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0014BeforeImages,
   m0015Reverts,
   m0016Fleets,
+  m0017Subsets,
 ];

@@ -5,6 +5,7 @@ import type { SavedPlan } from '../../preflight/saved-plan';
 import type { Spec } from '../../specs/schema';
 import type { RunState } from '../run-state';
 import type { FleetMembership } from '../fleet/record';
+import type { SubsetRequest } from '../../compiler/subset';
 
 /** `start --plan`: the saved plan a run must match when it registers, and who approved it. */
 export interface RunApproval {
@@ -44,6 +45,8 @@ export interface BackfillRunInput extends RunInputBase {
   approval?: RunApproval;
   /** `start --only-stale`: the run covers only the spec's stale partitions. */
   onlyStale?: boolean;
+  /** `start --partition`, `--from/--to`: the run covers only these partitions of the plan (compiler/subset.ts). */
+  subset?: SubsetRequest;
   /** A member of a fleet (README "Fleets"): the fleet's record, kept in this member's ledger. */
   fleet?: FleetMembership;
 }

@@ -62,6 +62,7 @@ function open(x: RunExecution): Promise<RunOpening> {
         databaseIdentity,
         ...(input.approval ? { approval: input.approval } : {}),
         ...(input.onlyStale ? { onlyStale: true } : {}),
+        ...(input.subset ? { subset: input.subset } : {}),
         ...(input.fleet ? { fleet: input.fleet } : {}),
         pageSize: PAGE,
       });
