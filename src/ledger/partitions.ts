@@ -36,6 +36,8 @@ export interface PartitionRow {
   run_attempt: number;
   /** The partition it was cut from while that one ran (limits.splitTail); null for the plan's own. */
   split_from: string | null;
+  /** The revert run that put its rows back (migration 0015); null while nothing has. */
+  reverted_by: string | null;
   started_at: Date | null;
   finished_at: Date | null;
 }

@@ -6,14 +6,21 @@ import { renderMarkdown } from '../../report/markdown';
 import { runLabel } from '../../domain/labels';
 import { databaseOption } from '../options';
 import { UsageError } from '../output';
-import { withBackfill } from '../with-backfill';
+import { withBackfill, withLedger } from '../with-backfill';
 import { isFleetRef } from '../../fleet/start-fleet';
 import { collectFleetReport } from '../../fleet/fleet-report';
 import { renderFleetMarkdown } from '../../report/fleet-markdown';
+import { serveLiveGrid } from '../../report/live-grid';
+import { runLink } from '../web-ui-links';
 
 type ReportFormat = 'markdown' | 'html' | 'json';
 
-async function report(ref: string, opts: { database: string; output?: ReportFormat; format?: 'markdown' | 'html'; out?: string }): Promise<void> {
+async function report(
+  ref: string,
+  opts: { database: string; output?: ReportFormat; format?: 'markdown' | 'html'; out?: string; serve?: boolean; port?: string },
+): Promise<void> {
+  if (opts.serve) return serve(ref, opts);
+  if (opts.port !== undefined) throw new UsageError('--port goes with --serve');
   if (opts.output && opts.format && opts.output !== opts.format) {
     throw new UsageError(`-o ${opts.output} and --format ${opts.format} disagree; --format is the older name of -o: give one`);
   }
@@ -30,6 +37,37 @@ async function report(ref: string, opts: { database: string; output?: ReportForm
     process.stderr.write(`Report of ${runLabel(data.summary.name, data.summary.runId)} written to ${opts.out}\n`);
   });
 }
+
+/** `--serve`: the live partition grid on 127.0.0.1 until Ctrl-C (README "Watching the partitions live"). */
+async function serve(ref: string, opts: { database: string; output?: string; out?: string; port?: string }): Promise<void> {
+  if (opts.output || opts.out) throw new UsageError('--serve shows the report live in a browser: it takes no -o or --out');
+  if (isFleetRef(ref)) throw new UsageError('--serve shows one run: serve a member with backfill report <member run> --database <member> --serve');
+  const port = Number(opts.port ?? DEFAULT_GRID_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, 0 for any free one (got "${opts.port}")`);
+  await withLedger(opts.database, async ({ pool, findRun }) => {
+    const run = await findRun(ref);
+    const grid = await serveLiveGrid(
+      pool,
+      { runId: run.run_id, name: run.name },
+      {
+        port,
+        webUi: (workflowId) => runLink(workflowId),
+        onError: (err) => process.stderr.write(`backfill: the ledger could not be read: ${err.message}\n`),
+      },
+    ).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EADDRINUSE' ? new UsageError(`--port ${port} is taken on 127.0.0.1: choose another, or --port 0 for any free one`) : err;
+    });
+    process.stderr.write(`Live grid of ${runLabel(run.name, run.run_id)}: ${grid.url}\n  (this machine only; Ctrl-C ends it, the run goes on)\n`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await grid.close();
+  });
+}
+
+/** The grid's port unless --port says otherwise: beside the Temporal dev server's Web UI (8233). */
+const DEFAULT_GRID_PORT = 8234;
 
 /** A fleet: its record and outcome, then each member's own report (Markdown or JSON; a page of HTML per member: report it with --database). */
 async function reportFleet(ref: string, as: ReportFormat, out: string | undefined, database: string): Promise<void> {
@@ -60,6 +98,8 @@ export function command(): Command {
     )
     .addOption(new Option('--format <format>', 'the older name of -o, kept for scripts').choices(['markdown', 'html']))
     .option('--out <file>', 'write to this file instead of standard output')
+    .option('--serve', 'serve the partitions as a live grid on 127.0.0.1 until Ctrl-C, each linked to its workflow in the Temporal Web UI')
+    .option('--port <port>', `with --serve: its port (default ${DEFAULT_GRID_PORT}; 0 for any free one)`)
     .addOption(databaseOption())
     .addHelpText(
       'after',
