@@ -14,6 +14,7 @@ import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
 import { splitTailActivity } from '../split-tail/split-activity';
+import { notifyActivities } from '../notify/notify-activities';
 
 export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
       ...runControlActivities(deps),
       ...gateActivities(deps, contexts),
       ...afterActivities(deps),
+      ...notifyActivities(deps),
     }),
   });
 }

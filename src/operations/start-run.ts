@@ -34,6 +34,7 @@ export interface StartRunOptions {
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
   reconcileIntervalMs?: number;
+  notifyPollMs?: number;
   /** How long to wait for a worker to register the run (default 60 s). */
   registrationTimeoutMs?: number;
   /** `--plan`: start only if the spec still makes this saved plan; `approvedBy` is recorded with it. */
@@ -105,6 +106,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       reconcileIntervalMs: options.reconcileIntervalMs,
+      ...(options.notifyPollMs ? { notifyPollMs: options.notifyPollMs } : {}),
       ...(approvedPlan ? { approval: { plan: approvedPlan, approvedBy: options.approval!.approvedBy } } : {}),
       ...(options.onlyStale ? { onlyStale: true } : {}),
       ...(isSubsetRequest(options.subset) ? { subset: options.subset } : {}),

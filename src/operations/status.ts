@@ -20,6 +20,7 @@ import { msUntilOpen } from '../domain/window';
 import { undoFacts } from '../ledger/before-images';
 import { conflictSummary, revertedPartitions, revertRunsOf, type ConflictSummary } from '../ledger/reverts';
 import type { RunSubset } from '../compiler/subset';
+import { listNotifications } from '../ledger/notifications';
 
 export interface StatusReport {
   limits: Limits;
@@ -70,6 +71,8 @@ export interface StatusReport {
   onlyStale: boolean;
   /** A run of part of the plan on purpose (`--partition`, `--from/--to`, `--only-stale`); null for the whole plan. */
   subset: RunSubset | null;
+  /** Who was told what (the spec's `notify:`): each moment and target, and how delivering it went. */
+  notifications: { moment: string; kind: string; target: string; status: string; attempts: number; error: string | null }[];
   /** Tables and functions the SQL transform reads, checked before each partition. */
   inputs: string[];
   /**
@@ -162,6 +165,14 @@ export async function statusReport(pool: pg.Pool, run: RunRow): Promise<StatusRe
     approvedBy: run.approved_by ?? null,
     onlyStale: run.only_stale === true,
     subset: run.subset,
+    notifications: (await listNotifications(pool, run.run_id)).map((n) => ({
+      moment: n.event_key,
+      kind: n.kind,
+      target: n.target,
+      status: n.status,
+      attempts: n.attempts,
+      error: n.last_error,
+    })),
     inputs: (run.input_fingerprints ?? []).map((f) => f.name),
     rowsPlanned:
       run.rows_planned === null || run.rows_planned === undefined ? null : { rows: Number(run.rows_planned), exact: run.rows_planned_exact === true },

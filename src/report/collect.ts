@@ -14,6 +14,7 @@ import { partitionCounters } from '../ledger/partition-reads';
 import type { RunRow } from '../ledger/runs';
 import type { Capture } from '../gates/distributions';
 import { loadCaptures } from '../ledger/distributions';
+import { listNotifications } from '../ledger/notifications';
 
 export interface ReportPartition {
   id: string;
@@ -70,6 +71,8 @@ export interface ReportData {
   distributions: { column: string; before?: Capture; after?: Capture }[];
   /** A run of part of the plan on purpose; null for the whole plan. */
   subset: RunRow['subset'];
+  /** Who was told what (the spec's `notify:`), and how delivering it went. */
+  notifications: { moment: string; target: string; status: string; attempts: number; deliveredAt: string | null; error: string | null }[];
 }
 
 /** At most this many chunks are drawn; a larger log is thinned evenly (the totals use every chunk). */
@@ -84,6 +87,14 @@ export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportD
     summary: await runSummary(pool, run),
     spec: run.spec,
     subset: run.subset ?? null,
+    notifications: (await listNotifications(pool, run.run_id)).map((n) => ({
+      moment: n.event_key,
+      target: n.target,
+      status: n.status,
+      attempts: n.attempts,
+      deliveredAt: n.delivered_at?.toISOString() ?? null,
+      error: n.last_error,
+    })),
     specHash: run.spec_hash,
     specFile: run.spec_file,
     transformSql: run.spec.transform.sql ?? null,

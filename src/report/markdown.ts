@@ -70,6 +70,17 @@ export function renderMarkdown(r: ReportData): string {
     '',
     r.actions.length ? mdTable(ACTION_HEAD, actionRows(r)) : 'No after-actions in the spec.',
     '',
+    ...(r.notifications.length
+      ? [
+          '## Notifications',
+          '',
+          mdTable(
+            ['moment', 'target', 'status', 'attempts', 'delivered', 'error'],
+            r.notifications.map((n) => [n.moment, n.target, n.status, String(n.attempts), n.deliveredAt ?? '', n.error ?? '']),
+          ),
+          '',
+        ]
+      : []),
     '## Partitions',
     '',
     mdTable(PARTITION_HEAD, partitionRows(r)),

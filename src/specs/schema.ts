@@ -12,6 +12,7 @@ import { limitsSchema } from '../domain/limits-schema';
 import { afterSchema, downstreamSchema, validateSchema } from './validate-schema';
 
 import { identifier, tableName } from './names';
+import { notifySchema } from './notify-schema';
 
 export { identifier, tableName };
 
@@ -173,6 +174,7 @@ const specFields = {
   validate: validateSchema.optional(),
   after: afterSchema.optional(),
   downstream: downstreamSchema.optional(),
+  notify: notifySchema.optional(),
 };
 export { specFields };
 

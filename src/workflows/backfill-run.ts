@@ -17,6 +17,7 @@ import { RunExecution } from './run/execution';
 import { finishRun } from './run/finish';
 import { installHandlers } from './run/handlers';
 import { openRun } from './run/open';
+import { startNotifier } from './run/notifier';
 import { runPartitions } from './run/sliding-window';
 import { reconcileLoop } from './run/reconcile';
 import { watchDatabaseWorkers } from './run/worker-watch';
@@ -30,7 +31,10 @@ export async function backfillRunWorkflow(recorded: RecordedRunInput): Promise<R
   const x = new RunExecution(input);
   installHandlers(x);
   return CancellationScope.nonCancellable(async () => {
-    if (!input.state) await openRun(x);
+    if (!input.state) {
+      await openRun(x);
+      await startNotifier(x);
+    }
     x.boundHistory();
     x.publishNow();
     if (x.reconciling) void reconcileLoop(x);

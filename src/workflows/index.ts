@@ -2,3 +2,4 @@
 export { backfillRunWorkflow } from './backfill-run';
 export { backfillPartitionWorkflow } from './backfill-partition';
 export { backfillFleetWorkflow } from './backfill-fleet';
+export { backfillNotifyWorkflow } from './backfill-notify';

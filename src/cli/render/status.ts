@@ -37,6 +37,8 @@ function headLines(r: StatusReport): string[] {
   if (r.webUi) lines.push(`  web ui:    ${r.webUi}`);
   lines.push(`  limits:    ${describeLimits(r.limits)}`);
   if (r.approvedBy) lines.push(`  approved:  started from a saved plan approved by ${r.approvedBy}`);
+  const told = notificationLine(r.notifications);
+  if (told) lines.push(`  notified:  ${told}`);
   if (r.subset) lines.push(`  subset:    ${describeSubset(r.subset)}`);
   else if (r.onlyStale) lines.push(`  scope:     only the partitions of ${r.name} that were stale when it started`);
   const undo = describeUndo(r.undo);
@@ -196,4 +198,17 @@ function duration(seconds: number): string {
   if (seconds < 90) return `${Math.round(seconds)} s`;
   if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
   return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+/** "4 delivered, 1 failing (webhook https://hooks.example.com: answered 500)" */
+function notificationLine(n: StatusReport['notifications']): string | undefined {
+  if (n.length === 0) return undefined;
+  const by = (status: string) => n.filter((x) => x.status === status);
+  const problems = [...by('failing'), ...by('refused')];
+  return (
+    ['delivered', 'failing', 'refused', 'pending']
+      .filter((st) => by(st).length > 0)
+      .map((st) => `${by(st).length} ${st}`)
+      .join(', ') + (problems.length > 0 ? ` (${problems[0].kind} to ${problems[0].error ?? problems[0].target})` : '')
+  );
 }

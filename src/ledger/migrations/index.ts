@@ -19,6 +19,7 @@ import { m0014BeforeImages } from './0014-before-images';
 import { m0015Reverts } from './0015-reverts';
 import { m0016Fleets } from './0016-fleets';
 import { m0017Subsets } from './0017-subsets';
+import { m0018Notifications } from './0018-notifications';
 
 import type { Migration } from './migration';
 
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0015Reverts,
   m0016Fleets,
   m0017Subsets,
+  m0018Notifications,
 ];

@@ -33,6 +33,8 @@ interface RunInputBase {
   partitionHeartbeatTimeoutMs?: number;
   /** How often the run looks for partition workflows that closed without reporting (default 5 minutes). */
   reconcileIntervalMs?: number;
+  /** Test knob: how often the run's notifier reads its ledger (default 15 s). */
+  notifyPollMs?: number;
   /** Carried across continue-as-new; absent on the first execution. */
   state?: RunState;
 }
