@@ -137,3 +137,50 @@ test('each target hears the moments it asked for: a failed partition and run, th
     await db.pool.query('ALTER TABLE app.orders_usd DROP CONSTRAINT IF EXISTS notify_sane');
   }
 }, 180_000);
+
+test('a canary waiting for approval and a run held outside its window past heldMinutes are told; so is the cancel that ends each', async () => {
+  const hhmm = (hoursAhead: number) => {
+    const d = new Date(Date.now() + hoursAhead * 3_600_000);
+    return `${String(d.getUTCHours()).padStart(2, '0')}:00`;
+  };
+  const target = {
+    webhook: `${base}/ok`,
+    format: 'json' as const,
+    events: ['held', 'awaiting-approval', 'cancelled'] as ('held' | 'awaiting-approval' | 'cancelled')[],
+    heldMinutes: 1,
+  };
+  const start = (name: string, extra: Record<string, unknown>) =>
+    startRun(
+      { client, taskQueue: worker.taskQueue },
+      {
+        specFile: writeSpec(ordersSpec(db.envVar, { name, partition: { by: 'range', column: 'id', size: 10_000 }, notify: [target], ...extra })),
+        actor: 'test',
+        notifyPollMs: 300,
+      },
+    );
+  await db.pool.query('TRUNCATE app.orders_usd; CREATE TABLE IF NOT EXISTS app.orders_usd_b (LIKE app.orders_usd INCLUDING ALL)');
+  const approval = await start('notify-canary', { validate: { canary: { partitions: 1, approve: true } } });
+  // one run per target: the held run writes a table of its own
+  const held = await start('notify-window', {
+    target: { table: 'app.orders_usd_b', key: ['id'], mode: 'upsert' },
+    limits: { chunkSize: 1_000, concurrency: 2, window: { start: hhmm(3), end: hhmm(4) } },
+  });
+  const told = (runId: string, event: string) => of('/ok').find((r) => r.body.run === runId && r.body.event === event);
+  await waitUntil(async () => told(approval.runId, 'awaiting-approval') !== undefined, 'the canary to be told waiting', 60_000);
+  expect(told(approval.runId, 'awaiting-approval')!.body.text).toMatch(/waits for approval: the canary passed \(1 partition\(s\)\); waiting for approval/);
+  // held from the first look; told once a minute has passed, not before
+  await waitUntil(async () => told(held.runId, 'held') !== undefined, 'the hold to be told', 120_000);
+  expect(told(held.runId, 'held')!.body).toMatchObject({
+    detail: { minutes: 1, reasons: [expect.stringMatching(/^outside the allowed hours \d\d:00–\d\d:00 UTC$/)] },
+  });
+  for (const run of [approval, held]) {
+    const cancelled = await runCli(['cancel', run.runId, '--reason', 'test over', '--yes', '--database', db.envVar], { BACKFILL_TASK_QUEUE: worker.taskQueue });
+    expect(cancelled.code).toBe(0);
+    await waitUntil(async () => told(run.runId, 'cancelled') !== undefined, 'the cancel to be told', 60_000);
+  }
+  // each moment once
+  const keys = of('/ok')
+    .filter((r) => [approval.runId, held.runId].includes(r.body.run as string))
+    .map((r) => r.key);
+  expect(new Set(keys).size).toBe(keys.length);
+}, 240_000);

@@ -6,16 +6,10 @@
  */
 import { DEFAULT_HELD_MINUTES, DEFAULT_NOTIFY_EVENTS, type NotifyEventKind } from '../domain/notify-events';
 import type { NotifyTarget } from '../specs/notify-schema';
+import type { RunMoments } from '../ledger/notifications';
 
 /** What the notifier reads each look (ledger/notifications.ts runMoments). */
-export interface RunMomentsLike {
-  status: string;
-  attempt: number;
-  reverts: string | null;
-  events: { seq: string; key: string | null; kind: string; actor: string | null; reason: string | null; detail: Record<string, unknown> | null }[];
-  failed: { partitionId: string; error: string | null; range: string | null; attempt: number }[];
-  held: { partitionId: string; reason: string }[];
-}
+export type RunMomentsLike = RunMoments;
 
 export interface Moment {
   /** The same for every target and every retry: with the run id, the receiver's idempotency key. */
