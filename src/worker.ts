@@ -25,6 +25,8 @@ import { prebuiltBundle } from './temporal/prebuilt-bundle';
 import { envSettings } from './util/env-settings';
 import { sdkLoggerFor } from './sdk-logger';
 import { deploymentFromSettings, deploymentOptions, type WorkerDeployment } from './temporal/worker-versioning';
+import { notifyDefaultFromEnv } from './notify/worker-default';
+import type { NotifyTarget } from './specs/notify-schema';
 
 export interface BackfillWorkerOptions {
   connection?: NativeConnection;
@@ -38,6 +40,8 @@ export interface BackfillWorkerOptions {
   maxConcurrentActivities?: number;
   /** How often a partition looks at its run's control row while it waits (tests shorten it). */
   pausePollMs?: number;
+  /** Who runs are told of when their spec's `notify:` names no one (default: BACKFILL_NOTIFY). */
+  notifyDefault?: NotifyTarget[];
   /** Worker Versioning: the deployment and build this worker serves; default from BACKFILL_BUILD_ID (off when unset). */
   deployment?: WorkerDeployment;
   /** Drop before-images past their window once a day (default on; tests sharing one process turn it off). */
@@ -71,7 +75,15 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
   const connection = options.connection ?? (await connectWorker(config));
   const deployment = options.deployment ?? deploymentFromSettings(envSettings());
   const identity = workerIdentity(process.env, deployment?.buildId);
-  const activities = createActivities({ pools, logger, trust, pausePollMs: options.pausePollMs, workerIdentity: identity });
+  const notifyDefault = options.notifyDefault ?? notifyDefaultFromEnv();
+  const activities = createActivities({
+    pools,
+    logger,
+    trust,
+    pausePollMs: options.pausePollMs,
+    workerIdentity: identity,
+    ...(notifyDefault ? { notifyDefault } : {}),
+  });
   const create = (taskQueue: string) =>
     Worker.create({
       connection,

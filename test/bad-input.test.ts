@@ -265,7 +265,12 @@ const cases: Case[] = [
     /unknown run backfill\/orders-usd\/no-such-run in the ledger/,
   ],
   ['retry-failed of an unknown run', ['retry-failed', 'no-such-run'], undefined, /unknown run no-such-run in the ledger/],
-  ['a ledger variable that is not set', ['status', RUN, '--database', 'BF_BAD_INPUT_NOPE'], undefined, /environment variable BF_BAD_INPUT_NOPE .* is not set/],
+  [
+    'a ledger variable that is not set',
+    ['status', RUN, '--database', 'BF_BAD_INPUT_NOPE'],
+    undefined,
+    /environment variable BF_BAD_INPUT_NOPE is not set: the ledger is read from the database whose URL --database names/,
+  ],
   ['set-limits --concurrency 0', ['set-limits', RUN, '--concurrency', '0'], undefined, /concurrency must be an integer from 1 to 500 \(got 0\)/],
   [
     'set-limits --chunk-size 2000000',

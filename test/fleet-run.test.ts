@@ -306,7 +306,13 @@ test("a member failing its gate under onError stop: its wave's other member fini
 test('a wave waits for a person (approve), refused when nothing waits; a paused fleet pauses its running members and starts none; per-member limits apply', async () => {
   await truncateTargets();
   await startWorker(C);
-  const spec = fleetSpec('fleet-run-approve', { waves: [1, '100%'], concurrency: 2, approve: true, members: { [B]: { limits: { rowsPerSecond: 600 } } } });
+  // A paced so that wave 1 is still running when the first approve comes (unpaced, under load, it could already wait)
+  const spec = fleetSpec('fleet-run-approve', {
+    waves: [1, '100%'],
+    concurrency: 2,
+    approve: true,
+    members: { [A]: { limits: { rowsPerSecond: 1_000 } }, [B]: { limits: { rowsPerSecond: 600 } } },
+  });
   // started from its approved plan, by the CLI: who approved it is kept with every member's run
   const planFile = path.join(path.dirname(spec), 'fleet-plan.json');
   expect((await runCli(['plan', spec, '--save', planFile], cliEnv)).code).toBe(0);
@@ -315,8 +321,9 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   const started = JSON.parse(startedCli.stdout) as StartedFleetInfo;
   expect(started.members.map((m) => m.variable)).toEqual([...VARS]);
   const early = await runCli(['approve', started.fleetId, '--reason', 'too soon'], cliEnv);
-  // wave 1 runs: there is nothing to approve yet (or it already waits, if A was quick)
-  if (early.code !== 0) expect(early.stderr).toMatch(/is not waiting for an approval \(wave 1 of 2\)/);
+  // wave 1 runs: there is nothing to approve yet
+  expect(early.stderr).toMatch(/is not waiting for an approval \(wave 1 of 2\)/);
+  expect(early.code).toBe(2);
   await pollUntil(async () => ((await backfill.fleetStatus(started.fleetId)).status === 'awaiting-approval' ? true : undefined), {
     timeoutMs: 120_000,
     intervalMs: 500,

@@ -184,3 +184,35 @@ test('a canary waiting for approval and a run held outside its window past heldM
     .map((r) => r.key);
   expect(new Set(keys).size).toBe(keys.length);
 }, 240_000);
+
+test("a worker's BACKFILL_NOTIFY tells of runs whose spec names no one; a spec's own notify: replaces it", async () => {
+  const teamWorker = await startTestWorker(uniqueQueue('notify-default'), {
+    trust: { webhookUrls: [`${base}/team`] },
+    notifyDefault: [{ webhook: `${base}/team`, format: 'chat', events: ['succeeded'] }],
+  });
+  try {
+    await db.pool.query('TRUNCATE app.orders_usd');
+    const spec = ordersSpec(db.envVar, { name: 'notify-default', partition: { by: 'range', column: 'id', size: 20_000 } });
+    const started = await startRun({ client, taskQueue: teamWorker.taskQueue }, { specFile: writeSpec(spec), actor: 'test', notifyPollMs: 300 });
+    expect((await waitForResult(started.handle)).status).toBe('succeeded');
+    await waitUntil(async () => of('/team').length > 0, "the worker's default target to hear the end", 30_000);
+    expect(of('/team').map((r) => r.body.text)).toEqual([expect.stringMatching(new RegExp(`^backfill: notify-default/${started.runId} succeeded: `))]);
+    // named in the spec: only the spec's targets
+    const own = ordersSpec(db.envVar, {
+      name: 'notify-own',
+      partition: { by: 'range', column: 'id', size: 20_000 },
+      notify: [{ channel: 'backfill_events_own', events: ['succeeded'] }],
+    });
+    const second = await startRun({ client, taskQueue: teamWorker.taskQueue }, { specFile: writeSpec(own), actor: 'test', notifyPollMs: 300 });
+    expect((await waitForResult(second.handle)).status).toBe('succeeded');
+    await waitUntil(
+      async () =>
+        (await db.pool.query("SELECT count(*)::int AS n FROM backfill.notifications WHERE run_id = $1 AND status = 'delivered'", [second.runId])).rows[0].n > 0,
+      "the spec's own target to be told",
+      30_000,
+    );
+    expect(of('/team')).toHaveLength(1);
+  } finally {
+    await teamWorker.stop();
+  }
+}, 120_000);

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { PoolRegistry } from '../db/pool-registry';
 import type { WorkerTrust } from '../security/worker-trust';
+import type { NotifyTarget } from '../specs/notify-schema';
 
 export interface ActivityDeps {
   pools: PoolRegistry;
@@ -13,6 +14,8 @@ export interface ActivityDeps {
   trust: Pick<WorkerTrust, 'transformDirs' | 'webhookUrls'>;
   /** How often a running partition polls the ledger while its run is paused. */
   pausePollMs?: number;
+  /** BACKFILL_NOTIFY: the targets a run is told to when its spec names none. */
+  notifyDefault?: NotifyTarget[];
   /** This worker's Temporal identity, logged with every chunk it writes. */
   workerIdentity?: string;
 }

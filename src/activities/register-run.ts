@@ -40,6 +40,7 @@ import { runInputs, serverVersion } from '../preflight/run-inputs';
 import { scopeRows } from '../preflight/scope-rows';
 import { engineVersion } from '../util/engine-version';
 import { chosenSubset, isSubsetRequest, selectSubset, type RunSubset, type SubsetRequest } from '../compiler/subset';
+import { withWorkerNotify } from '../notify/worker-default';
 
 export type { RunApproval };
 
@@ -56,7 +57,13 @@ export function registerRunActivity(deps: ActivityDeps) {
   return async function registerRun(input: RegisterRunInput): Promise<RunOpening> {
     const partitionsTotal = await register(input);
     const pool = deps.pools.get(input.spec.database);
-    return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize), succeeded: 0, controlVersion: 0 };
+    return {
+      partitionsTotal,
+      firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
+      succeeded: 0,
+      controlVersion: 0,
+      ...withWorkerNotify(deps.notifyDefault),
+    };
   };
 
   async function register(input: RegisterRunInput): Promise<number> {

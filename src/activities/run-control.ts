@@ -41,6 +41,7 @@ import type pg from 'pg';
 import { inReadOnlyCheck, querySingle } from '../db/session';
 import { compileRun } from '../compiler/statements';
 import type { ActivityDeps } from './deps';
+import { withWorkerNotify } from '../notify/worker-default';
 
 export interface SyncRunControlInput {
   database: string;
@@ -97,6 +98,7 @@ export function runControlActivities(deps: ActivityDeps) {
         // the workflow counts finished partitions' rows; the requeued ones report theirs when they finish
         finished: await succeededRowCounts(pool, input.runId),
         controlVersion: retry.controlVersion,
+        ...withWorkerNotify(deps.notifyDefault),
       };
     },
 

@@ -39,12 +39,12 @@ export function notifyActivities(deps: ActivityDeps) {
       if (await wasDelivered(pool, input.runId, input.moment.key, target)) return 'delivered';
       const key = `${input.runId}/${input.moment.key}`;
       const body = jsonBody(input.name, input.runId, key, input.moment, input.webUi);
-      if ('channel' in input.target) {
+      if (input.target.channel !== undefined) {
         await pool.query('SELECT pg_notify($1, $2)', [input.target.channel, JSON.stringify(body)]);
         await recordDelivery(pool, { ...at, status: 'delivered' });
         return 'delivered';
       }
-      const url = input.target.webhook;
+      const url = input.target.webhook!;
       const allowed = deps.trust.webhookUrls ?? [];
       if (!allowed.some((prefix) => url.startsWith(prefix))) {
         const why = `${target} is not on this worker's BACKFILL_WEBHOOK_URLS (${allowed.length > 0 ? allowed.join(', ') : 'empty'}): add its URL prefix where the worker is started`;

@@ -9,11 +9,12 @@ import { getRun, ledgerExists, type RunRow } from '../ledger/runs';
 import { UsageError } from '../domain/usage-error';
 
 export function openLedgerPool(databaseVar = 'DATABASE_URL'): pg.Pool {
-  try {
-    return createPool(databaseUrlFrom(databaseVar), { max: 2, applicationName: 'backfill-cli' });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  // no spec here: the ledger's database is the one --database names
+  if (!process.env[databaseVar])
+    throw new UsageError(
+      `environment variable ${databaseVar} is not set: the ledger is read from the database whose URL --database names (default DATABASE_URL); export it, or pass --database with the variable your spec names`,
+    );
+  return createPool(databaseUrlFrom(databaseVar), { max: 2, applicationName: 'backfill-cli' });
 }
 
 /** `ref` is a run id or a run workflow id (`backfill/<name>/<runId>`). */

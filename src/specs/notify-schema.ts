@@ -20,26 +20,32 @@ const heldMinutes = z
   .max(1440, { message: 'must be at most 1440 minutes (a day)' })
   .optional();
 
-const webhook = z.strictObject({
-  webhook: z
-    .string()
-    .url({ message: 'must be an http(s) URL' })
-    .refine((u) => /^https?:\/\//.test(u), { message: 'must be an http(s) URL' }),
-  /** `chat`: `{"text": …}`, as Slack, Mattermost and Rocket.Chat incoming webhooks take it; `json`: the event as an object. */
-  format: z.enum(['chat', 'json'], { message: 'must be chat or json' }).optional(),
-  events,
-  heldMinutes,
-});
-
-const channel = z.strictObject({
-  /** A PostgreSQL NOTIFY channel on the run's database: `LISTEN backfill_events` to receive the JSON form. */
-  channel: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lowercase channel name ([a-z_][a-z0-9_]*)' }),
-  events,
-  heldMinutes,
-});
+/**
+ * One target: `webhook:` (with `format: chat | json`) or `channel:`. One object with both keys
+ * optional, not a union, so a mistake is named at its field rather than as "none of the forms".
+ */
+const target = z
+  .strictObject({
+    webhook: z
+      .string()
+      .url({ message: 'must be an http(s) URL' })
+      .refine((u) => /^https?:\/\//.test(u), { message: 'must be an http(s) URL' })
+      .optional(),
+    /** A PostgreSQL NOTIFY channel on the run's database: `LISTEN backfill_events` to receive the JSON form. */
+    channel: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'must be a lowercase channel name ([a-z_][a-z0-9_]*)' })
+      .optional(),
+    /** `chat`: `{"text": …}`, as Slack, Mattermost and Rocket.Chat incoming webhooks take it; `json`: the moment as an object. */
+    format: z.enum(['chat', 'json'], { message: 'must be chat or json' }).optional(),
+    events,
+    heldMinutes,
+  })
+  .refine((t) => (t.webhook === undefined) !== (t.channel === undefined), { message: 'names one target: webhook: URL, or channel: name' })
+  .refine((t) => t.format === undefined || t.webhook !== undefined, { message: 'is for a webhook: a channel always gets the JSON form', path: ['format'] });
 
 export const notifySchema = z
-  .array(z.union([webhook, channel], { message: 'each target is { webhook: URL } or { channel: name }, with optional events and heldMinutes' }))
+  .array(target)
   .min(1, { message: 'must list at least one target, or be left out' })
   .max(10, { message: 'must list at most 10 targets' });
 
@@ -47,5 +53,5 @@ export type NotifyTarget = z.infer<typeof notifySchema>[number];
 
 /** A target's name in the ledger and in messages: its place in `notify:` and the channel, or the webhook's origin (its path may hold a token). */
 export function targetLabel(t: NotifyTarget, index: number): string {
-  return `#${index + 1} ${'channel' in t ? `channel ${t.channel}` : `webhook ${new URL(t.webhook).origin}`}`;
+  return `#${index + 1} ${t.channel !== undefined ? `channel ${t.channel}` : `webhook ${new URL(t.webhook!).origin}`}`;
 }

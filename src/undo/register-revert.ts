@@ -23,6 +23,7 @@ import { refuseOtherDatabase } from '../activities/database-check';
 import type { ActivityDeps } from '../activities/deps';
 import { frozenTransformOf } from '../ledger/runs';
 import { engineVersion } from '../util/engine-version';
+import { withWorkerNotify } from '../notify/worker-default';
 
 export interface RegisterRevertInput {
   runId: string;
@@ -45,7 +46,13 @@ export function registerRevertActivity(deps: ActivityDeps) {
     await refuseOtherDatabase(pool, input.databaseIdentity, input.runId, input.spec.database);
     await migrateLedger(pool);
     const partitionsTotal = (await getRun(pool, input.runId))?.partitions_total ?? (await register(input));
-    return { partitionsTotal, firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize), succeeded: 0, controlVersion: 0 };
+    return {
+      partitionsTotal,
+      firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
+      succeeded: 0,
+      controlVersion: 0,
+      ...withWorkerNotify(deps.notifyDefault),
+    };
   };
 
   async function register(input: RegisterRevertInput): Promise<number> {

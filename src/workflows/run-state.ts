@@ -7,6 +7,7 @@
  */
 import { applyLimitsChange, limitsChangeProblem } from '../domain/limits';
 import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../domain/statuses';
+import type { NotifyTarget } from '../specs/notify-schema';
 import type {
   CanaryProgress,
   Limits,
@@ -93,6 +94,8 @@ export interface RunOpening {
   finished?: RowCounts;
   /** The ledger's control version (0 on a first attempt). */
   controlVersion?: number;
+  /** The registering worker's BACKFILL_NOTIFY: who is told when the spec's `notify:` names no one. */
+  notify?: NotifyTarget[];
 }
 
 export function initialRunState(limits: Limits, startedAt: string): RunState {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import type { WorkerTrust } from '../../src/security/worker-trust';
+import type { NotifyTarget } from '../../src/specs/notify-schema';
 import type { TemporalConfig } from '../../src/temporal/config';
 import type { WorkerDeployment } from '../../src/temporal/worker-versioning';
 import { connectClient } from '../../src/temporal/connect';
@@ -52,6 +53,8 @@ export interface TestWorkerOptions {
   bundle?: WorkflowBundleWithSourceMap;
   /** Worker Versioning: the deployment and build this worker serves. */
   deployment?: WorkerDeployment;
+  /** As BACKFILL_NOTIFY: who runs are told of when their spec names no one. */
+  notifyDefault?: NotifyTarget[];
 }
 
 export async function startTestWorker(taskQueue: string, options: TestWorkerOptions = {}): Promise<TestWorker> {
@@ -65,6 +68,7 @@ export async function startTestWorker(taskQueue: string, options: TestWorkerOpti
     maxConcurrentActivities,
     pausePollMs: 200,
     deployment: options.deployment,
+    ...(options.notifyDefault ? { notifyDefault: options.notifyDefault } : {}),
     // one jest process serves many test files: no timers outliving them
     imageRetention: false,
   });

@@ -27,6 +27,7 @@ import * as run from '../run-state';
 import type { RunState } from '../run-state';
 import { checkActivities, ledgerActivities } from './proxies';
 import type { RunWorkflow, RunWorkflowInput } from './input';
+import type { NotifyTarget } from '../../specs/notify-schema';
 
 /** Plan rows read from the ledger at a time: history never holds the whole plan. */
 export const PAGE = 100;
@@ -42,6 +43,8 @@ export class RunExecution {
   readonly input: RunWorkflowInput;
   readonly runId: string;
   readonly database: string;
+  /** The registering worker's BACKFILL_NOTIFY, when the spec names no one (run/notifier.ts). */
+  workerNotify?: NotifyTarget[];
   /** Executions recorded before reconciliation existed replay without its timers. */
   readonly reconciling: boolean;
   /** Executions recorded before the gates existed replay without them. */

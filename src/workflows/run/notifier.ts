@@ -1,5 +1,5 @@
 /**
- * A run whose spec has `notify:` starts its notifier (backfill-notify.ts) once it is registered:
+ * A run whose spec has `notify:` (or whose registering worker has BACKFILL_NOTIFY) starts its notifier (backfill-notify.ts) once it is registered:
  * an abandoned child, on the run's database queue, one per attempt, so that telling people never
  * fails or slows the run. Executions recorded before 'notifier', and runs without `notify:`,
  * start none.
@@ -9,7 +9,7 @@ import { backfillNotifyWorkflow } from '../backfill-notify';
 import type { RunExecution } from './execution';
 
 export async function startNotifier(x: RunExecution): Promise<void> {
-  const targets = x.spec.notify;
+  const targets = x.spec.notify ?? x.workerNotify;
   if (!targets?.length || !patched('notifier')) return;
   const attempt = x.input.kind === 'retry' ? x.input.attempt : 1;
   try {

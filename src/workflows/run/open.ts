@@ -12,6 +12,7 @@ import type { RunOpening } from '../run-state';
 export async function openRun(x: RunExecution): Promise<void> {
   const { input, spec, database, runId } = x;
   const opening = await open(x);
+  x.workerNotify = opening.notify;
   x.s = run.opened(x.s, opening, input.kind === 'retry');
   x.queue = opening.firstPage;
   x.exhausted = x.queue.length < PAGE;
