@@ -10,7 +10,7 @@
 import { ApplicationFailure, CancellationScope, CancelledFailure, condition, patched, upsertMemo } from '@temporalio/workflow';
 import { FailureType } from '../../domain/failures';
 import { MAX_CHECK_CONCURRENCY } from '../../domain/limits';
-import { judged } from './proxies';
+import { finishActivities, judged } from './proxies';
 import type { RunExecution } from './execution';
 import { restoresImages, type RunResult } from './input';
 import type { GateVerdictLike } from '../run-state';
@@ -26,7 +26,7 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
   }
   // a final check that could not complete fails the run: finalizeRun records why
   const checkError = x.s.finalCheck?.incomplete ? x.s.finalCheck.failures[0] : undefined;
-  const final = await x.acts.finalizeRun({ database, runId, ...(checkError ? { checkError } : {}) });
+  const final = await finishActivities(x.input.databaseQueue).finalizeRun({ database, runId, ...(checkError ? { checkError } : {}) });
   x.s = { ...x.s, status: final.status };
   x.publishNow();
   let downstream: RunResult['downstream'];

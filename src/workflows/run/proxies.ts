@@ -17,6 +17,19 @@ export function ledgerActivities(taskQueue?: string) {
   });
 }
 
+/**
+ * The run's last ledger step (finalizeRun: the scope count, bounded to 60 s, and one transaction).
+ * Bounded closely: a worker that dies in it is noticed by this timeout alone, and the run's end
+ * waited the ledger steps' ten minutes for it.
+ */
+export function finishActivities(taskQueue?: string) {
+  return proxyActivities<Activities>({
+    ...(taskQueue ? { taskQueue } : {}),
+    startToCloseTimeout: '3 minutes',
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+  });
+}
+
 export function checkActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
     ...(taskQueue ? { taskQueue } : {}),
