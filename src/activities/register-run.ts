@@ -15,7 +15,7 @@ import { excessPrivilege } from '../preflight/role-posture';
 import { recordEvent } from '../ledger/events';
 import { recordFleetMembership } from '../ledger/fleets';
 import { migrateLedger } from '../ledger/migrate';
-import { insertPartitions, nextUnfinished } from '../ledger/partitions';
+import { insertPartitions } from '../ledger/partitions';
 import { findActiveRun, findActiveRunOnTarget, getRun, holderFacts, insertRun, resolveRelation, transitionRun, type RunRow } from '../ledger/runs';
 import { checkModulePath } from '../security/module-origin';
 import { storeArtifact } from '../ledger/artifacts';
@@ -40,7 +40,7 @@ import { runInputs, serverVersion } from '../preflight/run-inputs';
 import { scopeRows } from '../preflight/scope-rows';
 import { engineVersion } from '../util/engine-version';
 import { chosenSubset, isSubsetRequest, selectSubset, type RunSubset, type SubsetRequest } from '../compiler/subset';
-import { withWorkerNotify } from '../notify/worker-default';
+import { firstOpening } from './first-opening';
 
 export type { RunApproval };
 
@@ -57,13 +57,7 @@ export function registerRunActivity(deps: ActivityDeps) {
   return async function registerRun(input: RegisterRunInput): Promise<RunOpening> {
     const partitionsTotal = await register(input);
     const pool = deps.pools.get(input.spec.database);
-    return {
-      partitionsTotal,
-      firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
-      succeeded: 0,
-      controlVersion: 0,
-      ...withWorkerNotify(deps.notifyDefault),
-    };
+    return firstOpening(pool, input.runId, partitionsTotal, input.pageSize, deps.notifyDefault);
   };
 
   async function register(input: RegisterRunInput): Promise<number> {

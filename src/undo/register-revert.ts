@@ -12,7 +12,7 @@ import { quoteTable } from '../db/sql';
 import { prepareImagesForRevert } from '../ledger/before-images';
 import { recordEvent } from '../ledger/events';
 import { migrateLedger } from '../ledger/migrate';
-import { insertPartitions, nextUnfinished } from '../ledger/partitions';
+import { insertPartitions } from '../ledger/partitions';
 import { revertable } from '../ledger/reverts';
 import { findActiveRunOnTarget, getRun, insertRun, resolveRelation, transitionRun } from '../ledger/runs';
 import { FailureType } from '../domain/failures';
@@ -23,7 +23,7 @@ import { refuseOtherDatabase } from '../activities/database-check';
 import type { ActivityDeps } from '../activities/deps';
 import { frozenTransformOf } from '../ledger/runs';
 import { engineVersion } from '../util/engine-version';
-import { withWorkerNotify } from '../notify/worker-default';
+import { firstOpening } from '../activities/first-opening';
 
 export interface RegisterRevertInput {
   runId: string;
@@ -46,13 +46,7 @@ export function registerRevertActivity(deps: ActivityDeps) {
     await refuseOtherDatabase(pool, input.databaseIdentity, input.runId, input.spec.database);
     await migrateLedger(pool);
     const partitionsTotal = (await getRun(pool, input.runId))?.partitions_total ?? (await register(input));
-    return {
-      partitionsTotal,
-      firstPage: await nextUnfinished(pool, input.runId, 0, input.pageSize),
-      succeeded: 0,
-      controlVersion: 0,
-      ...withWorkerNotify(deps.notifyDefault),
-    };
+    return firstOpening(pool, input.runId, partitionsTotal, input.pageSize, deps.notifyDefault);
   };
 
   async function register(input: RegisterRevertInput): Promise<number> {
