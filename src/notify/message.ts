@@ -12,13 +12,12 @@ export interface NotificationBody {
   event: Moment['kind'];
   text: string;
   detail: Record<string, unknown>;
-  webUi?: string;
 }
 
-export function jsonBody(name: string, runId: string, idempotencyKey: string, m: Moment, webUi?: string): NotificationBody {
-  return { idempotencyKey, run: runId, name, event: m.kind, text: m.text, detail: m.detail, ...(webUi ? { webUi } : {}) };
+export function jsonBody(name: string, runId: string, idempotencyKey: string, m: Moment): NotificationBody {
+  return { idempotencyKey, run: runId, name, event: m.kind, text: m.text, detail: m.detail };
 }
 
-export function chatBody(m: Moment, webUi?: string): { text: string } {
-  return { text: `backfill: ${m.text}${webUi ? `\n${webUi}` : ''}` };
+export function chatBody(m: Moment): { text: string } {
+  return { text: `backfill: ${m.text}` };
 }

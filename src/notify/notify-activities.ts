@@ -21,8 +21,6 @@ export interface DeliveryInput {
   target: NotifyTarget;
   /** Its place in the spec's `notify:` (two webhooks may share an origin). */
   targetIndex: number;
-  /** The run's workflow in the Temporal Web UI, for the message's link. */
-  webUi?: string;
 }
 
 export function notifyActivities(deps: ActivityDeps) {
@@ -38,7 +36,7 @@ export function notifyActivities(deps: ActivityDeps) {
       // a retry after an answer that was lost: it arrived once, it is not sent again
       if (await wasDelivered(pool, input.runId, input.moment.key, target)) return 'delivered';
       const key = `${input.runId}/${input.moment.key}`;
-      const body = jsonBody(input.name, input.runId, key, input.moment, input.webUi);
+      const body = jsonBody(input.name, input.runId, key, input.moment);
       if (input.target.channel !== undefined) {
         await pool.query('SELECT pg_notify($1, $2)', [input.target.channel, JSON.stringify(body)]);
         await recordDelivery(pool, { ...at, status: 'delivered' });
@@ -51,7 +49,7 @@ export function notifyActivities(deps: ActivityDeps) {
         await recordDelivery(pool, { ...at, status: 'refused', error: why });
         return 'refused';
       }
-      const payload = input.target.format === 'chat' ? chatBody(input.moment, input.webUi) : body;
+      const payload = input.target.format === 'chat' ? chatBody(input.moment) : body;
       let failure: { message: string; final: boolean } | undefined;
       try {
         const response = await fetch(url, {

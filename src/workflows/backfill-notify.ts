@@ -19,7 +19,6 @@ export interface NotifyWorkflowInput {
   runId: string;
   name: string;
   targets: NotifyTarget[];
-  webUi?: string;
   pollMs?: number;
   /** Carried over continue-as-new. */
   state?: NotifyState;
@@ -60,7 +59,6 @@ export async function backfillNotifyWorkflow(input: NotifyWorkflowInput): Promis
             moment,
             target: input.targets[i],
             targetIndex: i,
-            ...(input.webUi ? { webUi: input.webUi } : {}),
           })
           .catch(() => undefined),
       );
@@ -84,11 +82,8 @@ export async function backfillNotifyWorkflow(input: NotifyWorkflowInput): Promis
       s.heldSince = undefined;
       s.heldTold = [];
     }
-    const ended =
-      FINISHED.includes(m.status) && moments.some((x) => x.key.startsWith('finished:'))
-        ? true
-        : FINISHED.includes(m.status) && told.has(`finished:${m.attempt}`);
-    if (ended) break;
+    // the end of this attempt was told (tell() records every moment's key)
+    if (FINISHED.includes(m.status) && told.has(`finished:${m.attempt}`)) break;
     if (look >= LOOKS_PER_EXECUTION) {
       await Promise.all(deliveries);
       await continueAsNew<typeof backfillNotifyWorkflow>({ ...input, state: { ...s, told: [...told] } });
