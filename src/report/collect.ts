@@ -65,6 +65,8 @@ export interface ReportData {
   downstream: string | null;
   actions: AfterActionRow[];
   events: { at: string; kind: string; actor: string | null; reason: string | null }[];
+  /** The Backfill version and commit that registered the run (runs from before it was recorded: null). */
+  engineVersion: string | null;
   /** The role the registering worker connected as (runs registered before it was recorded: null). */
   databaseRole: { role: string; superuser: boolean; bypassRls: boolean } | null;
   /** Declared distributions: the capture before the run wrote and the newest after it, per column. */
@@ -97,6 +99,7 @@ export async function collectReport(pool: pg.Pool, run: RunRow): Promise<ReportD
     })),
     specHash: run.spec_hash,
     specFile: run.spec_file,
+    engineVersion: run.engine_version,
     transformSql: run.spec.transform.sql ?? null,
     modulePath: run.module_path,
     partitions: partitions.map((p) => ({

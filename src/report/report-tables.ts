@@ -65,6 +65,7 @@ export function scopeLines(r: ReportData): [string, string][] {
     ['Spec', `${r.specFile ?? 'not recorded'} (hash ${r.specHash.slice(0, 16)})`],
     ['Started', `${r.summary.startedAt ?? 'not started'} by ${r.summary.startedBy}`],
     ['Database role', databaseRole(r)],
+    ['Engine', r.engineVersion ?? 'not recorded'],
     ['Finished', r.summary.finishedAt ?? 'not finished'],
   ];
 }

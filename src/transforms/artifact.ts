@@ -4,14 +4,17 @@
  * The run keeps the artifact in its ledger and every worker runs that artifact, never the file
  * on disk, so an edit of the module or of a helper it imports, a redeploy, or a worker on
  * another machine cannot change what a running backfill computes. Only Node's built-in
- * modules stay outside the artifact (they come with the worker's Node.js).
+ * modules stay outside the artifact (they come with the worker's Node.js), and the package's
+ * transform entry (`<package>/transform`), which the worker supplies: it only names the
+ * contract, so a transform bundles the same whether or not its project installs the package.
  */
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import vm from 'node:vm';
 import { buildSync, version as esbuildVersion, type Message } from 'esbuild';
 import { sha256 } from '../util/hash';
-import type { TransformModule } from './define';
+import { packageName } from '../util/engine-version';
+import { defineTransform, type TransformModule } from './define';
 
 export interface TransformArtifact {
   /** sha256 of `code`: the transform's code hash, recorded with the run. */
@@ -30,6 +33,7 @@ export class TransformBundleError extends Error {}
 
 const BUILTINS = new Set(builtinModules);
 const isBuiltin = (id: string) => id.startsWith('node:') || BUILTINS.has(id) || BUILTINS.has(id.split('/')[0]);
+const transformEntry = () => `${packageName()}/transform`;
 
 /**
  * Bundles the module at `modulePath`. Paths in the bundle are relative to the module's
@@ -51,6 +55,7 @@ export function bundleTransform(modulePath: string): TransformArtifact {
       logLevel: 'silent',
       legalComments: 'none',
       charset: 'utf8',
+      external: [transformEntry()],
     });
   } catch (err) {
     const errors = (err as { errors?: Message[] }).errors;
@@ -91,6 +96,7 @@ export function evaluateArtifact(artifact: Pick<TransformArtifact, 'code' | 'cod
   const hostRequire = createRequire(path.resolve(origin));
   // the bundle holds every dependency: only Node's built-ins may be required from outside it
   const builtinOnly = (id: string) => {
+    if (id === transformEntry()) return { defineTransform };
     if (!isBuiltin(id)) throw new TransformBundleError(`${origin} requires ${id} at run time, outside its bundle; import it statically so it is bundled`);
     return hostRequire(id);
   };
