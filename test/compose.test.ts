@@ -19,7 +19,12 @@ const composeText = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
 
 interface Service {
   image?: string;
-  build?: string;
+  build?: string | { context: string; args?: Record<string, string> };
+  restart?: string;
+  pull_policy?: string;
+  profiles?: string[];
+  stop_grace_period?: string;
+  healthcheck?: { test: string[] };
   command?: string[];
   entrypoint?: string[];
   volumes?: string[];
@@ -88,9 +93,15 @@ test('the worker connects as the least-privilege role deploy/worker-role.sql mak
   expect(role.depends_on?.['backfill-ledger']).toEqual({ condition: 'service_completed_successfully' });
   expect(role.command).toEqual(expect.arrayContaining(['--set=role=backfill_worker', '--file=/deploy/worker-role.sql', '--set=ON_ERROR_STOP=1']));
   expect(role.volumes).toContain('./deploy:/deploy:ro');
-  // the ledger is migrated by its owner, the user the database was created with
+  // the ledger is migrated by the application database's owner: not the superuser, not Temporal's role
   expect(ledger.command).toEqual(['migrate', '--database', 'DATABASE_URL']);
-  expect(new URL(String(ledger.environment!.DATABASE_URL)).username).toBe(compose.services.postgresql.environment!.POSTGRES_USER);
+  expect(new URL(String(ledger.environment!.DATABASE_URL)).username).toBe('backfill_owner');
+  const init = readFileSync(path.join(ROOT, 'deploy', 'postgres-init.sh'), 'utf8');
+  expect(init).toContain('ALTER DATABASE backfill OWNER TO backfill_owner;');
+  expect(init).toMatch(/CREATE ROLE temporal LOGIN CREATEDB PASSWORD/);
+  expect(compose.services.postgresql.volumes).toContain('./deploy/postgres-init.sh:/docker-entrypoint-initdb.d/10-roles.sh:ro');
+  expect(compose.services.temporal.environment).toMatchObject({ POSTGRES_USER: 'temporal' });
+  expect(compose.services['temporal-admin-tools'].environment).toMatchObject({ PG_USER: 'temporal' });
 });
 
 test('the worker service scales with --scale worker=N and runs the entry point the tests run', () => {
@@ -98,10 +109,70 @@ test('the worker service scales with --scale worker=N and runs the entry point t
   // a fixed container name or a published port would make the second replica fail to start
   expect(worker.container_name).toBeUndefined();
   expect(worker.ports).toBeUndefined();
-  expect(worker.build).toBe('.');
+  expect(worker.build).toBeUndefined();
   expect(worker.command).toEqual(['worker']);
   expect(worker.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', BACKFILL_DATABASES: 'DATABASE_URL' });
   expect(worker.depends_on?.['temporal-setup-namespace']).toEqual({ condition: 'service_completed_successfully' });
   const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
   expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "dist\/client\.js"\]$/m);
+});
+
+test('every long-running service restarts by itself; every health check asks the service, not a port', () => {
+  const longRunning = Object.entries(compose.services).filter(([, s]) => s.restart !== 'no' && !s.command?.includes('--version'));
+  expect(longRunning.map(([name]) => name).sort()).toEqual(['codec-server', 'postgresql', 'temporal', 'temporal-ui', 'worker']);
+  for (const [, service] of longRunning) expect(service.restart).toBe('unless-stopped');
+  const checks = Object.values(compose.services).flatMap((s) => (s.healthcheck ? [s.healthcheck.test.join(' ')] : []));
+  expect(checks.length).toBeGreaterThanOrEqual(4);
+  for (const check of checks) expect(check).not.toMatch(/\bnc\b|\/dev\/tcp/);
+  expect(compose.services.temporal.healthcheck!.test).toEqual(['CMD', 'temporal', 'operator', 'cluster', 'health', '--address', '127.0.0.1:7233']);
+  expect(compose.services.worker.healthcheck!.test.join(' ')).toContain('9464/metrics');
+  // a worker's SIGTERM lets the chunk in flight commit: compose's default 10 s would cut it off
+  expect(compose.services.worker.stop_grace_period).toBe('2m');
+});
+
+// PostgreSQL's releases are major.minor; everything else here major.minor.patch
+test('every image is pinned to an exact version, and the Backfill image is built once, by one service', () => {
+  for (const [name, service] of Object.entries(compose.services)) {
+    expect([name, service.image]).toEqual([name, expect.stringMatching(/^[a-z0-9/._-]+:\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?$/)]);
+  }
+  const builders = Object.entries(compose.services).filter(([, s]) => s.build);
+  expect(builders.map(([name]) => name)).toEqual(['worker-image']);
+  const image = compose.services['worker-image'].image;
+  for (const name of ['worker', 'backfill-ledger', 'codec-server']) {
+    expect(compose.services[name]).toMatchObject({ image, pull_policy: 'never' });
+  }
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  expect(dockerfile).toMatch(/^USER node$/m);
+  expect(dockerfile).toMatch(/^FROM node:24\.\d+\.\d+-bookworm-slim/m);
+  // the image's version is the package's
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  expect(image).toBe(`backfill:${pkg.version}`);
+});
+
+test('no default password: every secret comes from .env, and compose refuses to start while one is empty', () => {
+  expect(composeText).not.toMatch(/PASSWORD[^\n]*:-/);
+  for (const secret of ['POSTGRES_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'BACKFILL_OWNER_PASSWORD', 'BACKFILL_WORKER_PASSWORD']) {
+    expect(composeText).toContain(`\${${secret}:?set ${secret} in .env`);
+    expect(readFileSync(path.join(ROOT, 'deploy', 'compose.env.example'), 'utf8')).toMatch(new RegExp(`^${secret}=$`, 'm'));
+  }
+});
+
+test('search attributes are created only where missing, and a failure fails the set-up loudly', () => {
+  const setup = compose.services['temporal-setup-namespace'];
+  expect(setup.entrypoint).toEqual(['/bin/sh', '/deploy/temporal-namespace.sh']);
+  const script = readFileSync(path.join(ROOT, 'deploy', 'temporal-namespace.sh'), 'utf8');
+  expect(script).toMatch(/^set -eu$/m);
+  expect(script).not.toMatch(/search-attribute create[^\n]*\|\| true/);
+  for (const name of ['BackfillName', 'BackfillRunId', 'BackfillStatus', 'BackfillPercent', 'BackfillRowsWritten']) expect(script).toContain(name);
+});
+
+test('Worker Versioning, payload encryption and an optional codec server are wired', () => {
+  expect(compose.services.worker.environment).toMatchObject({
+    BACKFILL_BUILD_ID: '${BACKFILL_BUILD_ID:-}',
+    BACKFILL_PAYLOAD_KEY: '${BACKFILL_PAYLOAD_KEY:-}',
+  });
+  const codec = compose.services['codec-server'];
+  expect(codec.profiles).toEqual(['codec']);
+  expect(codec.command?.[0]).toBe('codec-server');
+  expect(codec.environment).toMatchObject({ BACKFILL_PAYLOAD_KEY: '${BACKFILL_PAYLOAD_KEY:-}' });
 });
