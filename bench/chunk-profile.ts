@@ -4,7 +4,7 @@
  * partitions, with every node-postgres query of both timed by statement
  * (bench/profile/pg-timing.cjs, loaded into the workers with NODE_OPTIONS). Prints, per chunk,
  * the time each kind of statement took in each, and the time the two sessions spent outside
- * any statement (Node, Temporal, waiting): the attribution table of docs/benchmarks.md. Then
+ * any statement (Node, Temporal, waiting): the attribution table of bench/RESULTS.md. Then
  * what the median round's (b) did outside its chunks, from its Temporal history (run-history.ts).
  * Run: npm run bench:profile   (BENCH_ROWS, BENCH_PARTITIONS, BENCH_CHUNK as for npm run bench)
  */

@@ -7,7 +7,7 @@
  *   (fleet) one fleet of the N members, FLEET_CONCURRENCY at a time, in one wave.
  * Each part writes the same rows (the targets are emptied between parts). Per member: wall time
  * over N; the fleet's overhead per member against the side-by-side runs. Also the fleet
- * workflow's history (events, bytes). Prints a Markdown table; docs/benchmarks.md keeps it.
+ * workflow's history (events, bytes). Prints a Markdown table; bench/RESULTS.md keeps it.
  * Run: npm run bench:fleet   FLEET_MEMBERS (100), FLEET_ROWS (10000 per member), FLEET_CONCURRENCY (10)
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';

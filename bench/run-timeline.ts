@@ -2,7 +2,7 @@
  * Where a finished run's wall time went, from its ledger alone: registration, the wait for the
  * first chunk, chunk work, the gaps between a partition's chunks, the hand-over between
  * partitions, and the tail after the last chunk (the whole-run check, the report). It is the
- * profile behind the ratio of (b) to the bare chunk loop in docs/benchmarks.md.
+ * profile behind the ratio of (b) to the bare chunk loop in bench/RESULTS.md.
  * A partition's finish is written in its last chunk's transaction, so its slot's hand-over to
  * the next partition shows only as that partition's wait for its first chunk.
  * Run: DATABASE_URL=… npx tsx bench/run-timeline.ts <run name or run id> [more …]

@@ -11,7 +11,7 @@
  *       continue-as-new generations, and every partition's, from the server's visibility),
  *       and an audit of the ledger (every partition exactly one completion, a chunk for every
  *       partition, rows adding up, the target exact).
- * Prints a Markdown table per part; docs/benchmarks.md keeps them.
+ * Prints a Markdown table per part; bench/RESULTS.md keeps them.
  * Run: npm run bench:scale   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
  * SCALE_PARTS (workers,run), SCALE_PARTITIONS (100000), SCALE_CONCURRENCY (20),
  * SCALE_WORKER_COUNTS (1,2,3,4), BENCH_ROWS (the dataset of the worker part, 2,000,000).

@@ -10,7 +10,7 @@
  *       number of one-row partitions, at concurrency 6 and 20: wall time per partition side
  *       by side, the backfill's chunk work apart, and the history events and bytes each
  *       spends per partition.
- * Prints a Markdown table per part; docs/benchmarks.md keeps them.
+ * Prints a Markdown table per part; bench/RESULTS.md keeps them.
  * Run: npm run bench:small   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
  * BENCH_ROUNDS (3), BENCH_TINY (1000: the one-row partition counts, comma-separated),
  * BENCH_CONCURRENCY (6,20), BENCH_PARTS (demo,hourly,tiny: which parts run; BENCH_SKIP_DEMO=1

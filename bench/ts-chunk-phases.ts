@@ -8,7 +8,7 @@
  * they arrive, src/transforms/slices.ts). Each is timed in wall time and in this process's CPU
  * time (the garbage collector's threads included), which is what a busy machine runs short of.
  * Then the guarded write, the sampled reconciliation and the commit, as the engine runs them.
- * (docs/benchmarks-log.md has what else was tried: one JSON document, array literals into unnest.)
+ * (bench/RESULTS-LOG.md has what else was tried: one JSON document, array literals into unnest.)
  * Run: DATABASE_URL=… npm run bench:ts-phases   (BENCH_CHUNKS (6) chunks, the first as warm-up)
  */
 import path from 'node:path';

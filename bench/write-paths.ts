@@ -97,7 +97,7 @@ interface Ratio {
   goal?: string;
 }
 
-/** The ratios the goals in docs/benchmarks.md are stated in, each where both its methods ran. */
+/** The ratios the goals in bench/RESULTS.md are stated in, each where both its methods ran. */
 function headlineRatios(r: Map<string, number>, tail: string): Ratio[] {
   const out: Ratio[] = [];
   const add = (name: string, a: string, b: string, goal?: string) => {

@@ -1,7 +1,7 @@
 /**
  * The package's entry: Backfill as a library. `openBackfill` does what the `backfill` command
  * does, as typed functions (the CLI is built on it); `createWorker` starts a worker inside a
- * program of your own; `defineTransform` types a TypeScript transform. README "As a library".
+ * program of your own; `defineTransform` types a TypeScript transform. docs/library.md.
  */
 export {
   openBackfill,

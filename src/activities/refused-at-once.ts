@@ -44,7 +44,7 @@ export function refusal(activityName: string, err: unknown): ApplicationFailure 
   return ApplicationFailure.nonRetryable(
     `${activityName} was refused by the database: ${summarizePgError(err)}. It would fail the same way on every attempt, so it was not retried: ` +
       "if the table named is one of the spec's, check it still matches the spec (backfill plan says how); if it is in the backfill schema, " +
-      'the ledger and this worker are at different versions (backfill migrate, and deploy one version of workers); see the README, "Failures"',
+      'the ledger and this worker are at different versions (backfill migrate, and deploy one version of workers); see the docs/troubleshooting.md "Failures"',
     FailureType.DatabaseRefused,
   );
 }

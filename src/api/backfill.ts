@@ -56,7 +56,7 @@ export interface StartOptions {
   approval?: { planFile: string; approvedBy: string };
   /** Only the partitions that are stale (written by another transform version). */
   onlyStale?: boolean;
-  /** Only these partitions of the plan: named, or those meeting [from, to) on the partition column (README "Run part of the plan"). */
+  /** Only these partitions of the plan: named, or those meeting [from, to) on the partition column (docs/operating.md "Run part of the plan"). */
   subset?: SubsetRequest;
 }
 
@@ -92,7 +92,7 @@ export interface RevertOptions {
   confirm?: (what: { partitions: number }) => Promise<void>;
 }
 
-/** A fleet that has started (README "Fleets"): its id, its members' runs, its Web UI page. */
+/** A fleet that has started (docs/fleets.md): its id, its members' runs, its Web UI page. */
 export interface StartedFleetInfo extends Omit<StartedFleet, 'handle'> {
   webUi: string;
   /** Resolves when the fleet's workflow ends, succeeded or not. */

@@ -2,7 +2,7 @@
  * CLI output and exit codes: human-readable text by default, one JSON document with
  * `-o json`, JSON lines with `-o jsonl` (one compact object per line: a command that follows a
  * run streams one per update, the others print their one document on one line). Exit codes
- * (README "Exit codes"): 0 ok, 1 failed (a run that did not succeed, a mismatch), 2 bad input
+ * (docs/operating.md "Exit codes"): 0 ok, 1 failed (a run that did not succeed, a mismatch), 2 bad input
  * (usage, spec, unknown run, a destructive command unconfirmed without a terminal), 3 could not
  * answer (Temporal or a database unreachable), 130 interrupted or declined at a confirmation.
  */

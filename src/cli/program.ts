@@ -2,7 +2,7 @@
  * The `backfill` command line: the list of its commands, each defined with its action in
  * src/cli/commands/<command>.ts (commander parses, the action calls an operation and renders).
  * Text output by default, `-o json` for scripts; exit codes 0 ok, 1 failed, 2 bad input,
- * 3 could not answer, 130 interrupted (README "Exit codes").
+ * 3 could not answer, 130 interrupted (docs/operating.md "Exit codes").
  */
 import { Command, Option } from 'commander';
 import { completionCommand } from './completion';

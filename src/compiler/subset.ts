@@ -1,5 +1,5 @@
 /**
- * A subset of the plan on purpose (README "Run part of the plan"): `--partition ID…` names
+ * A subset of the plan on purpose (docs/operating.md "Run part of the plan"): `--partition ID…` names
  * partitions of the plan, `--from X --to Y` takes the partitions whose bounds meet [X, Y) on the
  * partition column (range and time plans). The partition stays the unit of work, so a subset is
  * always whole partitions of the plan, their ids and bounds unchanged, renumbered in plan order;

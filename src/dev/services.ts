@@ -22,7 +22,7 @@ export interface LocalServices {
 
 /**
  * The dev server's SQLite file in WAL mode without a sync per commit: every workflow and
- * activity task of a partition is a commit there (docs/benchmarks.md: the demo 0.95 of its run
+ * activity task of a partition is a commit there (bench/RESULTS.md: the demo 0.95 of its run
  * time, 0.88 of its CPU). A crash of the dev server process loses nothing in WAL mode; a crash
  * of the machine may lose its last transactions, which a development server can afford.
  * Eager activity execution hands a partition's activity to the worker that scheduled it in

@@ -2,7 +2,7 @@
  * The zod schemas of a spec's `limits` (window, guards, the limits themselves), built on the
  * bounds in limit-bounds.ts. Kept apart from it because workflow code imports limits.ts: a workflow
  * evaluates its imports anew for every execution, once per partition, and building zod and
- * these schemas there cost more CPU than the rest of a partition workflow (docs/benchmarks.md).
+ * these schemas there cost more CPU than the rest of a partition workflow (bench/RESULTS.md).
  */
 import { z } from 'zod';
 import './schema-words';

@@ -1,5 +1,5 @@
 /**
- * The moments a run can tell someone about (README "Told when a run needs you"), and those a
+ * The moments a run can tell someone about (docs/operating.md "Told when a run needs you"), and those a
  * target gets when it names none. Plain data: the spec's schema and the notifier workflow share it.
  */
 export const NOTIFY_EVENTS = ['started', 'held', 'paused', 'awaiting-approval', 'partition-failed', 'failed', 'succeeded', 'cancelled', 'reverted'] as const;

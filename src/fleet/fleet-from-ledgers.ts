@@ -61,7 +61,7 @@ async function fleetRecord(fleetId: string, variable: string, env: Env): Promise
     const row = (await ledgerExists(pool)) ? await getFleet(pool, fleetId) : undefined;
     if (!row)
       throw new UsageError(
-        `${unknown}, and the ledger in ${variable} holds no record of it: every member's ledger keeps the fleet's record, so name a member's variable with --database VAR (README "Fleets")`,
+        `${unknown}, and the ledger in ${variable} holds no record of it: every member's ledger keeps the fleet's record, so name a member's variable with --database VAR (docs/fleets.md)`,
       );
     return row;
   } finally {

@@ -1,5 +1,5 @@
 /**
- * A fleet spec (README "Fleets"): one backfill over many databases. Every field of a spec but
+ * A fleet spec (docs/fleets.md): one backfill over many databases. Every field of a spec but
  * `database`, which becomes `databases` — environment variable names and families of them
  * (`TENANT_*`) — and an optional `fleet:` block: how members start (waves), how many at once,
  * what a member's failure does, and per-member limits. URLs stay in the environment.

@@ -1,5 +1,5 @@
 /**
- * Starting a fleet (README "Fleets"): the fleet spec read once, every member checked and planned
+ * Starting a fleet (docs/fleets.md): the fleet spec read once, every member checked and planned
  * as a single-database start checks it (plan-fleet.ts), a second active run of the spec on any
  * member refused, then one fleet workflow started. Nothing is written before every member has
  * passed; a member no worker serves yet is no refusal — its run waits for one, and status says so.

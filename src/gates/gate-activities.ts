@@ -177,7 +177,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
    * `of`, compared and checked one at a time; its tally goes to checkFinal. The run workflow
    * starts one lane per concurrency slot, so the check reads at the run's concurrency in
    * activity slots across the workers — on sessions that have been reading this run's tables,
-   * where one activity opening a session per lane would start cold ones (docs/benchmarks.md).
+   * where one activity opening a session per lane would start cold ones (bench/RESULTS.md).
    */
   async function checkFinalLane(input: { database: string; runId: string; lane: number; of: number }): Promise<GateTally> {
     const pool = deps.pools.get(input.database);

@@ -1,5 +1,5 @@
 /**
- * The ledger's side of fleets (README "Fleets"): each member's ledger keeps the fleet's record
+ * The ledger's side of fleets (docs/fleets.md): each member's ledger keeps the fleet's record
  * (backfill.fleets) and marks its run with the fleet, its member name and wave, and who let the
  * wave start. A fleet is read back from whichever members' ledgers can be reached.
  */

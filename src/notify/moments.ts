@@ -1,6 +1,6 @@
 /**
  * The moments of a run a person may need to hear about, read from what its ledger recorded
- * (README "Told when a run needs you"), and the message each makes: counts, ids, reasons and
+ * (docs/operating.md "Told when a run needs you"), and the message each makes: counts, ids, reasons and
  * links, never row data (the ledger's messages hold none; its error details, which do, are not
  * read). Pure and workflow-safe: the notifier workflow decides with it.
  */

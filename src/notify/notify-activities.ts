@@ -1,5 +1,5 @@
 /**
- * The notifier's activities (README "Told when a run needs you"), on the run's database queue:
+ * The notifier's activities (docs/operating.md "Told when a run needs you"), on the run's database queue:
  * read what the run's ledger recorded since the last look, and deliver one moment to one target —
  * a webhook POST (only to a URL prefix on the worker's BACKFILL_WEBHOOK_URLS, redirects refused,
  * 10 s at most, an `Idempotency-Key` header) or `pg_notify` on the run's database — recording

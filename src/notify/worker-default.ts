@@ -19,7 +19,7 @@ export function notifyDefaultFromEnv(env: NodeJS.ProcessEnv = process.env): Noti
   const parsed = notifySchema.safeParse(value);
   if (!parsed.success)
     throw new Error(
-      `BACKFILL_NOTIFY: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the list'} ${i.message}`).join('; ')} (README "Told when a run needs you")`,
+      `BACKFILL_NOTIFY: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'the list'} ${i.message}`).join('; ')} (docs/operating.md "Told when a run needs you")`,
     );
   return parsed.data;
 }

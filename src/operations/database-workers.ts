@@ -13,7 +13,7 @@ import { pollUntil } from '../util/poll-until';
 export function noWorkerMessage(variable: string, queue: string): string {
   return (
     `no worker serves ${variable} (task queue ${queue}): start one where ${variable} holds this database's URL, ` +
-    `e.g. BACKFILL_DATABASES=${variable} backfill worker, then start again (README "Workers and databases")`
+    `e.g. BACKFILL_DATABASES=${variable} backfill worker, then start again (docs/production.md "Workers and databases")`
   );
 }
 

@@ -25,7 +25,7 @@ export { samplePartitions, type RowPreview } from './estimate-sample';
 
 /**
  * Temporal's part per partition (child workflow, activity, reports), in slot time: 44 ms
- * measured for one-row partitions at concurrency 20 (docs/benchmarks.md, "Small partitions").
+ * measured for one-row partitions at concurrency 20 (bench/RESULTS.md, "Small partitions").
  */
 export const ORCHESTRATION_MS_PER_PARTITION = 45;
 /** Starting the run workflow and finishing it (finalize, the ledger's proof), beside its checks. */

@@ -41,7 +41,7 @@ export interface StartRunOptions {
   approval?: { planFile: string; approvedBy: string };
   /** `--only-stale`: re-run only the partitions the ledger shows stale (backfill stale). */
   onlyStale?: boolean;
-  /** `--partition`, `--from/--to`: run only these partitions of the plan (README "Run part of the plan"). */
+  /** `--partition`, `--from/--to`: run only these partitions of the plan (docs/operating.md "Run part of the plan"). */
   subset?: SubsetRequest;
 }
 

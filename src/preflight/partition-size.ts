@@ -1,7 +1,7 @@
 /**
  * Warns before a run when its partitions are so small that orchestration, not writing, sets
  * its pace: every partition costs a child workflow, an activity and its ledger bookkeeping —
- * tens of milliseconds on a small machine (docs/benchmarks.md, "Small partitions") — whatever
+ * tens of milliseconds on a small machine (bench/RESULTS.md, "Small partitions") — whatever
  * its size. Reads the planner's row estimate of the source (pg_class.reltuples, no scan).
  */
 import type pg from 'pg';
@@ -27,7 +27,7 @@ export function smallPartitionWarning(sourceRows: number, partitions: number, co
   return (
     `partition: about ${rows} source rows per partition on average (${partitions.toLocaleString('en-US')} partitions; the planner's estimate), ` +
     `so orchestration, not writing, will set the pace: each partition costs a workflow, an activity and its ledger records whatever its size ` +
-    `(see "Small partitions" in docs/benchmarks.md); a partition.size about ${factor}× larger would run faster`
+    `(see "Small partitions" in bench/RESULTS.md); a partition.size about ${factor}× larger would run faster`
   );
 }
 

@@ -30,7 +30,7 @@ export async function scopeRows(pool: pg.Pool, spec: Pick<ResolvedSpec, 'source'
       async (client) => {
         // one backend, like a chunk: parallel workers would take cores from the application for
         // a number that serves progress only, and on a small server their start costs more than
-        // they save (2M keys, 2 cores: 0.23-0.45 s parallel, 0.14 s without; docs/benchmarks.md)
+        // they save (2M keys, 2 cores: 0.23-0.45 s parallel, 0.14 s without; bench/RESULTS.md)
         await client.query('SET LOCAL max_parallel_workers_per_gather = 0');
         return Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}`)).rows[0].n);
       },

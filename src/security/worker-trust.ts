@@ -56,6 +56,6 @@ export function databaseAllowed(trust: Pick<WorkerTrust, 'databases'>, name: str
 export function databaseRefusal(trust: Pick<WorkerTrust, 'databases'>, name: string): string {
   return (
     `database ${name} is not one this worker serves (BACKFILL_DATABASES=${trust.databases.join(',')}); ` +
-    `name an allowed variable in the spec, or add ${name} to BACKFILL_DATABASES on the workers (README "Configuration")`
+    `name an allowed variable in the spec, or add ${name} to BACKFILL_DATABASES on the workers (docs/configuration.md)`
   );
 }

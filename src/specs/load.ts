@@ -83,7 +83,7 @@ export function parseSpecText(text: string, file: string): LoadedSpec {
       return {
         path: 'databases',
         message:
-          'names a fleet of databases, which `backfill plan` and `backfill start` take as a fleet (README "Fleets"); this command works on one database: give it a spec with database: VAR',
+          'names a fleet of databases, which `backfill plan` and `backfill start` take as a fleet (docs/fleets.md); this command works on one database: give it a spec with database: VAR',
       };
     return undefined;
   });

@@ -1,5 +1,5 @@
 /**
- * The spec's `notify:` (README "Told when a run needs you"): where a run's moments are sent —
+ * The spec's `notify:` (docs/operating.md "Told when a run needs you"): where a run's moments are sent —
  * a webhook (its URL must be on the worker's allow-list, BACKFILL_NOTIFY_ALLOW) as a chat
  * incoming-webhook body or plain JSON, or a PostgreSQL NOTIFY channel on the run's database —
  * and which moments. Messages carry counts, ids and reasons, never row data.

@@ -1,5 +1,5 @@
 /**
- * The spec contract (README "The spec"): a zod schema, the single source of truth for
+ * The spec contract (docs/spec.md): a zod schema, the single source of truth for
  * what a spec may say. Field names here are stable; new fields may be added.
  * Names are taken as the catalog has them and always quoted (specs/names.ts), so that
  * nothing but the `where` filter and the transform's SELECT can carry SQL, and those two
@@ -188,7 +188,7 @@ export const SPLIT_TAIL_REFUSAL = {
 };
 
 const { name, reason, ...afterDatabase } = specFields;
-/** A spec of one database (README "The spec"); the field order is the documented one. */
+/** A spec of one database (docs/spec.md); the field order is the documented one. */
 export const specSchema = z.strictObject({ name, reason, database: databaseVariable, ...afterDatabase }).refine(splitTailRefusal, SPLIT_TAIL_REFUSAL);
 
 export type Spec = z.infer<typeof specSchema>;

@@ -1,5 +1,5 @@
 /**
- * Where Temporal is and how to reach it, from the environment (README "Configuration"):
+ * Where Temporal is and how to reach it, from the environment (docs/configuration.md):
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, BACKFILL_TASK_QUEUE, TEMPORAL_UI_URL; TLS, API keys
  * and gRPC metadata exactly as the temporal CLI and every Temporal SDK read them
  * (TEMPORAL_TLS*, TEMPORAL_API_KEY, TEMPORAL_GRPC_META_*, or a profile of temporal.toml chosen
@@ -43,7 +43,7 @@ export function temporalConfig(env: NodeJS.ProcessEnv = process.env): TemporalCo
     loaded = loadClientConnectConfig({ overrideEnvVars: withAliases });
   } catch (err) {
     throw new Error(
-      `the Temporal connection settings cannot be read: ${(err as Error).message}; check TEMPORAL_TLS*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (README "Configuration")`,
+      `the Temporal connection settings cannot be read: ${(err as Error).message}; check TEMPORAL_TLS*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (docs/configuration.md)`,
       { cause: err },
     );
   }

@@ -1,7 +1,7 @@
 /**
  * A TypeScript transform's output rows as COPY text for the chunk's output table: the cheap way
  * in (PostgreSQL reads 100,000 rows of COPY text in about a fifth of the time it takes to parse
- * them from one JSON document: docs/benchmarks.md, "The TypeScript path").
+ * them from one JSON document: bench/RESULTS.md, "The TypeScript path").
  *
  * The rows mean what `JSON.stringify` then `json_populate_recordset` make of them; that pair is
  * the definition, and this encoder only stands in for it where it provably hands every column

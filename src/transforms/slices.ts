@@ -3,7 +3,7 @@
  * instead of a chunk at a time. A chunk of 100,000 rows held whole lives through every young-
  * generation collection while it is read and transformed, so V8 copies it twice and marks it
  * once more; a slice of a few thousand rows dies young, where collecting costs nothing. That
- * cuts the worker's CPU a row by a third or more (docs/benchmarks.md, "The TypeScript path").
+ * cuts the worker's CPU a row by a third or more (bench/RESULTS.md, "The TypeScript path").
  *
  * Why a slice may stand for the chunk: in upsert and update modes a chunk's rows are not a unit
  * a transform can rely on — chunk sizes follow live limits and targetChunkSeconds, a retry starts

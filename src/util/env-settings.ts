@@ -56,5 +56,5 @@ export function envSettings(env: NodeJS.ProcessEnv = process.env): EnvSettings {
   const parsed = settingsSchema.safeParse(given);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((i) => `${String(i.path[0])}=${JSON.stringify(given[String(i.path[0])])} ${i.message}`);
-  throw new UsageError(`${problems.join('; ')} (README, "Configuration")`);
+  throw new UsageError(`${problems.join('; ')} (docs/configuration.md)`);
 }

@@ -1,5 +1,5 @@
 /**
- * backfillFleetWorkflow: one backfill over many databases (README "Fleets"). Each member is a
+ * backfillFleetWorkflow: one backfill over many databases (docs/fleets.md). Each member is a
  * child run workflow, exactly a single-database run of its own spec (its ledger in its own
  * database, pinned to that database's identity, its activities on that database's queue); this
  * workflow only decides when each member starts — in waves, at most `concurrency` at once, a

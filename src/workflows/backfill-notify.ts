@@ -1,5 +1,5 @@
 /**
- * backfillNotifyWorkflow (README "Told when a run needs you"): one per run attempt whose spec has
+ * backfillNotifyWorkflow (docs/operating.md "Told when a run needs you"): one per run attempt whose spec has
  * `notify:`, started by the run's workflow as an abandoned child, so that a receiver that fails or
  * hangs never fails or slows the run. Every `pollMs` it reads what the run's ledger recorded since
  * its last look (src/notify/moments.ts decides what is a moment), tells each target the moments it

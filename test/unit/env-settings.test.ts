@@ -41,7 +41,7 @@ describe('settings from the environment', () => {
     [{ BACKFILL_REQUIRE_LEAST_PRIVILEGE: 'yes' }, 'BACKFILL_REQUIRE_LEAST_PRIVILEGE="yes" must be 1 (refuse a superuser or BYPASSRLS connection) or 0'],
   ])('%j is refused, naming the variable, its value and what it takes', (env, message) => {
     expect(() => envSettings(env)).toThrow(message);
-    expect(() => envSettings(env)).toThrow('(README, "Configuration")');
+    expect(() => envSettings(env)).toThrow('(docs/configuration.md)');
   });
 
   test('every problem at once', () => {

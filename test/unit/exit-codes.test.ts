@@ -1,4 +1,4 @@
-/** Exit codes (README "Exit codes"): a script tells "no" (1) from "bad input" (2) from "could not answer" (3). */
+/** Exit codes (docs/operating.md "Exit codes"): a script tells "no" (1) from "bad input" (2) from "could not answer" (3). */
 import { status } from '@grpc/grpc-js';
 import { ServiceError } from '@temporalio/client/lib/errors';
 import { Declined } from '../../src/cli/confirm';

@@ -43,7 +43,7 @@ describe('Temporal connection settings, as the temporal CLI reads them', () => {
 
   test('an unreadable certificate path is an error naming where to look', () => {
     expect(() => temporalConfig({ ...base, TEMPORAL_TLS_CERT: path.join(dir, 'nope.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'client.key') })).toThrow(
-      /^the Temporal connection settings cannot be read: .*nope\.pem.*; check TEMPORAL_TLS\*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE \(README "Configuration"\)$/,
+      /^the Temporal connection settings cannot be read: .*nope\.pem.*; check TEMPORAL_TLS\*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE \(docs\/configuration\.md\)$/,
     );
   });
 });

@@ -38,7 +38,7 @@ async function report(
   });
 }
 
-/** `--serve`: the live partition grid on 127.0.0.1 until Ctrl-C (README "Watching the partitions live"). */
+/** `--serve`: the live partition grid on 127.0.0.1 until Ctrl-C (docs/operating.md "Watching the partitions live"). */
 async function serve(ref: string, opts: { database: string; output?: string; out?: string; port?: string }): Promise<void> {
   if (opts.output || opts.out) throw new UsageError('--serve shows the report live in a browser: it takes no -o or --out');
   if (isFleetRef(ref)) throw new UsageError('--serve shows one run: serve a member with backfill report <member run> --database <member> --serve');

@@ -104,7 +104,7 @@ export function command(): Command {
     .option('--actor <name>', 'who starts it, for the audit record (default: OS user)')
     .option('--plan <file>', 'start only if the spec still makes this saved plan (backfill plan --save); refused, naming each difference, otherwise')
     .option('--approved-by <name>', 'who approved the plan (with --plan); kept with the run')
-    .option('--partition <id...>', 'run only these partitions of the plan (ids as plan lists them; README "Run part of the plan")')
+    .option('--partition <id...>', 'run only these partitions of the plan (ids as plan lists them; docs/operating.md "Run part of the plan")')
     .option('--from <bound>', 'run only the partitions that meet [from, to) on the partition column: a number, a date or a timestamp')
     .option('--to <bound>', 'with --from, or alone: the end of that stretch, not included')
     .option('--only-stale', 'only the partitions backfill stale lists: written by another transform version, or before an accepted input change')

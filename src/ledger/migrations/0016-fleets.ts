@@ -1,7 +1,7 @@
 import type { Migration } from './migration';
 
 /**
- * Fleets (README "Fleets"): a member run names the fleet it belongs to, its member name (the
+ * Fleets (docs/fleets.md): a member run names the fleet it belongs to, its member name (the
  * variable, never the URL) and its wave; each member's ledger keeps the fleet's own record —
  * who started it, from which fleet spec, its waves and every member, those excluded on purpose
  * and why — so the fleet can be read from any member after Temporal's retention. Who approved a

@@ -1,7 +1,7 @@
 import type { Migration } from './migration';
 
 /**
- * A run of part of the plan on purpose (README "Run part of the plan"): `start --partition`,
+ * A run of part of the plan on purpose (docs/operating.md "Run part of the plan"): `start --partition`,
  * `--from/--to`, `--only-stale`. The run keeps what was asked and which of the plan's partitions
  * it holds, each with its place in the plan, so its proof of completeness covers exactly them and
  * its status and report say "subset of …".

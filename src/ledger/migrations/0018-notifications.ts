@@ -1,7 +1,7 @@
 import type { Migration } from './migration';
 
 /**
- * Notifications (README "Told when a run needs you"): one row per moment of a run and target,
+ * Notifications (docs/operating.md "Told when a run needs you"): one row per moment of a run and target,
  * with how its delivery went — so `status` and the report say who was told what, and a moment is
  * sent at most once per target whatever the retries (its key is the receiver's idempotency key).
  */

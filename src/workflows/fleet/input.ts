@@ -1,5 +1,5 @@
 /**
- * What a fleet workflow is given and returns (README "Fleets"), and how it makes each member's
+ * What a fleet workflow is given and returns (docs/fleets.md), and how it makes each member's
  * run input. Workflow-safe plain data, shared by the workflow, the client that starts it and the
  * activity that records a member's fleet in its ledger.
  */

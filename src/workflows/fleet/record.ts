@@ -1,5 +1,5 @@
 /**
- * The fleet's record (README "Fleets"), as each member's run carries it into its ledger: plain
+ * The fleet's record (docs/fleets.md), as each member's run carries it into its ledger: plain
  * data that imports nothing, so the run's input and the fleet's can both name it.
  */
 

@@ -49,7 +49,7 @@ export interface BackfillRunInput extends RunInputBase {
   onlyStale?: boolean;
   /** `start --partition`, `--from/--to`: the run covers only these partitions of the plan (compiler/subset.ts). */
   subset?: SubsetRequest;
-  /** A member of a fleet (README "Fleets"): the fleet's record, kept in this member's ledger. */
+  /** A member of a fleet (docs/fleets.md): the fleet's record, kept in this member's ledger. */
   fleet?: FleetMembership;
 }
 
