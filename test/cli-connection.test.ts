@@ -1,7 +1,7 @@
 /**
  * The temporal CLI's connection flags on every command that reaches Temporal (`--address`,
  * `--namespace`, `--env` for a temporal.toml profile), each winning over its variable; and exit
- * code 3 when a server does not answer, apart from 1 (no) and 2 (bad input). README "Exit codes".
+ * code 3 when a server does not answer, apart from 1 (no) and 2 (bad input). docs/operating.md "Exit codes".
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * Fleet runs on three real PostgreSQL clusters, each its own process and port, each with a worker
- * process of its own that holds only its database's variable (README "Fleets"): members start in
+ * process of its own that holds only its database's variable (docs/fleets.md): members start in
  * their waves as runs with a single database's guarantees, each exact in its own database; a
  * member no worker serves waits for one (said, never failed); a failure under onError: stop starts
  * no other member; a wave waits for a person where the spec asks, and a paused fleet pauses its

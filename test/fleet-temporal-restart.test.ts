@@ -1,5 +1,5 @@
 /**
- * A fleet across Temporal server restarts (README "Fleets"): three real PostgreSQL clusters, a
+ * A fleet across Temporal server restarts (docs/fleets.md): three real PostgreSQL clusters, a
  * worker process next to each, and a Temporal dev server of this file's own on a SQLite file,
  * SIGKILLed twice mid-fleet — while the first wave's member writes, and while the second wave's
  * do — and started again on its file. The fleet goes on from its history: its waves in order,

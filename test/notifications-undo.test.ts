@@ -1,5 +1,5 @@
 /**
- * The two moments the first notifications test leaves out (README "Told when a run needs you"): a
+ * The two moments the first notifications test leaves out (docs/operating.md "Told when a run needs you"): a
  * run that pauses itself — its canary failed an invariant — and a revert, told as `reverted` by the
  * revert run's own notifier (it carries the spec's `notify:`), each once; a webhook off the worker's
  * allow-list is refused for each, and the refusal recorded.

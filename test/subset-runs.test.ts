@@ -1,5 +1,5 @@
 /**
- * Part of the plan on purpose (README "Run part of the plan"): `start --partition` with
+ * Part of the plan on purpose (docs/operating.md "Run part of the plan"): `start --partition` with
  * partitions that are not neighbours, and `--from/--to` on a range plan and on a time plan of a
  * quoted, composite-key table. Each run writes exactly its partitions and nothing else, ends
  * succeeded with its proof of completeness over exactly its subset, and says "subset of …" in

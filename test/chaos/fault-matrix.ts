@@ -14,7 +14,7 @@
  *
  * Run: npm run chaos   (CHAOS_LONG_KILL_SECONDS, default 6; CHAOS_LONG_PARTITIONS, default 1000; CHAOS_ROWS, default 200000; CHAOS_RUN_SECONDS, a run's length without
  * faults, default 20; CHAOS_CASES, comma-separated, default all; CHAOS_OUTPUT=json)
- * Prints a Markdown table (docs/faults.md keeps it); exit 1 if any case ends wrong.
+ * Prints a Markdown table (test/chaos/README.md keeps it); exit 1 if any case ends wrong.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
