@@ -5,9 +5,8 @@
  * `backfill schema > spec.schema.json`.
  */
 import { z } from 'zod';
-import { fleetSpecSchema } from '../fleet/fleet-schema';
 import { specSchema } from './schema';
-import { describeFields, specReference } from './spec-reference';
+import { describeFields } from './spec-reference';
 
 export function specJsonSchema(): Record<string, unknown> {
   return {
@@ -15,17 +14,4 @@ export function specJsonSchema(): Record<string, unknown> {
     title: 'Backfill spec',
     description: 'A backfill: scope, partitioning, transformation and its version, target and write mode, limits (docs/spec-reference.md).',
   };
-}
-
-export function fleetJsonSchema(): Record<string, unknown> {
-  return {
-    ...describeFields(z.toJSONSchema(fleetSpecSchema, { io: 'input', unrepresentable: 'any' })),
-    title: 'Backfill fleet spec',
-    description: 'One backfill over many databases: a spec with databases instead of database, and fleet (docs/fleets.md).',
-  };
-}
-
-/** docs/spec-reference.md, as the schemas say it. */
-export function specReferenceMarkdown(): string {
-  return specReference(specJsonSchema(), fleetJsonSchema());
 }

@@ -5,7 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fleetJsonSchema, specJsonSchema, specReferenceMarkdown } from '../../src/specs/json-schema';
+import { fleetJsonSchema, specReferenceMarkdown } from '../../src/fleet/fleet-json-schema';
+import { specJsonSchema } from '../../src/specs/json-schema';
 import { orphanFieldDocs, walkFields } from '../../src/specs/spec-reference';
 import { FIELD_DOCS } from '../../src/specs/field-docs';
 

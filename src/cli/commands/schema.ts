@@ -1,6 +1,7 @@
 /** `backfill schema`: the JSON Schema of spec files, for editor completion and checks, or the spec reference. */
 import { Command } from 'commander';
-import { fleetJsonSchema, specJsonSchema, specReferenceMarkdown } from '../../specs/json-schema';
+import { fleetJsonSchema, specReferenceMarkdown } from '../../fleet/fleet-json-schema';
+import { specJsonSchema } from '../../specs/json-schema';
 
 export function command(): Command {
   return new Command('schema')
