@@ -9,7 +9,7 @@
  * no worker process lost on its own. It runs in its own process with its own PostgreSQL and
  * dev server (it restarts them), beside the suite's.
  */
-import { execFile } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { CASES, faultTable, type CaseResult } from './chaos/fault-matrix';
 import { startsFirst } from './helpers/turns';
@@ -18,20 +18,36 @@ startsFirst('five minutes of faults, each waited out on servers of its own: the 
 
 const ROOT = path.join(__dirname, '..');
 
+let matrix: ChildProcess | undefined;
+
+/** The matrix in a process group of its own, so that its workers, servers and PostgreSQL can be stopped with it. */
 function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(
-      path.join(ROOT, 'node_modules', '.bin', 'tsx'),
-      [path.join(ROOT, 'test', 'chaos', 'fault-matrix.ts')],
-      {
-        cwd: ROOT,
-        env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20', CHAOS_LONG_PARTITIONS: '300' },
-        maxBuffer: 20 * 1024 * 1024,
-      },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
+    const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'test', 'chaos', 'fault-matrix.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20', CHAOS_LONG_PARTITIONS: '300' },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    matrix = child;
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+    child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
   });
 }
+
+// a matrix cut short by jest's timeout must not go on loading the machine under the files after it
+afterAll(() => {
+  if (matrix?.pid !== undefined && matrix.exitCode === null) {
+    try {
+      process.kill(-matrix.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+});
 
 test(
   'every fault of the matrix ends with the exact target, a consistent ledger and no crashed worker',
