@@ -13,7 +13,7 @@ import {
   accessSync,
   chmodSync,
   constants,
-  cpSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -37,7 +37,7 @@ export function sharedRoot(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** Bumped when the copy's layout changes, so a copy made by older code is never taken for a whole one. */
-const LAYOUT = 2;
+const LAYOUT = 3;
 const MARKER = '.complete.json';
 
 export interface EmbeddedPostgresHome {
@@ -196,7 +196,7 @@ function ensureSharedCopy(nodeModules: string, target: string, platform: string,
     for (const pkg of packages) {
       // a nested package (pg/node_modules/x) comes along with its parent
       if (packages.some((other) => other !== pkg && pkg.startsWith(`${other}${path.sep}node_modules${path.sep}`))) continue;
-      cpSync(path.join(nodeModules, pkg), path.join(staging, pkg), { recursive: true, dereference: true });
+      copyResolved(path.join(nodeModules, pkg), path.join(staging, pkg));
     }
     writeFileSync(path.join(staging, MARKER), JSON.stringify({ layout: LAYOUT, packages } satisfies Marker));
     openToEveryone(stagingDir);
@@ -207,6 +207,22 @@ function ensureSharedCopy(nodeModules: string, target: string, platform: string,
   } finally {
     rmSync(stagingDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Copies `from` to `to` with every symbolic link replaced by what it points at, so the copy
+ * outlives the tree it came from. Not cpSync's `dereference`: Node.js 24's keeps the links
+ * below the top (the platform package's libicu*.so.60 links), which then point into the clone.
+ */
+function copyResolved(from: string, to: string): void {
+  const stat = statSync(from);
+  if (stat.isDirectory()) {
+    mkdirSync(to, { recursive: true });
+    for (const name of readdirSync(from)) copyResolved(path.join(from, name), path.join(to, name));
+  } else {
+    copyFileSync(from, to);
+  }
+  chmodSync(to, stat.mode & 0o7777);
 }
 
 /** Renames `stagingDir` to `versionDir`, first moving aside a broken copy there (never a whole one: another process may be using it). */
