@@ -138,6 +138,14 @@ test('plan --measure-writes writes its sample chunks and rolls them back: the ta
   expect(projected.writeSeconds).toBeGreaterThan(0);
   expect(projected.walBytes).toBe(Math.round(scope.rows * (sample.walBytes / sample.rows)));
   expect(projected.durationSeconds).toBeGreaterThanOrEqual(projected.writeSeconds + projected.fixedSeconds);
+  // and it says what it takes for granted: the run's concurrency and the workers' slots, the database's load, Temporal's cost
+  expect(projected.assumes).toEqual([
+    expect.stringMatching(/^\d+ partitions in flight \(limits\.concurrency\), on workers with at least \d+ activity slots/),
+    expect.stringMatching(/^the database as busy as during the sample/),
+    expect.stringMatching(/^Temporal at about \d+ ms of slot time per partition/),
+    expect.stringMatching(/^the \d+ sampled rows typical of the \d+ in scope$/),
+    'no pause, guard hold or live change of limits on the way',
+  ]);
   expect(estimate.preview).toHaveLength(3);
   expect(estimate.preview[0]).toMatchObject({ change: 'update', changed: ['amount_usd'], current: { amount_usd: '-1.00' } });
   expect(estimate.preview[0].computed.amount_usd).not.toBe('-1.00');
@@ -145,6 +153,7 @@ test('plan --measure-writes writes its sample chunks and rolls them back: the ta
   const text = await cli('plan', writeSpec(spec('approved-measure')));
   expect(text.stdout).toMatch(/sample: +[\d,]+ rows from id:\S+, id:\S+: 0 to insert, 3 to update, [\d,]+ unchanged/);
   expect(text.stdout).toMatch(/duration: +at least .* \(the writes are not measured/);
+  expect(text.stdout).toMatch(/assumes: +\d+ partitions in flight .*; Temporal at about/);
   expect(text.stdout).toMatch(/amount_usd: "-1\.00" → "[\d.]+"/);
 });
 

@@ -70,6 +70,8 @@ export interface PlanEstimate {
      * Absent with `undo: off`.
      */
     images?: { rows: number; bytes?: number; keep: string };
+    /** What the duration takes for granted: the run's own limits, the workers, Temporal, the database as the sample found it. */
+    assumes: string[];
     /** The whole run, and what sets it. */
     durationSeconds: number;
     bindingLimit: string;
@@ -165,7 +167,15 @@ function project(
     })(),
   );
   const keep = undoKeep(spec);
+  const assumes = [
+    `${slots} partitions in flight (limits.concurrency), on workers with at least ${slots} activity slots between them (BACKFILL_MAX_ACTIVITIES)`,
+    `the database as busy as during the sample, and able to run ${at.replace(' (measured)', '')}`,
+    `Temporal at about ${ORCHESTRATION_MS_PER_PARTITION} ms of slot time per partition, as a dev server takes (a server on PostgreSQL persistence takes about twice that)`,
+    `the ${rows} sampled rows typical of the ${scope.rows} in scope`,
+    'no pause, guard hold or live change of limits on the way',
+  ];
   return {
+    assumes,
     inserts,
     updates,
     unchanged: scope.rows - inserts - updates,

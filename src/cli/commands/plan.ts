@@ -105,6 +105,7 @@ function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
       : []),
     `  duration:  ${projected.lowerBound ? 'at least ' : 'about '}${seconds(projected.durationSeconds)} at concurrency ${concurrency}, set by ${projected.bindingLimit}` +
       (projected.lowerBound ? ' (the writes are not measured: plan --measure-writes writes the sample and rolls it back)' : ''),
+    `  assumes:   ${projected.assumes.join('; ')}`,
   ];
   if (e.preview.length > 0) {
     lines.push('  changes (a few sample rows, current → computed):');
