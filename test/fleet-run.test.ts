@@ -365,7 +365,9 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   );
 
   const result = await waitForFleet(client.workflow.getHandle(started.workflowId));
-  expect(result.status).toBe('succeeded');
+  // when it did not succeed, what status says of it is the message
+  const said = result.status === 'succeeded' ? '' : (await runCli(['status', started.fleetId], cliEnv)).stdout;
+  expect({ status: result.status, said }).toEqual({ status: 'succeeded', said: '' });
   for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
   for (const v of VARS) {
     const run = (await pools.get(v)!.query('SELECT approved_by FROM backfill.runs WHERE run_id = $1', [memberOf(started, v).runId])).rows[0];

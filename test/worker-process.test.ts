@@ -52,8 +52,12 @@ function dockerWorkerCommand(): string[] {
 }
 
 test("docker-compose runs the worker service with the image's own command", () => {
-  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { build?: string; command?: string[] }> };
-  expect(compose.services.worker.build).toBe('.');
+  const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { image?: string; build?: { context: string }; command?: string[] }>;
+  };
+  // the image this Dockerfile builds (once, by worker-image) is the one the worker runs
+  expect(compose.services['worker-image'].build?.context).toBe('.');
+  expect(compose.services.worker.image).toBe(compose.services['worker-image'].image);
   const [, , ...cmd] = dockerWorkerCommand();
   expect(compose.services.worker.command ?? cmd).toEqual(cmd);
   expect(dockerWorkerCommand()).toEqual(['node', 'dist/client.js', 'worker']);
