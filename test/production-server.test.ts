@@ -26,6 +26,7 @@ import {
   spawnWorkerProcess,
   startSlowRun,
   untilRowsRead,
+  untilServed,
   type Deployment,
 } from './helpers/production';
 import { uniqueQueue } from './helpers/temporal';
@@ -77,6 +78,7 @@ describeWithServer('on the production Temporal server as one process', () => {
     const processes = [spawnWorker(), spawnWorker()];
     try {
       await env.db.pool.query('TRUNCATE app.orders_usd');
+      await untilServed(d.client, queue, env.db);
       const spec = slowOrdersSpec(env.db, 'prod-worker-kill');
       const run = await startRun({ client: d.client, taskQueue: queue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
       await untilRowsRead(env.db, run.runId, 8_000);

@@ -16,6 +16,9 @@ import { bringUpProductionTemporal, type ProductionServer } from '../../src/dev/
 import { cachedServerBinaries } from '../../src/dev/temporal-server-build';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { startRun } from '../../src/operations';
+import { requireDatabaseWorker } from '../../src/operations/database-workers';
+import { databaseIdentity } from '../../src/db/identity';
+import { databaseTaskQueue } from '../../src/domain/ids';
 import { connectClient } from '../../src/temporal/connect';
 import { pollUntil } from '../../src/util/poll-until';
 import type { TestDatabase } from './db';
@@ -154,6 +157,15 @@ export function spawnWorkerProcess(options: {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/**
+ * Waits until a worker polls the database's own queue under `taskQueue`: a worker process
+ * spawned just now may take longer to start on a loaded machine than `start` waits for one.
+ */
+export async function untilServed(client: Client, taskQueue: string, db: TestDatabase, timeoutMs = 60_000): Promise<void> {
+  const queue = databaseTaskQueue(taskQueue, db.envVar, (await databaseIdentity(db.pool)).id);
+  await requireDatabaseWorker(client.workflow, queue, db.envVar, timeoutMs);
 }
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
