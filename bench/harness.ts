@@ -69,7 +69,9 @@ export interface BenchOptions {
 }
 
 export async function startBenchEnvironment(options: BenchOptions = {}): Promise<BenchEnvironment> {
-  process.env.LOG_LEVEL = process.env.LOG_LEVEL || 'warn';
+  // a benchmark connects as the superuser of its own PostgreSQL on purpose: the workers' warning
+  // about it (and every other warning) would interleave JSON with the tables; errors still show
+  process.env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL || 'error';
   const postgres = await startPostgres({
     dataDir: path.join(process.env.BACKFILL_DATA_DIR || path.join(__dirname, '..', '.data'), 'postgres'),
     port: 54329,
@@ -189,7 +191,7 @@ export function startWorkerProcesses(address: string, url: string, count: number
         BACKFILL_TASK_QUEUE: 'bench',
         BENCH_DATABASE_URL: url,
         BACKFILL_DATABASES: databases,
-        LOG_LEVEL: 'warn',
+        LOG_LEVEL: process.env.BENCH_LOG_LEVEL || 'error',
         BACKFILL_MAX_ACTIVITIES: String(activities),
         BACKFILL_WORKER_IDENTITY: `bench-worker-${i + 1}`,
       },
