@@ -6,9 +6,11 @@
  * binaries and data live elsewhere (see embedded-postgres-home.ts).
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
 import { embeddedPostgresHome, packageDirOf } from './embedded-postgres-home';
+import { shutdownHandlersInstalled } from './shutdown';
 
 export interface LocalPostgres {
   /** A URL for the maintenance database (`postgres`). */
@@ -102,6 +104,14 @@ type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPo
 
 /** embedded-postgres is ESM-only; Node >= 20.19 can require() it, which keeps this project CommonJS. */
 function loadEmbeddedPostgres(packageDir: string): EmbeddedPostgresCtor {
-  const mod = require(path.join(packageDir, 'dist', 'index.js')) as { default: EmbeddedPostgresCtor };
+  const entry = path.join(packageDir, 'dist', 'index.js');
+  const mod = require(entry) as { default: EmbeddedPostgresCtor };
+  // once loaded, embedded-postgres ends the process on Ctrl-C itself (async-exit-hook, exit 130);
+  // where this process stops its services in order on Ctrl-C (dev, demo), that is its handlers'
+  // job, so Ctrl-C means the same with an embedded PostgreSQL as without one
+  if (shutdownHandlersInstalled()) {
+    const exitHook = createRequire(entry)('async-exit-hook') as { unhookEvent(event: string): void };
+    for (const signal of ['SIGINT', 'SIGTERM']) exitHook.unhookEvent(signal);
+  }
   return mod.default;
 }

@@ -36,6 +36,11 @@ async function exitAfterCleanup(code: number, line?: string): Promise<never> {
   process.exit(code);
 }
 
+/** Whether this process stops its services itself on Ctrl-C (`dev`, `demo`). */
+export function shutdownHandlersInstalled(): boolean {
+  return installed;
+}
+
 /** Installs the handlers (once per process). */
 export function installShutdownHandlers(): void {
   if (installed) return;
