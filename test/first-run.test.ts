@@ -12,7 +12,7 @@ import path from 'node:path';
 import { embeddedPostgresHome, packageClosure, reachableByOthers, sharedCopyProblem } from '../src/dev/embedded-postgres-home';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
-import { waitUntil } from './helpers/wait';
+import { portOpen, waitUntil } from './helpers/wait';
 
 const CLI = path.resolve(__dirname, '../dist/client.js');
 const isRoot = os.userInfo().uid === 0;
@@ -24,14 +24,6 @@ function processesWith(marker: string): string[] {
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 }
 
 interface Dev {

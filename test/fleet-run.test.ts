@@ -14,8 +14,7 @@ import type pg from 'pg';
 import { BackfillClient, type StartedFleetInfo } from '../src/api/backfill';
 import { createPool } from '../src/db/pool';
 import { waitForFleet } from '../src/fleet/fleet-result';
-import { databaseIdentity } from '../src/db/identity';
-import { databaseTaskQueue } from '../src/domain/ids';
+import { databaseQueueOf } from './helpers/database-queue';
 import { ensureDatabase } from '../src/dev/postgres';
 import { databaseWorkers } from '../src/temporal/task-queue-pollers';
 import { pollUntil } from '../src/util/poll-until';
@@ -71,7 +70,7 @@ beforeAll(async () => {
     const pool = createPool(process.env[variable]!, { max: 3 });
     pools.set(variable, pool);
     await createOrders(pool, ROWS);
-    queues.set(variable, databaseTaskQueue(baseQueue, variable, (await databaseIdentity(pool)).id));
+    queues.set(variable, await databaseQueueOf(baseQueue, variable, pool));
   }
   backfill = new BackfillClient('DATABASE_URL', { address: temporalAddress(), taskQueue: baseQueue });
   // C's worker starts later, in the first test: until then its member waits for one

@@ -12,8 +12,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { BackfillClient } from '../src/api/backfill';
 import { createPool } from '../src/db/pool';
-import { databaseIdentity } from '../src/db/identity';
-import { databaseTaskQueue } from '../src/domain/ids';
+import { databaseQueueOf } from './helpers/database-queue';
 import { ensureDatabase } from '../src/dev/postgres';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../src/dev/temporal-server';
@@ -64,7 +63,7 @@ beforeAll(async () => {
       pool.on('error', () => undefined);
       pools.set(variable, pool);
       await createOrders(pool, ROWS);
-      const queue = databaseTaskQueue(baseQueue, variable, (await databaseIdentity(pool)).id);
+      const queue = await databaseQueueOf(baseQueue, variable, pool);
       workers.push(spawnDatabaseWorker(variable, baseQueue, undefined, server.address));
       await waitUntil(async () => (await databaseWorkers(client.workflow, queue)).serving, `the worker of ${variable} to poll its queue`, 60_000);
     }

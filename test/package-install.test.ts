@@ -8,13 +8,13 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { freePort } from '../src/dev/temporal-server';
 import { cachedCliPath } from '../src/dev/temporal-cli';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { temporalAddress } from './helpers/temporal';
 import { startsFirst } from './helpers/turns';
+import { portOpen } from './helpers/wait';
 import { uniqueName } from './helpers/unique';
 
 startsFirst('it installs the package and its dependencies from the registry: a minute or more');
@@ -55,18 +55,6 @@ function outputOf(child: ChildProcess): { until(text: string | RegExp, ms: numbe
         }, 200);
       }),
   };
-}
-
-/** Whether something accepts connections on 127.0.0.1:port. */
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 const exited = (child: ChildProcess) =>
@@ -166,13 +154,13 @@ test('the installed dev command brings up Temporal and an embedded PostgreSQL, a
     const said = await outputOf(dev).until('Press Ctrl-C to stop.', 180_000);
     expect(said).toMatch(/Web UI: +http:\/\/127\.0\.0\.1:\d+/);
     expect(said).toMatch(/export DATABASE_URL=postgres/);
-    expect(await listening(temporalPort)).toBe(true);
-    expect(await listening(pgPort)).toBe(true);
+    expect(await portOpen(temporalPort)).toBe(true);
+    expect(await portOpen(pgPort)).toBe(true);
     // Ctrl-C once up: dev stops what it started, in order, and exits 0, embedded PostgreSQL or not
     dev.kill('SIGINT');
     expect(await exited(dev)).toBe(0);
-    expect(await listening(temporalPort)).toBe(false);
-    expect(await listening(pgPort)).toBe(false);
+    expect(await portOpen(temporalPort)).toBe(false);
+    expect(await portOpen(pgPort)).toBe(false);
   } finally {
     dev.kill('SIGKILL');
   }

@@ -9,13 +9,12 @@ import type { ChildProcess } from 'node:child_process';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { createPool } from '../src/db/pool';
-import { databaseIdentity } from '../src/db/identity';
 import { ensureDatabase } from '../src/dev/postgres';
 import { chunkWriters } from '../src/ledger/chunks';
 import { startRun, waitForResult, type StartedRun } from '../src/operations';
 import { runWorkerGap } from '../src/operations/database-workers';
 import { databaseWorkers } from '../src/temporal/task-queue-pollers';
-import { databaseTaskQueue } from '../src/domain/ids';
+import { databaseQueueOf } from './helpers/database-queue';
 import { pollUntil } from '../src/util/poll-until';
 import { runCli } from './helpers/cli';
 import { startClusters, type Clusters } from './helpers/clusters';
@@ -65,7 +64,7 @@ beforeAll(async () => {
     const pool = createPool(process.env[variable]!, { max: 4 });
     pools.set(variable, pool);
     await createOrders(pool, ROWS);
-    queues.set(variable, databaseTaskQueue(baseQueue, variable, (await databaseIdentity(pool)).id));
+    queues.set(variable, await databaseQueueOf(baseQueue, variable, pool));
   }
   await Promise.all(VARS.map(startWorker));
 });

@@ -26,9 +26,7 @@ import type pg from 'pg';
 import { stringify } from 'yaml';
 import { CONNECT_TIMEOUT_MS, createPool } from '../../src/db/pool';
 import { embeddedPostgresHome, packageDirOf } from '../../src/dev/embedded-postgres-home';
-import { databaseIdentity } from '../../src/db/identity';
-import { databaseTaskQueue } from '../../src/domain/ids';
-import { requireDatabaseWorker } from '../../src/operations/database-workers';
+import { untilDatabaseServed } from '../helpers/database-queue';
 import { ensureDatabase, startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../../src/dev/temporal-server';
@@ -296,8 +294,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
     }),
   );
   // the worker processes (started, or restarted by the case before) may still be coming up on a loaded machine
-  const queue = databaseTaskQueue(TASK_QUEUE, DB_VAR, (await databaseIdentity(env.pool)).id);
-  await requireDatabaseWorker(env.client.workflow, queue, DB_VAR, 60_000);
+  await untilDatabaseServed(env.client.workflow, TASK_QUEUE, DB_VAR, env.pool);
   const crashesBefore = env.workers.crashes;
   const started = Date.now();
   // a killed worker's partition is retried elsewhere once its heartbeat lapses: 3 s here (default 15 s);

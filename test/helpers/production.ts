@@ -16,11 +16,9 @@ import { bringUpProductionTemporal, type ProductionServer } from '../../src/dev/
 import { cachedServerBinaries } from '../../src/dev/temporal-server-build';
 import { findTemporalCli } from '../../src/dev/temporal-cli';
 import { startRun } from '../../src/operations';
-import { requireDatabaseWorker } from '../../src/operations/database-workers';
-import { databaseIdentity } from '../../src/db/identity';
-import { databaseTaskQueue } from '../../src/domain/ids';
 import { connectClient } from '../../src/temporal/connect';
 import { pollUntil } from '../../src/util/poll-until';
+import { untilDatabaseServed } from './database-queue';
 import type { TestDatabase } from './db';
 import { diffAgainstExpected, ordersSpec, writeSpec } from './orders';
 import { startTestWorker, TEST_DATABASES, uniqueQueue, type TestWorker } from './temporal';
@@ -159,13 +157,9 @@ export function spawnWorkerProcess(options: {
   });
 }
 
-/**
- * Waits until a worker polls the database's own queue under `taskQueue`: a worker process
- * spawned just now may take longer to start on a loaded machine than `start` waits for one.
- */
-export async function untilServed(client: Client, taskQueue: string, db: TestDatabase, timeoutMs = 60_000): Promise<void> {
-  const queue = databaseTaskQueue(taskQueue, db.envVar, (await databaseIdentity(db.pool)).id);
-  await requireDatabaseWorker(client.workflow, queue, db.envVar, timeoutMs);
+/** Waits until a worker polls the test database's own queue under `taskQueue`. */
+export async function untilServed(client: Client, taskQueue: string, db: TestDatabase): Promise<void> {
+  await untilDatabaseServed(client.workflow, taskQueue, db.envVar, db.pool);
 }
 
 export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
