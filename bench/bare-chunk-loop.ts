@@ -53,10 +53,10 @@ export async function bareChunkLoop(
             break;
           }
           const fill = compiled.fillFromSql(bounds, cursor, hi);
-          await client.query(fill.text, fill.values);
+          const outputRows = (await client.query(fill.text, fill.values)).rowCount ?? 0;
           const range = await readOutputKeyRange(client, compiled);
           if (images && imaging)
-            for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds, range)) await client.query(c.text, c.values);
+            for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds, range, outputRows)) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds, range)) await client.query(w.text, w.values);
           const check = compiled.reconcile(range);
           await client.query(check.text, check.values);

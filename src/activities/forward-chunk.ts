@@ -48,7 +48,7 @@ export function forwardChunk(ctx: RunContext, request: ChunkRequest): ChunkBody 
     const rowsOut = await fillOutput(client, ctx, table, bounds, replace ? null : at.cursor, at.hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
     const range = await readOutputKeyRange(client, compiled);
-    const imaged = await captureBeforeImages(client, ctx, bounds, range);
+    const imaged = await captureBeforeImages(client, ctx, bounds, range, rowsOut);
     let rowsWritten = 0;
     for (const statement of compiled.write(bounds, range)) {
       rowsWritten += (await client.query(statement.text, statement.values)).rowCount ?? 0;

@@ -154,13 +154,10 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     const b = ctx.compiled.chunkBounds(p.bounds, null, SAMPLE_ROWS);
     const { rows: range } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
     if (range[0].n === 0) return { ms: 0, walBytes: 0, storageBytes: 0, imageRows: 0, imageBytes: 0 };
-    if (ctx.module) {
-      const fill = ctx.compiled.fillFromJson(JSON.stringify(await moduleOutput(client, { ...ctx, module: ctx.module }, p.bounds, null, range[0].hi)));
-      await client.query(fill.text, fill.values);
-    } else {
-      const fill = ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);
-      await client.query(fill.text, fill.values);
-    }
+    const fill = ctx.module
+      ? ctx.compiled.fillFromJson(JSON.stringify(await moduleOutput(client, { ...ctx, module: ctx.module }, p.bounds, null, range[0].hi)))
+      : ctx.compiled.fillFromSql(p.bounds, null, range[0].hi);
+    const outputRows = (await client.query(fill.text, fill.values)).rowCount ?? 0;
     const images = undoKeep(ctx.spec) !== null ? await sampleImageTable(client, ctx) : null;
     // the write alone: computing the rows was timed by the comparison
     const target = quoteTable(ctx.spec.target.table);
@@ -172,7 +169,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
     const keys = await readOutputKeyRange(client, ctx.compiled);
     let imageRows = 0;
     if (images)
-      for (const c of images.compiled.capture(images.tables, p.bounds, keys))
+      for (const c of images.compiled.capture(images.tables, p.bounds, keys, outputRows))
         imageRows += (await client.query<{ imaged: number }>(c.text, c.values)).rows[0].imaged;
     for (const w of ctx.compiled.write(p.bounds, keys)) await client.query(w.text, w.values);
     const ms = performance.now() - started;

@@ -18,6 +18,11 @@
  *   so it never undoes someone else's write — without keeping a copy of what the run wrote.
  *   (The chunk's transaction has no subtransactions: its writes carry the top-level id.)
  * - `backfill:rows`: the rows.
+ *
+ * A chunk of up to UNGROUPED_ROWS output rows keeps one image row per change; a larger one (a
+ * replace partition is one chunk) numbers its rows and packs them IMAGE_GROUP to an image row,
+ * which takes a window over the rows and a sort of them: about half of what the images of a
+ * 100,000-row chunk cost (bench/RESULTS.md, "Before-images").
  */
 import { quoteIdent } from '../db/sql';
 import type { PartitionBounds } from '../domain/types';
@@ -30,8 +35,13 @@ import { targetJoin, targetPartitionScope, type OutputKeyRange } from '../compil
 export const IMAGE_CHANGE = 'backfill:change';
 export const IMAGE_XID = 'backfill:xid';
 export const IMAGE_ROWS = 'backfill:rows';
-/** Rows per image row: large enough that a chunk's images are a few values, small enough to stay far below a value's 1 GB. */
+/** Rows per image row of a large chunk: large enough that its images are a few values, small enough to stay far below a value's 1 GB. */
 export const IMAGE_GROUP = 10_000;
+/**
+ * Up to this many output rows, a chunk keeps one image row per change: 100,000 rows reach a
+ * value's 1 GB only where the columns a run writes hold 10 KB a row.
+ */
+export const UNGROUPED_ROWS = 100_000;
 
 /** Where a run's images go: its table, and the row type its rows are kept as (an empty table's). */
 export interface ImageTables {
@@ -42,8 +52,11 @@ export interface ImageTables {
 export interface CompiledImages {
   /** Creates the run's row type and empty image table (two statements); `temporary` for plan's sample, gone with its transaction. */
   createTables(tables: ImageTables, options?: { temporary?: boolean }): string[];
-  /** Before the write, in its transaction: images of every row it will change; each returns one row, `imaged`. */
-  capture(tables: ImageTables, bounds: PartitionBounds, range: OutputKeyRange | null): Statement[];
+  /**
+   * Before the write, in its transaction: images of every row it will change; each returns one
+   * row, `imaged`. `outputRows`, the chunk's, decides whether they are packed in groups (absent: they are).
+   */
+  capture(tables: ImageTables, bounds: PartitionBounds, range: OutputKeyRange | null, outputRows?: number): Statement[];
   /** The image rows of one chunk (`$1`, its transaction), one SQL row per imaged target row: change, xid, the row's columns. */
   unpacked(tables: ImageTables): string;
 }
@@ -59,14 +72,16 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
   const kept = replace ? wholeRow : [...keyCols, ...valueCols];
   const [change, xid, rows] = [IMAGE_CHANGE, IMAGE_XID, IMAGE_ROWS].map(quoteIdent);
 
-  /** Packs `select` (its columns: `kind`, then `kept` in order) into image rows of IMAGE_GROUP; returns how many rows it imaged. */
-  function packed(tables: ImageTables, select: string, values: unknown[]): Statement {
+  /** Packs `select` (its columns: `kind`, then `kept` in order) into image rows, one per change or of IMAGE_GROUP rows when `grouped`; returns how many rows it imaged. */
+  function packed(tables: ImageTables, select: string, values: unknown[], grouped: boolean): Statement {
     const cols = kept.map((_, i) => `x.c${i}`).join(', ');
+    const from = grouped
+      ? `FROM (SELECT s.*, row_number() OVER () - 1 AS n FROM (${select}) s) x GROUP BY x.kind, x.n / ${IMAGE_GROUP}`
+      : `FROM (${select}) x GROUP BY x.kind`;
     return {
       text:
         `WITH img AS (INSERT INTO ${tables.table} (${change}, ${xid}, ${rows}) ` +
-        `SELECT x.kind, pg_current_xact_id(), array_agg(ROW(${cols})::${tables.rowType}) ` +
-        `FROM (SELECT s.*, row_number() OVER () - 1 AS n FROM (${select}) s) x GROUP BY x.kind, x.n / ${IMAGE_GROUP} ` +
+        `SELECT x.kind, pg_current_xact_id(), array_agg(ROW(${cols})::${tables.rowType}) ${from} ` +
         `RETURNING cardinality(${rows}) AS n) SELECT coalesce(sum(n), 0)::integer AS imaged FROM img`,
       values,
     };
@@ -74,7 +89,7 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
   const named = (exprs: string[]) => exprs.map((e, i) => `${e} AS c${i}`).join(', ');
 
   /** The rows the merge or update changes, with their old values (an inserted row's: NULL). */
-  function changedRows(tables: ImageTables, update: boolean, range: OutputKeyRange | null): Statement {
+  function changedRows(tables: ImageTables, update: boolean, range: OutputKeyRange | null, grouped: boolean): Statement {
     const { values, param } = params();
     const on = joinInRange(range, param);
     const kind = update ? `'u'` : `CASE WHEN ${absent} THEN 'i' ELSE 'u' END`;
@@ -82,7 +97,7 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
     const select =
       `SELECT ${kind}::"char" AS kind, ${named(kept.map(value))} ` +
       (update ? `FROM ${out} o JOIN ${target} t ON ${on} WHERE ${changed}` : `FROM ${out} o LEFT JOIN ${target} t ON ${on} WHERE ${absent} OR ${changed}`);
-    return packed(tables, select, values);
+    return packed(tables, select, values, grouped);
   }
 
   return {
@@ -98,19 +113,21 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
         : [`CREATE TABLE ${tables.rowType} AS ${rowTable}`, `CREATE TABLE ${tables.table} (${columns}) WITH (autovacuum_enabled = false)`];
     },
 
-    capture(tables, bounds, range) {
+    capture(tables, bounds, range, outputRows) {
+      const grouped = outputRows === undefined || outputRows > UNGROUPED_ROWS;
       switch (spec.target.mode) {
         case 'upsert':
-          return [changedRows(tables, false, range)];
+          return [changedRows(tables, false, range, grouped)];
         case 'update':
-          return valueCols.length > 0 ? [changedRows(tables, true, range)] : [];
+          return valueCols.length > 0 ? [changedRows(tables, true, range, grouped)] : [];
         case 'replace': {
+          // what a replace partition deletes is not bounded by its output: always in groups
           const { values, param } = params();
           const inPartition = targetPartitionScope(spec, shape, bounds, 't', param);
           const select =
             `SELECT 'd'::"char" AS kind, ${named(kept.map((c) => `t.${c}`))} FROM ${target} t ` +
             `WHERE ${inPartition} AND NOT EXISTS (SELECT 1 FROM ${out} o WHERE ${join})`;
-          return [packed(tables, select, values), changedRows(tables, false, range)];
+          return [packed(tables, select, values, true), changedRows(tables, false, range, grouped)];
         }
       }
     },

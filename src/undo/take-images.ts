@@ -18,10 +18,11 @@ export async function captureBeforeImages(
   ctx: RunContext,
   bounds: PartitionRow['bounds'],
   range: OutputKeyRange | null,
+  outputRows: number,
 ): Promise<number | null> {
   if (!ctx.images) return null;
   let imaged = 0;
-  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds, range)) {
+  for (const statement of ctx.images.compiled.capture(ctx.images.tables, bounds, range, outputRows)) {
     imaged += (await client.query<{ imaged: number }>(statement.text, statement.values)).rows[0].imaged;
   }
   return imaged;

@@ -1,4 +1,4 @@
-import { compileBeforeImages } from '../../src/undo/image-statements';
+import { compileBeforeImages, IMAGE_GROUP, UNGROUPED_ROWS } from '../../src/undo/image-statements';
 import { compileRun } from '../../src/compiler/statements';
 import { compileRevert } from '../../src/undo/restore-statements';
 import { revertSpec } from '../../src/undo/revert-run';
@@ -46,6 +46,27 @@ describe('compileBeforeImages', () => {
     );
     // the same rows the merge writes: its WHEN MATCHED guard is the same expression
     expect(compiled.write(range, KEYS)[0].text).toContain('WHEN MATCHED AND (t."day", t."amount") IS DISTINCT FROM (o."day", o."amount") THEN UPDATE');
+  });
+
+  test('a chunk of up to 100,000 output rows keeps one image row per change, without numbering and sorting its rows; a larger one packs them', () => {
+    const images = compileBeforeImages(base, shape);
+    const [small] = images.capture(TABLES, range, KEYS, UNGROUPED_ROWS);
+    expect(small.text).toContain(`::"char" AS kind, o."id" AS c0, t."day" AS c1, t."amount" AS c2 FROM`);
+    expect(small.text).toMatch(/\) x GROUP BY x\.kind RETURNING cardinality\("backfill:rows"\) AS n\)/);
+    expect(small.text).not.toContain('row_number()');
+    const [large] = images.capture(TABLES, range, KEYS, UNGROUPED_ROWS + 1);
+    expect(large.text).toContain('row_number() OVER () - 1 AS n');
+    expect(large.text).toContain(`GROUP BY x.kind, x.n / ${IMAGE_GROUP}`);
+    // replace mode's deleted rows are not bounded by the output: always packed
+    const spec = { ...base, target: { ...base.target, mode: 'replace' as const, partitionColumn: 'day' } };
+    const [deleted, changed] = compileBeforeImages(spec, { ...shape, targetPartitionColumnType: 'bigint', targetColumns: ['id', 'day', 'amount'] }).capture(
+      TABLES,
+      { ...range, column: 'id' },
+      KEYS,
+      10,
+    );
+    expect(deleted.text).toContain(`GROUP BY x.kind, x.n / ${IMAGE_GROUP}`);
+    expect(changed.text).not.toContain('row_number()');
   });
 
   test('update: only existing rows that change; nothing to image when only the key is output', () => {
