@@ -40,4 +40,6 @@ export const BARE_SHAPE = {
   outputColumns: COLS.split(', '),
   targetKeyType: 'bigint',
   chunkOrder: 'key' as const,
+  // as registration reads it for this target: inserted rows imaged as their keys
+  imageKeys: true,
 };

@@ -8,6 +8,7 @@
  */
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
+import { runImages } from './helpers/images';
 import type { SpecInput } from '../src/specs/schema';
 import { quoteIdent } from '../src/db/sql';
 import { CHANGES, createLineTotals, differences as diff, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
@@ -60,7 +61,7 @@ describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
     const { rows: run } = await env.db.pool.query('SELECT undo_table, undo_keep FROM backfill.runs WHERE run_id = $1', [started.runId]);
     expect(run[0]).toEqual({ undo_table: `backfill_undo.${quoteIdent(started.runId)}`, undo_keep: '14 days' });
     // one SQL row per imaged target row: the table keeps them packed, a few image rows per chunk
-    const images = `(SELECT i."backfill:change", i."backfill:xid", u.* FROM ${run[0].undo_table} i CROSS JOIN LATERAL unnest(i."backfill:rows") u)`;
+    const images = await runImages(env.db.pool, started.runId);
     expect(await imageCounts(images)).toEqual(EXPECTED[mode]);
     const written = Object.values(EXPECTED[mode]).reduce((a, b) => a + b, 0);
     expect(result.rowsWritten).toBe(written);

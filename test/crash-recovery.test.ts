@@ -12,6 +12,7 @@ import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
 import { getRun } from '../src/ledger/runs';
+import { imagedRows } from './helpers/images';
 import { revertRun } from '../src/undo/revert-run';
 import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 
@@ -142,7 +143,7 @@ test('a revert whose worker is killed with SIGKILL mid-partition resumes from it
        FROM backfill.partitions WHERE run_id = $1`,
     [revert.runId],
   );
-  const { rows: images } = await db.pool.query(`SELECT sum(cardinality("backfill:rows"))::int AS n FROM ${original.undo_table}`);
+  const images = [{ n: await imagedRows(db.pool, original.run_id) }];
   expect(rows[0].once).toBe(rows[0].partitions);
   expect(rows[0].max_attempts).toBeGreaterThan(1);
   // every image restored once: none twice (the counts would exceed the images), none skipped

@@ -14,12 +14,12 @@ import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, writeOrdersUsdModule, writeSpec } from './helpers/orders';
 import { runCli } from './helpers/cli';
+import { runImages } from './helpers/images';
 import { checkAndPlan } from '../src/preflight/check-and-plan';
 import { rowSecurityProblems } from '../src/preflight/role-posture';
 import { loadSpecFile } from '../src/specs/load';
 import { uniqueName } from './helpers/unique';
 import { createRunnerRole, dropRunnerRole } from './helpers/least-privilege-role';
-import { quoteIdent } from '../src/db/sql';
 
 const execFileAsync = promisify(execFile);
 const env = useTestEnvironment('leastpriv', { rows: 20_000 });
@@ -52,7 +52,7 @@ test('a whole backfill runs as the documented least-privilege role, with an exac
   expect(written[0]).toEqual({ me: role, n: result.rowsWritten });
   // its before-images: a table the role created in backfill_undo, one image per row written
   const { rows: images } = await runner.query(
-    `SELECT (SELECT sum(cardinality("backfill:rows"))::int FROM backfill_undo.${quoteIdent(started.runId)}) AS n, (SELECT tableowner FROM pg_tables WHERE schemaname = 'backfill_undo' AND tablename = $1) AS owner`,
+    `SELECT (SELECT count(*)::int FROM ${await runImages(env.db.pool, started.runId)} i) AS n, (SELECT tableowner FROM pg_tables WHERE schemaname = 'backfill_undo' AND tablename = $1) AS owner`,
     [started.runId],
   );
   expect(images[0]).toEqual({ n: result.rowsWritten, owner: role });

@@ -19,6 +19,7 @@ import { cleanupRun } from '../src/after-actions/cleanup-run';
 import { sweepExpiredImages } from '../src/undo/image-retention';
 import { servedDatabases } from '../src/security/worker-trust';
 import { useTestEnvironment } from './helpers/environment';
+import { imagedRows } from './helpers/images';
 import { runCli, runCliOnTerminal } from './helpers/cli';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
 import type { SpecInput } from '../src/specs/schema';
@@ -58,8 +59,7 @@ describe.each(['upsert', 'update', 'replace'] as const)('%s mode', (mode) => {
     await seedLineTotals(env.db.pool);
     const before = await snapshotLineTotals(env.db.pool, 'before');
     const wrong = await runWrong(mode);
-    const { rows: imaged } = await env.db.pool.query<{ n: number }>(`SELECT sum(cardinality("backfill:rows"))::int AS n FROM ${wrong.undo_table}`);
-    const changed = imaged[0].n;
+    const changed = await imagedRows(env.db.pool, wrong.run_id);
     // the wrong transform rewrites every line (and replace mode deletes the strays)
     expect(changed).toBe(mode === 'update' ? (2 * ORDERS * LINES) / 3 : ORDERS * LINES + (mode === 'replace' ? CHANGES.replace.d : 0));
     expect((await differences(env.db.pool, TARGET, before)).onlyA).toBeGreaterThan(0);

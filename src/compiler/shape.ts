@@ -43,6 +43,12 @@ export interface RunShape {
    * every chunk is then reconciled, not a sample. Absent (false) in runs registered before it.
    */
   targetRewrites?: boolean;
+  /**
+   * Before-images keep an inserted row as its key, in one array per key column
+   * (undo/image-statements.ts). Absent in runs registered before it, and where a key column has
+   * an array type: those keep inserted rows as rows of the run's row type, like changed ones.
+   */
+  imageKeys?: boolean;
   /** A revert run (docs/undo.md): what its statements need from the images' catalog; absent for every other run. */
   revert?: RevertShape;
 }

@@ -182,7 +182,7 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       walBytes: Number(now[0].bytes),
       storageBytes: Number(now[0].size) - Number(was[0].size),
       imageRows,
-      imageBytes: images ? await storedImageBytes(client, images.tables.table) : 0,
+      imageBytes: images ? await storedImageBytes(client, images) : 0,
     };
   });
 }

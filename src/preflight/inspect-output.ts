@@ -83,8 +83,16 @@ export async function readShape(
           + (SELECT count(*) FROM pg_rewrite WHERE ev_class = to_regclass($1) AND rulename <> '_RETURN') AS n`,
     [quoteTable(spec.target.table)],
   );
+  // an array-typed key would make its image arrays arrays of arrays, which must be rectangular
+  // (a domain's typcategory is its base type's)
+  const { rows: arrayKeys } = await client.query<{ n: number }>(
+    `SELECT count(*)::integer AS n FROM pg_attribute a JOIN pg_type ty ON ty.oid = a.atttypid
+      WHERE a.attrelid = to_regclass($1) AND a.attname = ANY($2::text[]) AND ty.typcategory = 'A'`,
+    [quoteTable(spec.target.table), spec.target.key],
+  );
   return {
     targetRewrites: Number(rewrites[0].n) > 0,
+    imageKeys: arrayKeys[0].n === 0,
     keyType: keyTypes[0],
     ...(keyColumns.length > 1 ? { keyTypes } : {}),
     partitionColumnType: source.baseTypes.get(spec.partition.column)!,

@@ -18,6 +18,12 @@
  *   so it never undoes someone else's write — without keeping a copy of what the run wrote.
  *   (The chunk's transaction has no subtransactions: its writes carry the top-level id.)
  * - `backfill:rows`: the rows.
+ * - `backfill:key:N` (runs whose shape says `imageKeys`): an inserted row's image is its key —
+ *   undoing it is a delete by that key — so inserted rows are kept as one plain array per key
+ *   column, `backfill:rows` NULL. A row of the row type costs a tuple header and its own
+ *   formation per element, and compressing them more; a `bigint[]` eight bytes a row, stored
+ *   as is (EXTERNAL). Runs registered before it, and keys of an array type (arrays of arrays
+ *   must be rectangular), keep inserted rows as rows like the others.
  *
  * A chunk of up to UNGROUPED_ROWS output rows keeps one image row per change; a larger one (a
  * replace partition is one chunk) numbers its rows and packs them IMAGE_GROUP to an image row,
@@ -42,6 +48,8 @@ export const IMAGE_GROUP = 10_000;
  * value's 1 GB only where the columns a run writes hold 10 KB a row.
  */
 export const UNGROUPED_ROWS = 100_000;
+/** The array of an inserted row's `n`-th key column (runs with `imageKeys`). */
+export const imageKeyColumn = (n: number): string => `backfill:key:${n}`;
 
 /** Where a run's images go: its table, and the row type its rows are kept as (an empty table's). */
 export interface ImageTables {
@@ -57,8 +65,13 @@ export interface CompiledImages {
    * row, `imaged`. `outputRows`, the chunk's, decides whether they are packed in groups (absent: they are).
    */
   capture(tables: ImageTables, bounds: PartitionBounds, range: OutputKeyRange | null, outputRows?: number): Statement[];
-  /** The image rows of one chunk (`$1`, its transaction), one SQL row per imaged target row: change, xid, the row's columns. */
-  unpacked(tables: ImageTables): string;
+  /**
+   * The image rows of one chunk (`$1`, its transaction), one SQL row per imaged target row:
+   * change, xid, the row's columns. `everyChunk`: of the whole run, without a parameter.
+   */
+  unpacked(tables: ImageTables, options?: { everyChunk?: boolean }): string;
+  /** The columns of an image row that hold images (quoted): the rows, and the key arrays where kept. */
+  imageColumns: string[];
 }
 
 export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): CompiledImages {
@@ -71,18 +84,29 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
     throw new Error('replace mode keeps before-images of whole rows and needs shape.targetColumns (runs registered before before-images have none)');
   const kept = replace ? wholeRow : [...keyCols, ...valueCols];
   const [change, xid, rows] = [IMAGE_CHANGE, IMAGE_XID, IMAGE_ROWS].map(quoteIdent);
+  const keyArrays = shape.imageKeys ? keyCols.map((_, n) => quoteIdent(imageKeyColumn(n))) : [];
 
   /** Packs `select` (its columns: `kind`, then `kept` in order) into image rows, one per change or of IMAGE_GROUP rows when `grouped`; returns how many rows it imaged. */
   function packed(tables: ImageTables, select: string, values: unknown[], grouped: boolean): Statement {
     const cols = kept.map((_, i) => `x.c${i}`).join(', ');
+    const asRows = `array_agg(ROW(${cols})::${tables.rowType})`;
+    // with key arrays, an inserted row (`i`) is kept as its key alone: `x.cN` of each key column
+    const [into, aggregates, imaged] =
+      keyArrays.length > 0
+        ? [
+            [change, xid, rows, ...keyArrays],
+            [`${asRows} FILTER (WHERE x.kind <> 'i')`, ...keyCols.map((c) => `array_agg(x.c${kept.indexOf(c)}) FILTER (WHERE x.kind = 'i')`)],
+            `coalesce(cardinality(${rows}), cardinality(${keyArrays[0]}))`,
+          ]
+        : [[change, xid, rows], [asRows], `cardinality(${rows})`];
     const from = grouped
       ? `FROM (SELECT s.*, row_number() OVER () - 1 AS n FROM (${select}) s) x GROUP BY x.kind, x.n / ${IMAGE_GROUP}`
       : `FROM (${select}) x GROUP BY x.kind`;
     return {
       text:
-        `WITH img AS (INSERT INTO ${tables.table} (${change}, ${xid}, ${rows}) ` +
-        `SELECT x.kind, pg_current_xact_id(), array_agg(ROW(${cols})::${tables.rowType}) ${from} ` +
-        `RETURNING cardinality(${rows}) AS n) SELECT coalesce(sum(n), 0)::integer AS imaged FROM img`,
+        `WITH img AS (INSERT INTO ${tables.table} (${into.join(', ')}) ` +
+        `SELECT x.kind, pg_current_xact_id(), ${aggregates.join(', ')} ${from} ` +
+        `RETURNING ${imaged} AS n) SELECT coalesce(sum(n), 0)::integer AS imaged FROM img`,
       values,
     };
   }
@@ -101,16 +125,39 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
   }
 
   return {
+    imageColumns: [rows, ...keyArrays],
+
     createTables(tables, options = {}) {
       const rowTable = `SELECT ${kept.map((c) => `t.${c}`).join(', ')} FROM ${target} t WITH NO DATA`;
-      const columns = `${change} "char" NOT NULL, ${xid} xid8 NOT NULL, ${rows} ${tables.rowType}[] NOT NULL`;
-      // insert-only until dropped: autovacuum would only re-read it while the run writes
-      return options.temporary
-        ? [
-            `CREATE TEMP TABLE ${tables.rowType.replace(/^pg_temp\./, '')} ON COMMIT DROP AS ${rowTable}`,
-            `CREATE TEMP TABLE ${tables.table.replace(/^pg_temp\./, '')} (${columns}) ON COMMIT DROP`,
-          ]
-        : [`CREATE TABLE ${tables.rowType} AS ${rowTable}`, `CREATE TABLE ${tables.table} (${columns}) WITH (autovacuum_enabled = false)`];
+      const unqualified = (name: string) => name.replace(/^pg_temp\./, '');
+      const createRowType = options.temporary
+        ? `CREATE TEMP TABLE ${unqualified(tables.rowType)} ON COMMIT DROP AS ${rowTable}`
+        : `CREATE TABLE ${tables.rowType} AS ${rowTable}`;
+      if (keyArrays.length === 0) {
+        const columns = `${change} "char" NOT NULL, ${xid} xid8 NOT NULL, ${rows} ${tables.rowType}[] NOT NULL`;
+        // insert-only until dropped: autovacuum would only re-read it while the run writes
+        return [
+          createRowType,
+          options.temporary
+            ? `CREATE TEMP TABLE ${unqualified(tables.table)} (${columns}) ON COMMIT DROP`
+            : `CREATE TABLE ${tables.table} (${columns}) WITH (autovacuum_enabled = false)`,
+        ];
+      }
+      // the key arrays typed as the row type's key columns (so as the target's), without
+      // spelling a type: made from a query that has them
+      const shapeOf =
+        `SELECT NULL::"char" AS ${change}, NULL::xid8 AS ${xid}, NULL::${tables.rowType}[] AS ${rows}, ` +
+        `${keyCols.map((c, n) => `ARRAY[r.${c}] AS ${keyArrays[n]}`).join(', ')} FROM ${tables.rowType} r WITH NO DATA`;
+      return [
+        createRowType,
+        options.temporary
+          ? `CREATE TEMP TABLE ${unqualified(tables.table)} ON COMMIT DROP AS ${shapeOf}`
+          : `CREATE TABLE ${tables.table} WITH (autovacuum_enabled = false) AS ${shapeOf}`,
+        `ALTER TABLE ${tables.table} ALTER ${change} SET NOT NULL, ALTER ${xid} SET NOT NULL, ` +
+          `${keyArrays.map((k) => `ALTER ${k} SET STORAGE EXTERNAL`).join(', ')}, ` +
+          // an image row holds rows or keys, never both or neither
+          `ADD CHECK ((${rows} IS NULL) <> (${keyArrays[0]} IS NULL))`,
+      ];
     },
 
     capture(tables, bounds, range, outputRows) {
@@ -132,8 +179,17 @@ export function compileBeforeImages(spec: ResolvedSpec, shape: RunShape): Compil
       }
     },
 
-    unpacked(tables) {
-      return `(SELECT i.${change}, i.${xid}, u.* FROM ${tables.table} i CROSS JOIN LATERAL unnest(i.${rows}) u WHERE i.${xid} = $1::xid8)`;
+    unpacked(tables, options = {}) {
+      const ofChunk = options.everyChunk ? 'true' : `i.${xid} = $1::xid8`;
+      const asRows = `SELECT i.${change}, i.${xid}, u.* FROM ${tables.table} i CROSS JOIN LATERAL unnest(i.${rows}) u WHERE ${ofChunk}`;
+      if (keyArrays.length === 0) return `(${asRows})`;
+      // an inserted row's image as a row of the row type: its key, every other column NULL
+      const keys = keyCols.map((_, n) => `k${n}`);
+      const asRow = `(ROW(${kept.map((c) => (keyCols.includes(c) ? `k.k${keyCols.indexOf(c)}` : 'NULL')).join(', ')})::${tables.rowType}).*`;
+      const asKeys =
+        `SELECT i.${change}, i.${xid}, ${asRow} FROM ${tables.table} i ` +
+        `CROSS JOIN LATERAL unnest(${keyArrays.map((k) => `i.${k}`).join(', ')}) AS k(${keys.join(', ')}) WHERE ${ofChunk} AND i.${rows} IS NULL`;
+      return `(${asRows} UNION ALL ${asKeys})`;
     },
   };
 }

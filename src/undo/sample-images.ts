@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { compileBeforeImages, IMAGE_ROWS, type CompiledImages, type ImageTables } from './image-statements';
+import { compileBeforeImages, type CompiledImages, type ImageTables } from './image-statements';
 import { quoteIdent } from '../db/sql';
 import type { Recomputable } from '../gates/compare';
 
@@ -14,10 +14,9 @@ import type { Recomputable } from '../gates/compare';
  * each image row's tuple. Not the sample table's size: a new table's first pages, TOAST table and
  * index would outweigh a sample's few image rows many times over.
  */
-export async function storedImageBytes(client: pg.PoolClient, table: string): Promise<number> {
-  const { rows } = await client.query<{ b: string }>(
-    `SELECT coalesce(sum(pg_column_size(i.${quoteIdent(IMAGE_ROWS)}) + ${IMAGE_ROW_OVERHEAD}), 0) AS b FROM ${table} i`,
-  );
+export async function storedImageBytes(client: pg.PoolClient, { tables, compiled }: { tables: ImageTables; compiled: CompiledImages }): Promise<number> {
+  const values = compiled.imageColumns.map((c) => `coalesce(pg_column_size(i.${c}), 0)`).join(' + ');
+  const { rows } = await client.query<{ b: string }>(`SELECT coalesce(sum(${values} + ${IMAGE_ROW_OVERHEAD}), 0) AS b FROM ${tables.table} i`);
   return Number(rows[0].b);
 }
 

@@ -69,6 +69,37 @@ describe('compileBeforeImages', () => {
     expect(changed.text).not.toContain('row_number()');
   });
 
+  test('where the shape says imageKeys, an inserted row is kept as its key, one plain array per key column; changed rows as rows', () => {
+    const keyed = { ...shape, imageKeys: true };
+    const images = compileBeforeImages(base, keyed);
+    const [capture] = images.capture(TABLES, range, KEYS, 5000);
+    expect(capture.text).toContain(
+      `INSERT INTO ${IMAGES} ("backfill:change", "backfill:xid", "backfill:rows", "backfill:key:0") SELECT x.kind, pg_current_xact_id(), ` +
+        `array_agg(ROW(x.c0, x.c1, x.c2)::backfill_undo."r1:row") FILTER (WHERE x.kind <> 'i'), array_agg(x.c0) FILTER (WHERE x.kind = 'i') FROM (`,
+    );
+    expect(capture.text).toContain(`RETURNING coalesce(cardinality("backfill:rows"), cardinality("backfill:key:0")) AS n`);
+    expect(images.createTables(TABLES)).toEqual([
+      `CREATE TABLE backfill_undo."r1:row" AS SELECT t."id", t."day", t."amount" FROM "public"."totals" t WITH NO DATA`,
+      `CREATE TABLE ${IMAGES} WITH (autovacuum_enabled = false) AS SELECT NULL::"char" AS "backfill:change", NULL::xid8 AS "backfill:xid", ` +
+        `NULL::backfill_undo."r1:row"[] AS "backfill:rows", ARRAY[r."id"] AS "backfill:key:0" FROM backfill_undo."r1:row" r WITH NO DATA`,
+      `ALTER TABLE ${IMAGES} ALTER "backfill:change" SET NOT NULL, ALTER "backfill:xid" SET NOT NULL, ALTER "backfill:key:0" SET STORAGE EXTERNAL, ` +
+        `ADD CHECK (("backfill:rows" IS NULL) <> ("backfill:key:0" IS NULL))`,
+    ]);
+    // revert reads both back as rows of the row type: an inserted row's other columns NULL
+    expect(images.unpacked(TABLES)).toBe(
+      `(SELECT i."backfill:change", i."backfill:xid", u.* FROM ${IMAGES} i CROSS JOIN LATERAL unnest(i."backfill:rows") u WHERE i."backfill:xid" = $1::xid8 ` +
+        `UNION ALL SELECT i."backfill:change", i."backfill:xid", (ROW(k.k0, NULL, NULL)::backfill_undo."r1:row").* FROM ${IMAGES} i ` +
+        `CROSS JOIN LATERAL unnest(i."backfill:key:0") AS k(k0) WHERE i."backfill:xid" = $1::xid8 AND i."backfill:rows" IS NULL)`,
+    );
+    // a composite key: an array per column, each from and back to its place in the row (replace
+    // mode keeps whole rows in the target's column order)
+    const composite = { ...base, target: { ...base.target, key: ['day', 'id'], mode: 'replace' as const, partitionColumn: 'day' } };
+    const wholeRows = { ...keyed, targetPartitionColumnType: 'bigint', targetColumns: ['id', 'day', 'amount'] };
+    const [, two] = compileBeforeImages(composite, wholeRows).capture(TABLES, { ...range, column: 'id' }, KEYS, 5000);
+    expect(two.text).toContain(`array_agg(x.c1) FILTER (WHERE x.kind = 'i'), array_agg(x.c0) FILTER (WHERE x.kind = 'i')`);
+    expect(compileBeforeImages(composite, wholeRows).unpacked(TABLES)).toContain(`(ROW(k.k1, k.k0, NULL)::backfill_undo."r1:row").*`);
+  });
+
   test('update: only existing rows that change; nothing to image when only the key is output', () => {
     const spec = { ...base, target: { ...base.target, mode: 'update' as const } };
     const [capture] = compileBeforeImages(spec, shape).capture(TABLES, range, KEYS);
