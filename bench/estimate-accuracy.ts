@@ -15,8 +15,12 @@ import { createPool } from '../src/db/pool';
 import { ensureDemoData } from '../src/dev/demo-data';
 import { checkSpec } from '../src/operations/check-spec';
 import { estimatePlan } from '../src/operations/estimate-plan';
+import { imagedRows } from '../src/undo/run-images';
 import { say, startBenchEnvironment } from './harness';
+import { estimateYear } from './estimate-year';
 
+/** Which parts run: `year` (the estimate's steadiness, estimate-year.ts), `demo` (two sizes, two write mixes). */
+const PARTS = new Set((process.env.BENCH_PARTS || 'year,demo').split(','));
 const SMALL_DAYS = Number(process.env.BENCH_SMALL_DAYS || 20);
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown> & {
   source: Record<string, unknown>;
@@ -40,7 +44,17 @@ async function main(): Promise<void> {
   const results: Row[] = [];
   // as `plan` opens it: a connection more than the partitions it probes at once
   const planPool = createPool(env.url, { max: 7 });
+  const lines: string[] = [];
   try {
+    if (PARTS.has('year')) lines.push(...(await estimateYear(env, planPool, specDir)), '');
+    if (PARTS.has('demo')) await demoParts();
+  } finally {
+    await planPool.end();
+    await env.stop();
+  }
+  process.stdout.write(`${[...lines, ...demoTable(results)].join('\n')}\n`);
+
+  async function demoParts(): Promise<void> {
     await ensureDemoData(env.pool, say);
     const { rows: span } = await env.pool.query<{ lo: Date }>("SELECT min(created_at) AS lo FROM demo.orders WHERE status <> 'test'");
     const cutoff = new Date(span[0].lo.getTime() + SMALL_DAYS * 86_400_000).toISOString();
@@ -93,13 +107,14 @@ async function main(): Promise<void> {
         );
       }
     }
-  } finally {
-    await planPool.end();
-    await env.stop();
   }
+}
+
+function demoTable(results: Row[]): string[] {
+  if (results.length === 0) return [];
   const ratio = (p: number, a: number) => (a > 0 ? `${(p / a).toFixed(2)}` : '—');
   const mb = (b: number) => (b / 1e6).toFixed(1);
-  const lines = [
+  return [
     '| scope | target | rows | duration projected / actual (s) | ratio | WAL projected / actual (MB) | ratio | storage growth projected / actual (MB) | ratio | before-images projected / actual (rows) | ratio | their size projected / actual (MB) | ratio |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
@@ -110,18 +125,14 @@ async function main(): Promise<void> {
         `${mb(r.projected.imageBytes)} / ${mb(r.actual.imageBytes)} | ${ratio(r.projected.imageBytes, r.actual.imageBytes)} |`,
     ),
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 /** The run's before-images as stored: rows, and bytes on disk. */
 async function imagesOf(pool: import('pg').Pool, runId: string): Promise<{ images: number; imageBytes: number }> {
   const { rows } = await pool.query<{ t: string | null }>('SELECT undo_table AS t FROM backfill.runs WHERE run_id = $1', [runId]);
   if (!rows[0]?.t) return { images: 0, imageBytes: 0 };
-  const { rows: n } = await pool.query<{ n: string; b: string }>(
-    `SELECT coalesce(sum(cardinality("backfill:rows")), 0) AS n, pg_total_relation_size($1::regclass) AS b FROM ${rows[0].t}`,
-    [rows[0].t],
-  );
-  return { images: Number(n[0].n), imageBytes: Number(n[0].b) };
+  const { rows: n } = await pool.query<{ b: string }>('SELECT pg_total_relation_size($1::regclass) AS b', [rows[0].t]);
+  return { images: await imagedRows(pool, runId), imageBytes: Number(n[0].b) };
 }
 
 async function marks(pool: import('pg').Pool): Promise<{ wal: number; size: number }> {

@@ -142,7 +142,7 @@ test('plan --measure-writes writes its sample chunks and rolls them back: the ta
   expect(projected.assumes).toEqual([
     expect.stringMatching(/^\d+ partitions in flight \(limits\.concurrency\), on workers with at least \d+ activity slots/),
     expect.stringMatching(/^the database as busy as during the sample/),
-    expect.stringMatching(/^Temporal at about \d+ ms of slot time per partition/),
+    expect.stringMatching(/^Temporal holding each partition.s slot about \d+ ms besides its database work/),
     expect.stringMatching(/^the \d+ sampled rows typical of the \d+ in scope$/),
     'no pause, guard hold or live change of limits on the way',
   ]);
@@ -153,7 +153,7 @@ test('plan --measure-writes writes its sample chunks and rolls them back: the ta
   const text = await cli('plan', writeSpec(spec('approved-measure')));
   expect(text.stdout).toMatch(/sample: +[\d,]+ rows from id:\S+, id:\S+: 0 to insert, 3 to update, [\d,]+ unchanged/);
   expect(text.stdout).toMatch(/duration: +at least .* \(the writes are not measured/);
-  expect(text.stdout).toMatch(/assumes: +\d+ partitions in flight .*; Temporal at about/);
+  expect(text.stdout).toMatch(/assumes: +\d+ partitions in flight .*; Temporal holding each partition/);
   expect(text.stdout).toMatch(/amount_usd: "-1\.00" → "[\d.]+"/);
 });
 

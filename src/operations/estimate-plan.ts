@@ -24,8 +24,14 @@ import { measureParallelism, samplePartitions, sampleWork, type RowPreview, type
 export { samplePartitions, type RowPreview } from './estimate-sample';
 
 /**
- * Temporal's part per partition (child workflow, activity, reports), in slot time: 44 ms
- * measured for one-row partitions at concurrency 20 (bench/RESULTS.md, "Small partitions").
+ * Temporal's part of a partition (its child workflow, activity and report) as it holds a
+ * concurrency slot: 230–320 ms for one-row partitions at concurrency 6 on a dev server
+ * (bench/RESULTS.md, "Small partitions"). A partition's database work adds to it in its slot.
+ */
+export const ORCHESTRATION_SLOT_MS = 250;
+/**
+ * The most partitions a dev server orchestrates a second, however many are in flight: one every
+ * 42–44 ms at concurrency 20 (slot time 840–880 ms), on the same machine.
  */
 export const ORCHESTRATION_MS_PER_PARTITION = 45;
 /** Starting the run workflow and finishing it (finalize, the ledger's proof), beside its checks. */
@@ -144,11 +150,13 @@ function project(
   const inserts = Math.round(perRow(work.inserts));
   const updates = Math.round(perRow(work.updates));
   const writeSeconds = w && rows > 0 ? perRow(w.ms) / 1000 / parallel : undefined;
-  // Temporal's hops run beside the database's work (other partitions compute meanwhile): they
-  // set the pace only when they take longer, spread over every concurrency slot
   const slots = Math.max(1, Math.min(spec.limits.concurrency, partitions));
-  const orchestrationSeconds = (partitions * ORCHESTRATION_MS_PER_PARTITION) / 1000 / slots;
+  // Temporal's part: each partition holds a slot for its hops, and the server has a rate of its own
+  const orchestrationSeconds = (partitions * Math.max(ORCHESTRATION_SLOT_MS / slots, ORCHESTRATION_MS_PER_PARTITION)) / 1000;
   const databaseSeconds = computeSeconds + (writeSeconds ?? 0);
+  // in its slot, a partition's hops and its database work follow one another; the database's
+  // work of all partitions (as it ran `parallel` at a time) spreads over the slots
+  const slotSeconds = (partitions * ORCHESTRATION_SLOT_MS) / 1000 / slots + (databaseSeconds * parallel) / slots;
   // `start` runs this plan's checks, and registering runs them again and counts the scope; the
   // final check recomputes its share of every partition, one partition after another
   const sampleEvery = finalSampleEvery(spec.validate);
@@ -156,13 +164,16 @@ function project(
   const finalSeconds = sampleEvery === 0 ? 0 : ((scope.rows / sampleEvery) * perRowMs) / 1000 + (partitions * FINAL_CHECK_MS_PER_PARTITION) / 1000;
   const fixedSeconds = 2 * measured.checkSeconds + measured.countSeconds + finalSeconds + RUN_START_AND_FINISH_SECONDS;
   const at = `${parallel.toFixed(1).replace(/\.0$/, '')} partitions' work at a time (measured)`;
+  const paced = Math.max(databaseSeconds, orchestrationSeconds, slotSeconds);
   const duration = bound(
     spec,
     scope.rows,
-    Math.max(databaseSeconds, orchestrationSeconds) + fixedSeconds,
+    paced + fixedSeconds,
     (() => {
-      if (orchestrationSeconds > databaseSeconds)
-        return `orchestration: ${partitions} partitions at about ${ORCHESTRATION_MS_PER_PARTITION} ms each, ${slots} at a time`;
+      if (paced === orchestrationSeconds && orchestrationSeconds > slotSeconds)
+        return `orchestration: ${partitions} partitions at about ${ORCHESTRATION_MS_PER_PARTITION} ms each, the most Temporal starts and reports a second`;
+      if (paced === slotSeconds && slotSeconds > databaseSeconds)
+        return `orchestration: ${partitions} partitions, ${slots} at a time (limits.concurrency), each holding its slot about ${ORCHESTRATION_SLOT_MS} ms for Temporal besides its database work`;
       return w ? `the database: ${at}` : `reading and transforming, ${at}; writes not measured`;
     })(),
   );
@@ -170,7 +181,7 @@ function project(
   const assumes = [
     `${slots} partitions in flight (limits.concurrency), on workers with at least ${slots} activity slots between them (BACKFILL_MAX_ACTIVITIES)`,
     `the database as busy as during the sample, and able to run ${at.replace(' (measured)', '')}`,
-    `Temporal at about ${ORCHESTRATION_MS_PER_PARTITION} ms of slot time per partition, as a dev server takes (a server on PostgreSQL persistence takes about twice that)`,
+    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as a dev server does (a server on PostgreSQL persistence takes about 1.7–2 times that)`,
     `the ${rows} sampled rows typical of the ${scope.rows} in scope`,
     'no pause, guard hold or live change of limits on the way',
   ];
