@@ -49,6 +49,8 @@ export interface TargetJoin {
    * whose min() and max() do not follow its order, or none was read): `join` alone.
    */
   joinInRange(range: OutputKeyRange | null, param: Param): string;
+  /** Target row t's key lies within the chunk output's key range: the bound `joinInRange` adds; null where it adds none. */
+  keyInRange(range: OutputKeyRange | null, param: Param): string | null;
   /** Whether the chunk's statements take an OutputKeyRange: the target key's type has min() and max() that agree with its index. */
   ranged: boolean;
   /** Target row t holds other values than output row o. */
@@ -80,6 +82,8 @@ export function targetJoin(spec: ResolvedSpec, shape: RunShape): TargetJoin {
         : join,
     joinInRange: (range, param) =>
       rangeType && range ? `${join} AND t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : join,
+    keyInRange: (range, param) =>
+      rangeType && range ? `t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : null,
     ranged: rangeType !== undefined,
     changed: valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false',
     keyText: keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`,

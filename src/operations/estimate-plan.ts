@@ -163,7 +163,8 @@ function project(
   const perRowMs = rows > 0 ? work.computeMs / rows : 0;
   const finalSeconds = sampleEvery === 0 ? 0 : ((scope.rows / sampleEvery) * perRowMs) / 1000 + (partitions * FINAL_CHECK_MS_PER_PARTITION) / 1000;
   const fixedSeconds = 2 * measured.checkSeconds + measured.countSeconds + finalSeconds + RUN_START_AND_FINISH_SECONDS;
-  const at = `${parallel.toFixed(1).replace(/\.0$/, '')} partitions' work at a time (measured)`;
+  const n = parallel.toFixed(1).replace(/\.0$/, '');
+  const at = `${n === '1' ? "one partition's" : `${n} partitions'`} work at a time (measured)`;
   const paced = Math.max(databaseSeconds, orchestrationSeconds, slotSeconds);
   const duration = bound(
     spec,
