@@ -31,6 +31,7 @@ import { ensureDatabase, startEmbeddedPostgres, type LocalPostgres } from '../..
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { freePort, startDevServer, type DevServer } from '../../src/dev/temporal-server';
 import { getRun } from '../../src/ledger/runs';
+import { runImages } from '../../src/undo/run-images';
 import { controlRun, followRun, setRunLimits, startRun } from '../../src/operations';
 import { connectClient } from '../../src/temporal/connect';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
@@ -613,9 +614,10 @@ async function imageCheck(pool: pg.Pool, runId: string): Promise<string[]> {
     [runId],
   );
   if (!run[0]?.undo_table) return [];
-  const key = run[0].key.map((c) => `"${c}"`).join(', ');
+  const key = run[0].key.map((c) => `i."${c}"`).join(', ');
+  // one SQL row per imaged target row, whichever layout the run keeps them in
   const { rows } = await pool.query<{ n: string; keys: string }>(
-    `SELECT count(*) AS n, count(DISTINCT (${key}, true)) AS keys FROM ${run[0].undo_table} i CROSS JOIN LATERAL unnest(i."backfill:rows") u`,
+    `SELECT count(*) AS n, count(DISTINCT (${key}, true)) AS keys FROM ${await runImages(pool, runId)} i`,
   );
   const problems: string[] = [];
   if (rows[0].n !== run[0].written) problems.push(`the run wrote ${run[0].written} rows and kept ${rows[0].n} before-images`);
