@@ -8,7 +8,7 @@
  */
 import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
-import { runImages } from './helpers/images';
+import { runImages } from '../src/undo/run-images';
 import type { SpecInput } from '../src/specs/schema';
 import { quoteIdent } from '../src/db/sql';
 import { CHANGES, createLineTotals, differences as diff, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';

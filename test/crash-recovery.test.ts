@@ -12,7 +12,7 @@ import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
 import { getRun } from '../src/ledger/runs';
-import { imagedRows } from './helpers/images';
+import { imagedRows } from '../src/undo/run-images';
 import { revertRun } from '../src/undo/revert-run';
 import { TEST_DATABASES, temporalAddress, testClient, uniqueQueue } from './helpers/temporal';
 

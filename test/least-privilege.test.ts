@@ -14,7 +14,7 @@ import { waitForResult } from '../src/operations';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec, writeOrdersUsdModule, writeSpec } from './helpers/orders';
 import { runCli } from './helpers/cli';
-import { runImages } from './helpers/images';
+import { runImages } from '../src/undo/run-images';
 import { checkAndPlan } from '../src/preflight/check-and-plan';
 import { rowSecurityProblems } from '../src/preflight/role-posture';
 import { loadSpecFile } from '../src/specs/load';

@@ -19,7 +19,7 @@ import { cleanupRun } from '../src/after-actions/cleanup-run';
 import { sweepExpiredImages } from '../src/undo/image-retention';
 import { servedDatabases } from '../src/security/worker-trust';
 import { useTestEnvironment } from './helpers/environment';
-import { imagedRows } from './helpers/images';
+import { imagedRows } from '../src/undo/run-images';
 import { runCli, runCliOnTerminal } from './helpers/cli';
 import { CHANGES, LINES, ORDERS, createLineTotals, differences, lineTotalsSpec, seedLineTotals, snapshotLineTotals, TARGET } from './helpers/line-totals';
 import type { SpecInput } from '../src/specs/schema';

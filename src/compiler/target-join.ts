@@ -69,6 +69,8 @@ export function targetJoin(spec: ResolvedSpec, shape: RunShape): TargetJoin {
   // collation, so its min() and max() bound the target's index; the parameters are cast without
   // a type modifier, which holds any value of the column
   const rangeType = shape.targetKeyType && hasMinMax(shape.targetKeyType) ? shape.targetKeyType.replace(/\(\d+(,\d+)?\)/, '') : undefined;
+  const keyInRange = (range: OutputKeyRange | null, param: Param): string | null =>
+    rangeType && range ? `t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : null;
   return {
     target: quoteTable(spec.target.table),
     out: `pg_temp.${outputTableName(spec, shape)}`,
@@ -80,10 +82,11 @@ export function targetJoin(spec: ResolvedSpec, shape: RunShape): TargetJoin {
       shape.targetKeyType && hasMinMax(shape.targetKeyType) && !COLLATABLE.test(shape.targetKeyType)
         ? `${join} AND t.${keyCols[0]} >= (SELECT min(${keyCols[0]}) FROM ${rows}) AND t.${keyCols[0]} <= (SELECT max(${keyCols[0]}) FROM ${rows})`
         : join,
-    joinInRange: (range, param) =>
-      rangeType && range ? `${join} AND t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : join,
-    keyInRange: (range, param) =>
-      rangeType && range ? `t.${keyCols[0]} >= ${param(range.lo, rangeType)} AND t.${keyCols[0]} <= ${param(range.hi, rangeType)}` : null,
+    joinInRange: (range, param) => {
+      const bound = keyInRange(range, param);
+      return bound ? `${join} AND ${bound}` : join;
+    },
+    keyInRange,
     ranged: rangeType !== undefined,
     changed: valueCols.length > 0 ? `(${valueCols.map((c) => `t.${c}`).join(', ')}) IS DISTINCT FROM (${valueCols.map((c) => `o.${c}`).join(', ')})` : 'false',
     keyText: keyCols.length === 1 ? `o.${keyCols[0]}::text` : `row(${keyCols.map((c) => `o.${c}`).join(', ')})::text`,
