@@ -5,8 +5,9 @@
  *       IS DISTINCT FROM guard), into the empty target
  *   (d) the demo spec (examples/orders-usd.yaml: day partitions) end to end
  *   (h) the same spec with hourly partitions
- *   (f1), (f2) bare fan-outs (bench/fanout: a child workflow per item, one no-op activity
- *       each; completing into the parent, or reporting by signal) and a backfill of the same
+ *   (f1), (f2), (f3) bare fan-outs (bench/fanout: a workflow per item, one no-op activity
+ *       each; a child completing into the parent, a child reporting by signal, or a workflow
+ *       of its own started by the parent's local activity, reporting by signal) and a backfill of the same
  *       number of one-row partitions, at concurrency 6 and 20: wall time per partition side
  *       by side, the backfill's chunk work apart, and the history events and bytes each
  *       spends per partition.
@@ -136,6 +137,8 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
     activities: {
       noop: async () => undefined,
       report: async (parentId: string) => Context.current().client.workflow.getHandle(parentId).signal('childDone'),
+      startIndependent: async (workflowId: string, parentId: string) =>
+        void (await Context.current().client.workflow.start('signallingChild', { taskQueue: 'bench-fanout', workflowId, args: [parentId] })),
     },
     maxConcurrentActivityTaskExecutions: 20,
   });
@@ -149,7 +152,7 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
         ANALYZE bench_small.tiny;`);
       for (const c of CONCURRENCIES) {
-        const floor = async (workflow: 'bareFanOut' | 'signalFanOut') => {
+        const floor = async (workflow: 'bareFanOut' | 'signalFanOut' | 'startedFanOut') => {
           const prefix = `${workflow}-${n}-${c}-${Date.now()}`;
           let runId = '';
           const t = await timed(async () => {
@@ -167,6 +170,7 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         };
         const bare = await floor('bareFanOut');
         const signalled = await floor('signalFanOut');
+        const started = await floor('startedFanOut');
         await pool.query('TRUNCATE bench_small.tiny_out');
         const name = `tiny-${n}-${c}-${Date.now()}`;
         let workflowId = '';
@@ -199,13 +203,16 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         // slot time per partition: wall time × concurrency / partitions
         const perBare = (bare.t.seconds * 1000 * c) / n;
         const perSignalled = (signalled.t.seconds * 1000 * c) / n;
+        const perStarted = (started.t.seconds * 1000 * c) / n;
         const perRun = (run.seconds * 1000 * c) / parts;
         const chunkPer = Number(ledger[0].chunk_ms) / parts;
-        say(`  ${n} × c${c}: bare ${bare.t.seconds.toFixed(1)} s, by signal ${signalled.t.seconds.toFixed(1)} s, backfill ${run.seconds.toFixed(1)} s`);
+        say(
+          `  ${n} × c${c}: bare ${bare.t.seconds.toFixed(1)} s, by signal ${signalled.t.seconds.toFixed(1)} s, started alone ${started.t.seconds.toFixed(1)} s, backfill ${run.seconds.toFixed(1)} s`,
+        );
         const history = (h: { events: number; bytes: number }) => `${h.events.toFixed(1)} ev, ${h.bytes.toFixed(0)} B`;
         rows.push(
-          `| ${n.toLocaleString('en-US')} | ${c} | ${perBare.toFixed(0)} ms | ${perSignalled.toFixed(0)} ms | ${perRun.toFixed(0)} ms (chunk ${chunkPer.toFixed(0)} ms) | ` +
-            `${(perRun / perBare).toFixed(2)} / ${(perRun / perSignalled).toFixed(2)} | ${history(bare)} | ${history(signalled)} | ` +
+          `| ${n.toLocaleString('en-US')} | ${c} | ${perBare.toFixed(0)} ms | ${perSignalled.toFixed(0)} ms | ${perStarted.toFixed(0)} ms | ${perRun.toFixed(0)} ms (chunk ${chunkPer.toFixed(0)} ms) | ` +
+            `${(perRun / perBare).toFixed(2)} / ${(perRun / perSignalled).toFixed(2)} | ${history(bare)} | ${history(signalled)} | ${history(started)} | ` +
             `${history({ events: runParent.events / parts + runChild.events, bytes: runParent.bytes / parts + runChild.bytes })} |`,
         );
       }
@@ -216,8 +223,8 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
     await connection.close();
   }
   return [
-    '| partitions | concurrency | slot time per child: (f1) completing into the parent | (f2) reporting by signal | backfill: slot time per partition | backfill × (f1) / (f2) | history per child (parent share + child): (f1) | (f2) | backfill, per partition |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| partitions | concurrency | slot time per child: (f1) completing into the parent | (f2) reporting by signal | (f3) started alone, reporting by signal | backfill: slot time per partition | backfill × (f1) / (f2) | history per child (parent share + child): (f1) | (f2) | (f3) | backfill, per partition |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ];
 }

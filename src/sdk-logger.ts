@@ -4,6 +4,7 @@
  * DefaultLogger printed plain text. An Error in the metadata keeps its message and stack.
  */
 import type { Logger as SdkLogger, LogLevel, LogMetadata } from '@temporalio/common';
+import { makeTelemetryFilterString, type TelemetryOptions } from '@temporalio/worker';
 import type { Logger } from 'pino';
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
@@ -28,4 +29,15 @@ export function sdkLoggerFor(logger: Logger): SdkLogger {
     warn: (message, meta) => write('WARN', message, meta),
     error: (message, meta) => write('ERROR', message, meta),
   };
+}
+
+/**
+ * The SDK core's own logs (Rust: polling, activation completions, server errors) forwarded to
+ * the logger above instead of printed by core in its own text format: one format on stderr, and
+ * LOG_LEVEL decides what shows. Core's warnings are always forwarded (LOG_LEVEL then filters
+ * them); its debug and trace lines only when LOG_LEVEL asks for them.
+ */
+export function coreLogForwarding(level: string): NonNullable<TelemetryOptions['logging']> {
+  const verbose = level === 'debug' || level === 'trace' ? (level.toUpperCase() as 'DEBUG' | 'TRACE') : undefined;
+  return { forward: {}, filter: makeTelemetryFilterString({ core: verbose ?? 'WARN', other: verbose ?? 'ERROR' }) };
 }

@@ -23,7 +23,7 @@ import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
 import { prebuiltBundle } from './temporal/prebuilt-bundle';
 import { envSettings } from './util/env-settings';
-import { sdkLoggerFor } from './sdk-logger';
+import { coreLogForwarding, sdkLoggerFor } from './sdk-logger';
 import { deploymentFromSettings, deploymentOptions, type WorkerDeployment } from './temporal/worker-versioning';
 import { notifyDefaultFromEnv } from './notify/worker-default';
 import type { NotifyTarget } from './specs/notify-schema';
@@ -142,7 +142,10 @@ export function installRuntime(env: NodeJS.ProcessEnv = process.env): void {
   const metricsAddress = settings.BACKFILL_METRICS_ADDRESS;
   Runtime.install({
     logger: sdkLoggerFor(createLogger('temporal-sdk', settings.LOG_LEVEL)),
-    ...(metricsAddress ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } } : {}),
+    telemetryOptions: {
+      logging: coreLogForwarding(settings.LOG_LEVEL),
+      ...(metricsAddress ? { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } : {}),
+    },
   });
   runtimeInstalled = true;
 }

@@ -3,7 +3,10 @@
  * keeps `concurrency` children in flight, each child runs one no-op activity. Two variants:
  * - bareFanOut: each child completes into the parent's history (executeChild);
  * - signalFanOut: the child's activity signals the parent and the child then completes
- *   unobserved, as a partition reports to its run.
+ *   unobserved, as a partition reports to its run;
+ * - startedFanOut: as signalFanOut, but the parent starts each child as a workflow of its own
+ *   from a local activity (a client call), so no child event reaches the parent's history: the
+ *   floor of a run that starts its partitions that way.
  * bench/small-partitions.ts runs both beside the backfill on the same server, so the backfill's
  * orchestration cost per partition is read as a ratio to them. Every GENERATION children the
  * parent drains and continues as new, so its history stays bounded at any size.
@@ -15,12 +18,16 @@ import {
   defineSignal,
   executeChild,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 
 const { noop, report } = proxyActivities<{ noop(): Promise<void>; report(parentId: string): Promise<void> }>({ startToCloseTimeout: '1 minute' });
+const { startIndependent } = proxyLocalActivities<{ startIndependent(workflowId: string, parentId: string): Promise<void> }>({
+  startToCloseTimeout: '1 minute',
+});
 const GENERATION = 1000;
 export const childDone = defineSignal('childDone');
 
@@ -66,5 +73,20 @@ export async function signalFanOut(input: FanOutInput): Promise<number> {
   }
   await condition(() => inFlight === 0);
   if (to < input.children) await continueAsNew<typeof signalFanOut>({ ...input, from: to });
+  return input.children;
+}
+
+export async function startedFanOut(input: FanOutInput): Promise<number> {
+  const from = input.from ?? 0;
+  const to = Math.min(input.children, from + GENERATION);
+  let inFlight = 0;
+  setHandler(childDone, () => void inFlight--);
+  for (let i = from; i < to; i++) {
+    await condition(() => inFlight < input.concurrency);
+    inFlight++;
+    void startIndependent(`${input.prefix}-${i}`, workflowInfo().workflowId);
+  }
+  await condition(() => inFlight === 0);
+  if (to < input.children) await continueAsNew<typeof startedFanOut>({ ...input, from: to });
   return input.children;
 }

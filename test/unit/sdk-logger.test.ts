@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { sdkLoggerFor } from '../../src/sdk-logger';
+import { makeTelemetryFilterString } from '@temporalio/worker';
+import { coreLogForwarding, sdkLoggerFor } from '../../src/sdk-logger';
 
 function capture(level = 'info') {
   const lines: Record<string, unknown>[] = [];
@@ -33,4 +34,12 @@ test('LOG_LEVEL filters them as it filters ours', () => {
   logger.info('more noise');
   logger.error('kept');
   expect(lines.map((l) => l.msg)).toEqual(['kept']);
+});
+
+test("the SDK core's logs are forwarded to that logger, warnings always and debug lines only when LOG_LEVEL asks", () => {
+  for (const level of ['error', 'warn', 'info']) {
+    expect(coreLogForwarding(level)).toEqual({ forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) });
+  }
+  expect(coreLogForwarding('debug')).toEqual({ forward: {}, filter: makeTelemetryFilterString({ core: 'DEBUG', other: 'DEBUG' }) });
+  expect(coreLogForwarding('trace').filter).toContain('temporalio_sdk_core=TRACE');
 });
