@@ -1,9 +1,11 @@
 /**
  * The worker as operators deploy it: started exactly as the Dockerfile (and so
  * docker-compose) starts it, it serves one Prometheus endpoint with the backfill's metrics
- * beside the SDK's, and logs JSON that carries run and partition ids.
+ * beside the SDK's, and logs JSON that carries run and partition ids — the SDK core's own
+ * warnings included.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -114,3 +116,48 @@ test('the worker serves backfill and SDK metrics on one Prometheus endpoint and 
     ),
   );
 });
+
+test("the SDK core's own warnings are JSON lines too: a worker that lost its Temporal server says so in the log's format", async () => {
+  // the worker reaches the server through a proxy this test closes under it
+  const [host, port] = temporalAddress().split(':');
+  const sockets = new Set<net.Socket>();
+  const proxy = net.createServer((inbound) => {
+    const outbound = net.connect(Number(port), host);
+    for (const s of [inbound, outbound]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+    }
+    inbound.pipe(outbound).pipe(inbound);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  let stderr = '';
+  const lost = spawn(process.execPath, dockerWorkerCommand().slice(1), {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`,
+      BACKFILL_TASK_QUEUE: uniqueQueue('lost'),
+      BACKFILL_DATABASES: db.envVar,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  lost.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const polling = Date.now() + 30_000;
+    while (sockets.size === 0 && Date.now() < polling) await new Promise((r) => setTimeout(r, 200));
+    expect(sockets.size).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1000));
+    proxy.close();
+    for (const s of sockets) s.destroy();
+    const deadline = Date.now() + 60_000;
+    while (!stderr.includes('"sdkComponent":"core"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 500));
+    const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+    // every line parses: core printed nothing in its own format
+    const parsed = lines.map((l) => JSON.parse(l) as { level: number; name: string; sdkComponent?: string; msg: string });
+    expect(parsed).toContainEqual(expect.objectContaining({ level: 40, name: 'temporal-sdk', sdkComponent: 'core', msg: expect.stringMatching(/retried/) }));
+  } finally {
+    lost.kill('SIGKILL');
+    proxy.close();
+  }
+}, 120_000);
