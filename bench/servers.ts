@@ -8,9 +8,11 @@
  *   (t) BENCH_TINY one-row partitions at concurrency 20: orchestration alone
  *
  * For each: the wall time, the time `start` took to return (its checks and registration), and
- * per-unit figures (rows/s, ms of slot time per partition); then production / dev.
+ * per-unit figures (rows/s, ms of slot time per partition); then production / dev. Each server
+ * runs every part BENCH_ROUNDS times (3); the table gives medians and every round.
  * Run: npm run bench:servers   (DATABASE_URL to use a server; BENCH_TINY (1000), BENCH_SERVERS
- * (dev,production), BENCH_PARTS (d,b,t); with BENCH_ROWS=20000000 BENCH_PARTS=b the scaling row)
+ * (dev,production), BENCH_PARTS (d,b,t), BENCH_ROUNDS (3); with BENCH_ROWS=20000000 BENCH_PARTS=b
+ * the scaling row)
  */
 import type pg from 'pg';
 import { startRun, waitForResult } from '../src/operations';
@@ -30,6 +32,7 @@ const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orde
 /** Which runs: d, b, t (default all); `BENCH_PARTS=b BENCH_ROWS=20000000` is the scaling row. */
 const PARTS = new Set((process.env.BENCH_PARTS || 'd,b,t').split(','));
 const SERVERS = (process.env.BENCH_SERVERS || 'dev,production').split(',') as ('dev' | 'production')[];
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 
 interface Measured {
   seconds: number;
@@ -59,49 +62,64 @@ async function timedRun(env: BenchEnvironment, name: string, body: Record<string
   };
 }
 
-async function measureOn(server: 'dev' | 'production'): Promise<Record<string, Measured>> {
+/** Every part, BENCH_ROUNDS times in turn on one server: each part's rounds, in order. */
+async function measureOn(server: 'dev' | 'production'): Promise<Record<string, Measured[]>> {
   const env = await startBenchEnvironment({ server });
-  const { pool } = env;
-  const stamp = Date.now();
   try {
-    const out: Record<string, Measured> = {};
-    if (PARTS.has('d')) {
-      await ensureDemoData(pool, say);
-      await pool.query('TRUNCATE demo.orders_usd');
-      const { name: _n, reason: _r, database: _d, ...demo } = demoSpec;
-      out.d = await timedRun(env, `servers-demo-${server}-${stamp}`, demo);
-      say(`  ${server} (d): ${out.d.seconds.toFixed(2)} s`);
+    const rounds: Record<string, Measured[]> = {};
+    for (let round = 1; round <= ROUNDS; round++) {
+      say(`  round ${round}/${ROUNDS}`);
+      for (const [key, m] of Object.entries(await measureRound(env, server, `${Date.now()}-${round}`))) (rounds[key] ??= []).push(m);
     }
-    if (PARTS.has('b')) {
-      await truncate(pool, 'bench.orders_usd');
-      out.b = await timedRun(env, `servers-2m-${server}-${stamp}`, {
-        source: { table: 'bench.orders', key: 'id' },
-        partition: { by: 'range', column: 'id', size: Math.ceil((MAX_ID + 1) / PARTITIONS) },
-        transform: { name: 'bench-sql', version: 1, sql: TRANSFORM },
-        target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
-        limits: { chunkSize: CHUNK, concurrency: 2 },
-      });
-      say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
-    }
-    if (PARTS.has('t')) {
-      await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
+    return rounds;
+  } finally {
+    await env.stop();
+  }
+}
+
+async function measureRound(env: BenchEnvironment, server: 'dev' | 'production', stamp: string): Promise<Record<string, Measured>> {
+  const { pool } = env;
+  const out: Record<string, Measured> = {};
+  if (PARTS.has('d')) {
+    await ensureDemoData(pool, say);
+    await pool.query('TRUNCATE demo.orders_usd');
+    const { name: _n, reason: _r, database: _d, ...demo } = demoSpec;
+    out.d = await timedRun(env, `servers-demo-${server}-${stamp}`, demo);
+    say(`  ${server} (d): ${out.d.seconds.toFixed(2)} s`);
+  }
+  if (PARTS.has('b')) {
+    await truncate(pool, 'bench.orders_usd');
+    out.b = await timedRun(env, `servers-2m-${server}-${stamp}`, {
+      source: { table: 'bench.orders', key: 'id' },
+      partition: { by: 'range', column: 'id', size: Math.ceil((MAX_ID + 1) / PARTITIONS) },
+      transform: { name: 'bench-sql', version: 1, sql: TRANSFORM },
+      target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
+      limits: { chunkSize: CHUNK, concurrency: 2 },
+    });
+    say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
+  }
+  if (PARTS.has('t')) {
+    await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
       CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
       INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${TINY}) g;
       CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
       ANALYZE bench_small.tiny;`);
-      out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
-        source: { table: 'bench_small.tiny', key: 'id' },
-        partition: { by: 'range', column: 'id', size: 1 },
-        transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
-        target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
-        limits: { chunkSize: 1000, concurrency: 20 },
-      });
-      say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
-    }
-    return out;
-  } finally {
-    await env.stop();
+    out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
+      source: { table: 'bench_small.tiny', key: 'id' },
+      partition: { by: 'range', column: 'id', size: 1 },
+      transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
+      target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
+      limits: { chunkSize: 1000, concurrency: 20 },
+    });
+    say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
   }
+  return out;
+}
+
+/** The round with the median wall time (the lower middle of an even count). */
+function medianRound(rounds: Measured[] | undefined): Measured | undefined {
+  if (!rounds || rounds.length === 0) return undefined;
+  return [...rounds].sort((a, b) => a.seconds - b.seconds)[Math.floor((rounds.length - 1) / 2)];
 }
 
 async function truncate(pool: pg.Pool, table: string): Promise<void> {
@@ -110,7 +128,7 @@ async function truncate(pool: pg.Pool, table: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const results: Partial<Record<'dev' | 'production', Record<string, Measured>>> = {};
+  const results: Partial<Record<'dev' | 'production', Record<string, Measured[]>>> = {};
   for (const server of SERVERS) {
     say(`== ${server} server`);
     results[server] = await measureOn(server);
@@ -125,19 +143,22 @@ async function main(): Promise<void> {
   const cell = (m: Measured | undefined, f: (m: Measured) => string) => (m ? f(m) : '—');
   const rate = (m: Measured) => `${Math.round(m.rows / m.seconds).toLocaleString('en-US')} rows/s`;
   const slot = (m: Measured) => `${((m.seconds * 1000 * m.concurrency) / m.partitions).toFixed(0)} ms`;
+  const every = (rounds: Measured[] | undefined) => (rounds ? rounds.map((m) => m.seconds.toFixed(2)).join(' / ') : '—');
   const lines = [
-    '| run | partitions | dev: seconds (start) | production: seconds (start) | dev per unit | production per unit | production / dev |',
-    '|---|---|---|---|---|---|---|',
+    `${ROUNDS} round(s) on each server; seconds and per-unit figures are the median round's, (start) the time \`start\` took in it.`,
+    '',
+    '| run | partitions | dev: seconds (start) | production: seconds (start) | dev per unit | production per unit | production / dev | dev rounds, s | production rounds, s |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...labels
       .filter(([key]) => PARTS.has(key))
       .map(([key, label]) => {
-        const a = dev?.[key];
-        const b = prod?.[key];
+        const a = medianRound(dev?.[key]);
+        const b = medianRound(prod?.[key]);
         const unit = key === 't' ? slot : rate;
         const ratio = a && b ? (b.seconds / a.seconds).toFixed(2) : '—';
         return (
           `| ${label} | ${(a ?? b)?.partitions ?? '—'} | ${cell(a, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ` +
-          `${cell(b, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ${cell(a, unit)} | ${cell(b, unit)} | ${ratio} |`
+          `${cell(b, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ${cell(a, unit)} | ${cell(b, unit)} | ${ratio} | ${every(dev?.[key])} | ${every(prod?.[key])} |`
         );
       }),
   ];
