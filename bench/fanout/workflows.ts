@@ -62,21 +62,20 @@ export async function signallingChild(parentId: string): Promise<void> {
 }
 
 export async function signalFanOut(input: FanOutInput): Promise<number> {
-  const from = input.from ?? 0;
-  const to = Math.min(input.children, from + GENERATION);
-  let inFlight = 0;
-  setHandler(childDone, () => void inFlight--);
-  for (let i = from; i < to; i++) {
-    await condition(() => inFlight < input.concurrency);
-    inFlight++;
-    void startChild(signallingChild, { workflowId: `${input.prefix}-${i}`, args: [workflowInfo().workflowId], parentClosePolicy: ParentClosePolicy.ABANDON });
-  }
-  await condition(() => inFlight === 0);
-  if (to < input.children) await continueAsNew<typeof signalFanOut>({ ...input, from: to });
-  return input.children;
+  const parentId = workflowInfo().workflowId;
+  return fanOutBySignal(
+    input,
+    (workflowId) => void startChild(signallingChild, { workflowId, args: [parentId], parentClosePolicy: ParentClosePolicy.ABANDON }),
+  );
 }
 
 export async function startedFanOut(input: FanOutInput): Promise<number> {
+  const parentId = workflowInfo().workflowId;
+  return fanOutBySignal(input, (workflowId) => void startIndependent(workflowId, parentId));
+}
+
+/** Keeps `concurrency` items in flight, each started by `start` and counted back by its childDone signal. */
+async function fanOutBySignal(input: FanOutInput, start: (workflowId: string) => void): Promise<number> {
   const from = input.from ?? 0;
   const to = Math.min(input.children, from + GENERATION);
   let inFlight = 0;
@@ -84,9 +83,10 @@ export async function startedFanOut(input: FanOutInput): Promise<number> {
   for (let i = from; i < to; i++) {
     await condition(() => inFlight < input.concurrency);
     inFlight++;
-    void startIndependent(`${input.prefix}-${i}`, workflowInfo().workflowId);
+    start(`${input.prefix}-${i}`);
   }
   await condition(() => inFlight === 0);
-  if (to < input.children) await continueAsNew<typeof startedFanOut>({ ...input, from: to });
+  // continues as the workflow type that called it
+  if (to < input.children) await continueAsNew<typeof signalFanOut>({ ...input, from: to });
   return input.children;
 }
