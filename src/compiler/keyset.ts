@@ -78,15 +78,17 @@ export function keysetWalk(spec: ResolvedSpec, shape: RunShape): KeysetWalk {
         walk.length > 1 ? `json_build_array(${cs.map((c) => `${alias}.${c}::text`).join(', ')})::text` : `${alias}.${cs[0]}::text`;
       // The common chunk is full: its last row is the lim-th, which one index scan that stops there
       // finds, with nothing kept or sorted (a third of the time of counting the rows and sorting
-      // them for the last, on a composite key). Only a partition's last chunk, shorter, counts its
-      // rows and sorts them for the last; PostgreSQL runs that branch only when it is reached.
+      // them for the last, on a composite key). Only a partition's last chunk, shorter, reaches the
+      // other branches (PostgreSQL runs them only then); when nth is empty, fewer than lim rows
+      // are left in this statement's snapshot, so they are all of them: counted without an order,
+      // and the last found from the other end of the index (one scan fewer than counting and
+      // sorting the first lim, which every one-chunk partition paid).
       const nth = `${keys} OFFSET ${lim} - 1 LIMIT 1`;
-      const rest = `${keys} LIMIT ${lim}`;
+      const last = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${predicate} ORDER BY ${list(walk, 's', ' DESC')} LIMIT 1`;
       return (
         `WITH nth AS (${nth}) ` +
-        `SELECT (CASE WHEN EXISTS (SELECT 1 FROM nth) THEN ${lim} ELSE (SELECT count(*) FROM (${rest}) r) END)::integer AS n, ` +
-        `coalesce((SELECT ${cursorOf('nth')} FROM nth), ` +
-        `(SELECT ${cursorOf('l')} FROM (${rest}) l ORDER BY ${cs.map((c) => `l.${c} DESC`).join(', ')} LIMIT 1)) AS hi`
+        `SELECT (CASE WHEN EXISTS (SELECT 1 FROM nth) THEN ${lim} ELSE (SELECT count(*) FROM ${src} s WHERE ${predicate}) END)::integer AS n, ` +
+        `coalesce((SELECT ${cursorOf('nth')} FROM nth), (SELECT ${cursorOf('l')} FROM (${last}) l)) AS hi`
       );
     },
 

@@ -70,7 +70,7 @@ describe('compileRun', () => {
     );
     expect(fill.values).toEqual([day.lo, day.hi, '2024-01-01 03:00:00+00', '10', '2024-01-01 04:30:00.5+00', '7']);
     expect(walking.chunkBounds(day, cursor, 100).text).toMatch(
-      /^WITH nth AS \(SELECT s\."created_at" AS c0, s\."id" AS c1 FROM .* ORDER BY s\."created_at", s\."id" OFFSET \$5::integer - 1 LIMIT 1\) .*json_build_array\(nth\.c0::text, nth\.c1::text\)::text FROM nth\), .*l ORDER BY l\.c0 DESC, l\.c1 DESC LIMIT 1\)\) AS hi$/s,
+      /^WITH nth AS \(SELECT s\."created_at" AS c0, s\."id" AS c1 FROM .* ORDER BY s\."created_at", s\."id" OFFSET \$5::integer - 1 LIMIT 1\) .*json_build_array\(nth\.c0::text, nth\.c1::text\)::text FROM nth\), .*ORDER BY s\."created_at" DESC, s\."id" DESC LIMIT 1\) l\)\) AS hi$/s,
     );
     expect(walking.describeRange(day, cursor, null)).toBe(`(created_at, id) in (${cursor}, end of partition]`);
     // the NULL partition has no column order: it walks the key
@@ -110,7 +110,11 @@ describe('compileRun', () => {
     expect(fill.values).toEqual(['1000', '2000', '1500', '2024-03-01 10:00:00.123', '1600', '2024-01-01 00:00:00']);
     const first = composite.chunkBounds(range, null, 100).text;
     expect(first).toContain(
-      'SELECT s."id" AS c0, s."occurred_at" AS c1 FROM "public"."events" s WHERE s."id" >= $1::bigint AND s."id" < $2::bigint ORDER BY s."id", s."occurred_at" LIMIT $3::integer',
+      'SELECT s."id" AS c0, s."occurred_at" AS c1 FROM "public"."events" s WHERE s."id" >= $1::bigint AND s."id" < $2::bigint ORDER BY s."id", s."occurred_at" OFFSET $3::integer - 1 LIMIT 1',
+    );
+    // a short last chunk reads its last row from the other end of the index
+    expect(first).toContain(
+      'SELECT s."id" AS c0, s."occurred_at" AS c1 FROM "public"."events" s WHERE s."id" >= $1::bigint AND s."id" < $2::bigint ORDER BY s."id" DESC, s."occurred_at" DESC LIMIT 1',
     );
     expect(first).toContain('json_build_array(l.c0::text, l.c1::text)::text');
     expect(composite.readChunk(range, cursor, hi, undefined).text).toMatch(/ORDER BY s\."id", s\."occurred_at"$/);
