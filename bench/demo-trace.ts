@@ -4,7 +4,8 @@
  * the run workflow's history: when it registered, when its first partition started, when its
  * last partition reported, when it finished — beside the ledger's timeline
  * (bench/run-timeline.ts). It is the attribution behind the demo's ratio in bench/RESULTS.md.
- * Run: DATABASE_URL=… npx tsx bench/demo-trace.ts   (BENCH_ROUNDS (3))
+ * Run: npm run bench:demo-trace   (DATABASE_URL to use a server; BENCH_ROUNDS (3); BENCH_TRACE_TAIL=N prints
+ * the run history's last N events with their times)
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +21,12 @@ async function main(): Promise<void> {
   const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
   try {
     await ensureDemoData(env.pool, say);
-    const { name: _n, reason: _r, database: _d, ...body } = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown>;
+    const {
+      name: _n,
+      reason: _r,
+      database: _d,
+      ...body
+    } = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown>;
     const lines: string[] = [];
     const activities: string[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
@@ -38,10 +44,9 @@ async function main(): Promise<void> {
       const firstChild = first(EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
       const lastSignal = last(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
       const closed = events[events.length - 1];
-      const registered = await env.pool.query<{ ms: number }>(
-        'SELECT extract(epoch FROM created_at) * 1000 AS ms FROM backfill.runs WHERE run_id = $1',
-        [result.runId],
-      );
+      const registered = await env.pool.query<{ ms: number }>('SELECT extract(epoch FROM created_at) * 1000 AS ms FROM backfill.runs WHERE run_id = $1', [
+        result.runId,
+      ]);
       const row = [
         round,
         total,
