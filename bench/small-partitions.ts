@@ -13,7 +13,8 @@
  *       spends per partition.
  * Prints a Markdown table per part; bench/RESULTS.md keeps them.
  * Run: npm run bench:small   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
- * BENCH_ROUNDS (3), BENCH_TINY (1000: the one-row partition counts, comma-separated),
+ * BENCH_ROUNDS (3), BENCH_TINY (1000: the one-row partition counts, comma-separated), BENCH_SERVER
+ * (dev; `production` runs everything on Temporal's own server, as bench:servers does),
  * BENCH_CONCURRENCY (6,20), BENCH_PARTS (demo,hourly,tiny: which parts run; BENCH_SKIP_DEMO=1
  * leaves out demo and hourly, as it always did).
  */
@@ -32,6 +33,8 @@ import type { FanOutInput } from './fanout/workflows';
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const TINY = (process.env.BENCH_TINY || '1000').split(',').map(Number);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY || '6,20').split(',').map(Number);
+/** `production`: Temporal's own server on PostgreSQL persistence, as compose deploys it, instead of the dev server. */
+const SERVER = process.env.BENCH_SERVER === 'production' ? 'production' : 'dev';
 const PARTS = new Set((process.env.BENCH_PARTS || (process.env.BENCH_SKIP_DEMO ? 'tiny' : 'demo,hourly,tiny')).split(',').map((p) => p.trim()));
 const unknownParts = [...PARTS].filter((p) => !['demo', 'hourly', 'tiny'].includes(p));
 if (unknownParts.length > 0) {
@@ -230,12 +233,12 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
+  const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20, server: SERVER });
   try {
     const demo = PARTS.has('demo') || PARTS.has('hourly') ? await demoPart(env) : [];
     const tiny = PARTS.has('tiny') ? await tinyPart(env) : [];
     process.stdout.write(
-      `\nPostgreSQL ${env.version}, dev server as \`demo\` starts it, one in-process worker, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n` +
+      `\nPostgreSQL ${env.version}, ${SERVER === 'production' ? "the production server (compose's dynamic config)" : 'dev server as `demo` starts it'}, one in-process worker, ${os.cpus().length} cores, ${ROUNDS} rounds, ${new Date().toISOString()}\n\n` +
         `${demo.join('\n')}\n\n${tiny.join('\n')}\n`,
     );
   } finally {
