@@ -29,6 +29,9 @@ export interface LocalServices {
  */
 export const TRANSFER_QUEUE_POLLS_PER_SECOND = 200;
 
+/** The dev server's flag for it: every dev server this project starts (the demo's, the tests') passes it. */
+export const TASK_HANDOFF_SPEED = ['--dynamic-config-value', `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_POLLS_PER_SECOND}`];
+
 /**
  * The dev server's SQLite file in WAL mode without a sync per commit: every workflow and
  * activity task of a partition is a commit there (bench/RESULTS.md: the demo 0.95 of its run
@@ -45,8 +48,7 @@ export const DEV_SERVER_SPEED = [
   'synchronous=off',
   '--dynamic-config-value',
   'system.enableActivityEagerExecution=true',
-  '--dynamic-config-value',
-  `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_POLLS_PER_SECOND}`,
+  ...TASK_HANDOFF_SPEED,
 ];
 
 export async function startLocalServices(say: (line: string) => void): Promise<LocalServices> {

@@ -8,6 +8,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startPostgres } from '../../src/dev/postgres';
+import { TASK_HANDOFF_SPEED } from '../../src/dev/services';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/dev/temporal-server-build';
 import { ensureTemporalUi } from '../../src/dev/temporal-ui';
@@ -27,7 +28,8 @@ export default async function globalSetup(): Promise<void> {
   chmodSync(tmp, 0o777);
   const bundles = writeWorkflowBundles(tmp);
   bundles.catch(() => undefined); // awaited below; a server failing first must not leave it unhandled
-  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error' });
+  // the task hand-offs of the dev server `demo` starts: runs in the tests move as fast as users' do
+  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error', extraArgs: TASK_HANDOFF_SPEED });
   // two files run at once (test/setup/take-turns.ts), each with its pools, workers and spawned CLIs
   const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say, settings: { max_connections: '300' } });
   await bundles;
