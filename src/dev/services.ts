@@ -29,8 +29,23 @@ export interface LocalServices {
  */
 export const TRANSFER_QUEUE_POLLS_PER_SECOND = 200;
 
-/** The dev server's flag for it: every dev server this project starts (the demo's, the tests') passes it. */
-export const TASK_HANDOFF_SPEED = ['--dynamic-config-value', `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_POLLS_PER_SECOND}`];
+/**
+ * The dev server's flags for fast task hand-offs, which every dev server this project starts (the
+ * demo's, the tests') passes: the transfer queue above, and one partition per task queue instead
+ * of Temporal's four. With four, a partition's first workflow task now and then (10–25 of 365
+ * one-row partitions) waited about 2 s in a partition no worker was polling at that moment,
+ * holding its slot: runs of many partitions took 8.1–11.8 s where they take 5.7–6.4 s with one
+ * (bench/RESULTS.md, "Where the demo's seconds go"). A backfill's queues carry hundreds of tasks
+ * a second at most, far below what one partition serves.
+ */
+export const TASK_HANDOFF_SPEED = [
+  '--dynamic-config-value',
+  `history.transferProcessorMaxPollRPS=${TRANSFER_QUEUE_POLLS_PER_SECOND}`,
+  '--dynamic-config-value',
+  'matching.numTaskqueueReadPartitions=1',
+  '--dynamic-config-value',
+  'matching.numTaskqueueWritePartitions=1',
+];
 
 /**
  * The dev server's SQLite file in WAL mode without a sync per commit: every workflow and

@@ -19,21 +19,24 @@ import { compileRun } from '../compiler/statements';
 import { evaluateArtifact } from '../transforms/artifact';
 import { outputTypes, type Recomputable } from '../gates/compare';
 import { finalSampleEvery } from '../gates/gate-checks';
+import { MAX_CHECK_CONCURRENCY } from '../domain/limits';
 import { measureParallelism, samplePartitions, sampleWork, type RowPreview, type SampledWork } from './estimate-sample';
 
 export { samplePartitions, type RowPreview } from './estimate-sample';
 
 /**
  * Temporal's part of a partition (its child workflow, activity and report) as it holds a
- * concurrency slot: 230–320 ms for one-row partitions at concurrency 6 on a dev server
- * (bench/RESULTS.md, "Small partitions"). A partition's database work adds to it in its slot.
+ * concurrency slot: 109 ms for one-row partitions at concurrency 6 on the dev server `demo`
+ * starts, with its fast task hand-offs (src/dev/services.ts; bench/RESULTS.md, "Small
+ * partitions"; 230–320 ms with Temporal's defaults). A partition's database work adds to it in its slot.
  */
-export const ORCHESTRATION_SLOT_MS = 250;
+export const ORCHESTRATION_SLOT_MS = 110;
 /**
- * The most partitions a dev server orchestrates a second, however many are in flight: one every
- * 42–44 ms at concurrency 20 (slot time 840–880 ms), on the same machine.
+ * The most partitions that dev server orchestrates a second, however many are in flight: one
+ * every 18 ms at concurrency 6 on the same machine (every 21 ms at 20, slot time 425 ms, as the
+ * machine's two cores saturate).
  */
-export const ORCHESTRATION_MS_PER_PARTITION = 45;
+export const ORCHESTRATION_MS_PER_PARTITION = 18;
 /** Starting the run workflow and finishing it (finalize, the ledger's proof), beside its checks. */
 const RUN_START_AND_FINISH_SECONDS = 0.3;
 /** The final check's own cost per partition (its slice's bounds, a transaction, the tally). */
@@ -158,10 +161,16 @@ function project(
   // work of all partitions (as it ran `parallel` at a time) spreads over the slots
   const slotSeconds = (partitions * ORCHESTRATION_SLOT_MS) / 1000 / slots + (databaseSeconds * parallel) / slots;
   // `start` runs this plan's checks, and registering runs them again and counts the scope; the
-  // final check recomputes its share of every partition, one partition after another
+  // final check recomputes its share of every partition, in one lane per slot as the run's
+  // partitions ran (workflows/run/finish.ts): its transactions overlap lane by lane, its
+  // recomputing only as far as the database runs work side by side
   const sampleEvery = finalSampleEvery(spec.validate);
   const perRowMs = rows > 0 ? work.computeMs / rows : 0;
-  const finalSeconds = sampleEvery === 0 ? 0 : ((scope.rows / sampleEvery) * perRowMs) / 1000 + (partitions * FINAL_CHECK_MS_PER_PARTITION) / 1000;
+  const checkLanes = Math.max(1, Math.min(slots, MAX_CHECK_CONCURRENCY));
+  const finalSeconds =
+    sampleEvery === 0
+      ? 0
+      : ((scope.rows / sampleEvery) * perRowMs) / 1000 / Math.min(checkLanes, parallel) + (partitions * FINAL_CHECK_MS_PER_PARTITION) / 1000 / checkLanes;
   const fixedSeconds = 2 * measured.checkSeconds + measured.countSeconds + finalSeconds + RUN_START_AND_FINISH_SECONDS;
   const n = parallel.toFixed(1).replace(/\.0$/, '');
   const at = `${n === '1' ? "one partition's" : `${n} partitions'`} work at a time (measured)`;
@@ -182,7 +191,7 @@ function project(
   const assumes = [
     `${slots} partitions in flight (limits.concurrency), on workers with at least ${slots} activity slots between them (BACKFILL_MAX_ACTIVITIES)`,
     `the database as busy as during the sample, and able to run ${at.replace(' (measured)', '')}`,
-    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as a dev server does (a server on PostgreSQL persistence takes about 1.7–2 times that)`,
+    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as the dev server that demo starts does (a server on PostgreSQL persistence takes about 1.5–1.8 times that)`,
     `the ${rows} sampled rows typical of the ${scope.rows} in scope`,
     'no pause, guard hold or live change of limits on the way',
   ];
