@@ -19,6 +19,7 @@ import { startRun, waitForResult } from '../src/operations';
 import { ensureDemoData } from '../src/dev/demo-data';
 import { MAX_ID, ROWS, TRANSFORM } from './dataset';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
+import { createTinyTable, tinySpec } from './tiny';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,18 +100,8 @@ async function measureRound(env: BenchEnvironment, server: 'dev' | 'production',
     say(`  ${server} (b): ${out.b.seconds.toFixed(2)} s`);
   }
   if (PARTS.has('t')) {
-    await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
-      CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
-      INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${TINY}) g;
-      CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
-      ANALYZE bench_small.tiny;`);
-    out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, {
-      source: { table: 'bench_small.tiny', key: 'id' },
-      partition: { by: 'range', column: 'id', size: 1 },
-      transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
-      target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: 1000, concurrency: 20 },
-    });
+    await createTinyTable(pool, TINY);
+    out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, tinySpec(20));
     say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
   }
   return out;

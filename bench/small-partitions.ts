@@ -27,6 +27,7 @@ import { parse } from 'yaml';
 import { ensureDemoData } from '../src/dev/demo-data';
 import { partitionWorkflowId } from '../src/domain/ids';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
+import { createTinyTable, tinySpec } from './tiny';
 import { Context } from '@temporalio/activity';
 import type { FanOutInput } from './fanout/workflows';
 
@@ -149,11 +150,7 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
   const rows: string[] = [];
   try {
     for (const n of TINY) {
-      await pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
-        CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
-        INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${n}) g;
-        CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
-        ANALYZE bench_small.tiny;`);
+      await createTinyTable(pool, n);
       for (const c of CONCURRENCIES) {
         const floor = async (workflow: 'bareFanOut' | 'signalFanOut' | 'startedFanOut') => {
           const prefix = `${workflow}-${n}-${c}-${Date.now()}`;
@@ -179,13 +176,7 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         let workflowId = '';
         let firstRunId = '';
         const run = await timed(async () => {
-          const r = await env.backfill(name, {
-            source: { table: 'bench_small.tiny', key: 'id' },
-            partition: { by: 'range', column: 'id', size: 1 },
-            transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
-            target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
-            limits: { chunkSize: 1000, concurrency: c },
-          });
+          const r = await env.backfill(name, tinySpec(c));
           workflowId = r.workflowId;
           firstRunId = r.firstRunId;
           return r.rowsRead;

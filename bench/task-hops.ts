@@ -16,6 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { stringify } from 'yaml';
 import { startRun, waitForResult } from '../src/operations';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
+import { createTinyTable, tinySpec } from './tiny';
 
 const EventType = temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -98,19 +99,7 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
   await env.pool.query('TRUNCATE bench_small.tiny_out');
   const name = `hops-${Date.now()}-${n}`;
   const file = path.join(dir, `${name}.yaml`);
-  writeFileSync(
-    file,
-    stringify({
-      name,
-      reason: 'benchmark',
-      database: 'BENCH_DATABASE_URL',
-      source: { table: 'bench_small.tiny', key: 'id' },
-      partition: { by: 'range', column: 'id', size: 1 },
-      transform: { name: 'tiny', version: 1, sql: 'SELECT id, v * 2 AS v2 FROM chunk' },
-      target: { table: 'bench_small.tiny_out', key: ['id'], mode: 'upsert' },
-      limits: { chunkSize: 1000, concurrency: CONCURRENCY },
-    }),
-  );
+  writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...tinySpec(CONCURRENCY) }));
   const t0 = Date.now();
   const started = await startRun({ client: env.client, taskQueue: 'bench' }, { specFile: file, actor: 'bench' });
   await waitForResult(started.handle);
@@ -137,11 +126,7 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
 async function main(): Promise<void> {
   const env = await startBenchEnvironment({ server: SERVER, dataset: false, asDemo: true, workerActivities: 20 });
   try {
-    await env.pool.query(`DROP SCHEMA IF EXISTS bench_small CASCADE; CREATE SCHEMA bench_small;
-      CREATE TABLE bench_small.tiny (id bigint PRIMARY KEY, v integer NOT NULL);
-      INSERT INTO bench_small.tiny SELECT g, g % 97 FROM generate_series(1, ${PARTITIONS}) g;
-      CREATE TABLE bench_small.tiny_out (id bigint PRIMARY KEY, v2 integer);
-      ANALYZE bench_small.tiny;`);
+    await createTinyTable(env.pool, PARTITIONS);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-hops-'));
     const lines: string[] = [];
     for (let n = 1; n <= ROUNDS; n++) lines.push(...(await round(env, dir, n)));

@@ -87,6 +87,10 @@ test('each target hears the moments it asked for: a failed partition and run, th
     const { runId } = started;
     // the notifier goes on after the run: the flaky receiver takes the failure on its third try
     await waitUntil(async () => of('/flaky').length >= 3 && notified.length >= 1, 'the failure to reach every target', 60_000);
+    // the receiver answers before the notifier records the answer: the ledger is read once it has
+    const delivered = async () =>
+      (await db.pool.query("SELECT 1 FROM backfill.notifications WHERE run_id = $1 AND target LIKE '#2 %' AND status = 'delivered'", [runId])).rowCount === 1;
+    await waitUntil(delivered, 'the third try to be recorded as delivered', 60_000);
     const ok = of('/ok').map((r) => r.body.text as string);
     expect(ok[0]).toMatch(new RegExp(`^backfill: notify-run/${runId} started by test`));
     expect(ok.some((t) => /partition id:\S+ failed \(id in .*\): .*violates check constraint "notify_sane"/.test(t))).toBe(true);

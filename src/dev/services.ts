@@ -54,7 +54,8 @@ export const TASK_HANDOFF_SPEED = [
  * of the machine may lose its last transactions, which a development server can afford.
  * Eager activity execution hands a partition's activity to the worker that scheduled it in
  * the reply to that workflow task, skipping a trip through the task queue (many one-row
- * partitions: 0.93 of the time). Production Temporal is configured on its own.
+ * partitions: 0.93 of the time). Production Temporal is configured on its own: compose's takes
+ * the transfer queue setting from deploy/dynamicconfig, and none of the rest.
  */
 export const DEV_SERVER_SPEED = [
   '--sqlite-pragma',
