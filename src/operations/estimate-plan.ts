@@ -191,7 +191,7 @@ function project(
   const assumes = [
     `${slots} partitions in flight (limits.concurrency), on workers with at least ${slots} activity slots between them (BACKFILL_MAX_ACTIVITIES)`,
     `the database as busy as during the sample, and able to run ${at.replace(' (measured)', '')}`,
-    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as the dev server that demo starts does (a server on PostgreSQL persistence takes about 1.5–1.8 times that)`,
+    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as the dev server that demo starts does (a server on PostgreSQL persistence takes about 1.8–2.1 times that)`,
     `the ${rows} sampled rows typical of the ${scope.rows} in scope`,
     'no pause, guard hold or live change of limits on the way',
   ];
