@@ -19,7 +19,7 @@ import { startRun, waitForResult } from '../src/operations';
 import type { RunResult } from '../src/workflows/backfill-run';
 import { createPool } from '../src/db/pool';
 import { ensureDatabase, startPostgres } from '../src/dev/postgres';
-import { DEV_SERVER_SPEED } from '../src/dev/services';
+import { DEV_SERVER_SPEED, TASK_HANDOFF_SPEED } from '../src/dev/services';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
 import { bringUpProductionTemporal } from '../src/dev/temporal-production';
@@ -135,7 +135,9 @@ async function devServer(asDemo: boolean | undefined): Promise<{ address: string
     cliPath: await ensureTemporalCli(say),
     port: await freePort(),
     uiPort: null,
-    ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : {}),
+    // the task hand-offs every server this project starts or deploys has (src/dev/services.ts);
+    // the SQLite settings only where there is a file
+    ...(dbFile ? { dbFile, extraArgs: DEV_SERVER_SPEED } : { extraArgs: TASK_HANDOFF_SPEED }),
   });
 }
 
