@@ -32,6 +32,7 @@ import {
   type RunTotals,
 } from '../ledger/partitions';
 import { getRun, setRowsOutsidePlan, transitionRun } from '../ledger/runs';
+import { cleanupRefusal, cleanupRun } from '../after-actions/cleanup-run';
 import { writeRunControl } from '../ledger/run-control';
 import { startRetry } from '../ledger/run-attempts';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../domain/statuses';
@@ -137,65 +138,100 @@ export function runControlActivities(deps: ActivityDeps) {
       return partitionReport(row);
     },
 
-    /** `checkError`: the final check could not complete (the run fails, saying why). */
-    async finalizeRun(input: { database: string; runId: string; checkError?: string }): Promise<FinalizeRunResult> {
+    /**
+     * `checkError`: the final check could not complete (the run fails, saying why). `cleanUp`: the
+     * run has no after-actions, so a run that ends succeeded has its temporary state removed here,
+     * as the cleanupRun activity would next (one hand-over fewer; executions since 'cleanup-in-finalize').
+     */
+    async finalizeRun(input: { database: string; runId: string; checkError?: string; cleanUp?: boolean }): Promise<FinalizeRunResult> {
       const pool = deps.pools.get(input.database);
       const outsidePlan = await rowsOutsidePlan(pool, input.runId, deps.logger);
-      return withTransaction(pool, async (client) => {
-        const run = await getRun(client, input.runId);
-        if (!run) throw new Error(`run ${input.runId} is not in the ledger`);
-        if (outsidePlan !== null) await setRowsOutsidePlan(client, input.runId, outsidePlan);
-        if (run.cancel_requested) await cancelPending(client, input.runId);
-        const totals = await runTotals(client, input.runId);
-        const failed = totals.byStatus.failed > 0;
-        // succeeded means every planned partition is in the ledger, the partitions tile the scope,
-        // and each completed once: not just that every partition found there succeeded
-        const ledger = await completenessRows(client, input.runId);
-        const problems = completenessProblems(run.partitions_total, ledger, run.subset ?? undefined);
-        // the whole-run check's verdict, as the ledger holds it: one row per gate in sum
-        const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
-        const outcome: RunStatus = run.cancel_requested
-          ? 'cancelled'
-          : failed || problems.length > 0 || gates.length > 0 || input.checkError || totals.byStatus.succeeded < totals.total
-            ? 'failed'
-            : 'succeeded';
-        const lastError =
-          problems.length > 0
-            ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
-            : failed
-              ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
-              : input.checkError && !run.cancel_requested
-                ? `${input.checkError}; the result is not verified: fix the cause, then check it with backfill verify ${input.runId}`
-                : gates.length > 0 && !run.cancel_requested
-                  ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
-                  : undefined;
-        const status = await transitionRun(client, input.runId, outcome, lastError);
-        await recordEvent(client, {
-          runId: input.runId,
-          // one finish per attempt: a retried run finishes again
-          key: `finished-${run.attempt}`,
-          kind: 'finished',
-          actor: 'backfill',
-          // the completeness proof, kept with the audit record
-          detail: {
-            status,
-            ...totals,
-            rowsOutsidePlan: outsidePlan,
-            // cutWhileRunning: the partitions limits.splitTail added, folded back into the planned ones by the proof
-            proof: {
-              planned: run.partitions_total,
-              inLedger: ledger.length,
-              cutWhileRunning: ledger.filter((p) => p.split_from).length,
-              ...(run.subset ? { subsetOf: run.subset.ofPlanned } : {}),
-              problems,
-            },
-            failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })),
-          },
-        });
-        return { status, ...totals };
-      });
+      const result = await finish(pool, input, outsidePlan);
+      if (input.cleanUp && result.status === 'succeeded') await cleanUpQuietly(pool, input.runId, deps.logger);
+      return result;
     },
   };
+}
+
+/** How long the cleanup in finalizeRun waits for a lock before it leaves the state for later. */
+const CLEANUP_LOCK_TIMEOUT = '5s';
+
+async function finish(pool: pg.Pool, input: { runId: string; checkError?: string }, outsidePlan: number | null): Promise<FinalizeRunResult> {
+  return withTransaction(pool, async (client) => {
+    const run = await getRun(client, input.runId);
+    if (!run) throw new Error(`run ${input.runId} is not in the ledger`);
+    if (outsidePlan !== null) await setRowsOutsidePlan(client, input.runId, outsidePlan);
+    if (run.cancel_requested) await cancelPending(client, input.runId);
+    const totals = await runTotals(client, input.runId);
+    const failed = totals.byStatus.failed > 0;
+    // succeeded means every planned partition is in the ledger, the partitions tile the scope,
+    // and each completed once: not just that every partition found there succeeded
+    const ledger = await completenessRows(client, input.runId);
+    const problems = completenessProblems(run.partitions_total, ledger, run.subset ?? undefined);
+    // the whole-run check's verdict, as the ledger holds it: one row per gate in sum
+    const gates = (await failedGates(client, input.runId, run.attempt, 'final')).filter((g) => g.partition_id === null);
+    const outcome: RunStatus = run.cancel_requested
+      ? 'cancelled'
+      : failed || problems.length > 0 || gates.length > 0 || input.checkError || totals.byStatus.succeeded < totals.total
+        ? 'failed'
+        : 'succeeded';
+    const lastError =
+      problems.length > 0
+        ? `the run cannot be shown complete: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''}; start a new run`
+        : failed
+          ? `${totals.byStatus.failed} of ${totals.total} partitions failed; see backfill status ${input.runId}`
+          : input.checkError && !run.cancel_requested
+            ? `${input.checkError}; the result is not verified: fix the cause, then check it with backfill verify ${input.runId}`
+            : gates.length > 0 && !run.cancel_requested
+              ? `the final check failed: ${gates.map((g) => `${g.gate} (${g.violations} ${g.gate.startsWith('distribution:') ? 'measure(s) beyond tolerance' : 'row(s)'})`).join(', ')}; the keys are in the ledger: backfill status ${input.runId}, backfill verify ${input.runId}`
+              : undefined;
+    const status = await transitionRun(client, input.runId, outcome, lastError);
+    await recordEvent(client, {
+      runId: input.runId,
+      // one finish per attempt: a retried run finishes again
+      key: `finished-${run.attempt}`,
+      kind: 'finished',
+      actor: 'backfill',
+      // the completeness proof, kept with the audit record
+      detail: {
+        status,
+        ...totals,
+        rowsOutsidePlan: outsidePlan,
+        // cutWhileRunning: the partitions limits.splitTail added, folded back into the planned ones by the proof
+        proof: {
+          planned: run.partitions_total,
+          inLedger: ledger.length,
+          cutWhileRunning: ledger.filter((p) => p.split_from).length,
+          ...(run.subset ? { subsetOf: run.subset.ofPlanned } : {}),
+          problems,
+        },
+        failedGates: gates.map((g) => ({ gate: g.gate, violations: Number(g.violations) })),
+      },
+    });
+    return { status, ...totals };
+  });
+}
+
+/**
+ * As the cleanupRun activity after it: a refusal or a failure leaves the state for `backfill
+ * cleanup`, and the run as it is. A lock held elsewhere (a session reading the image table) must
+ * not keep the run from finishing, so its statements wait for no lock long.
+ */
+async function cleanUpQuietly(pool: pg.Pool, runId: string, logger: ActivityDeps['logger']): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query(`SET lock_timeout = '${CLEANUP_LOCK_TIMEOUT}'`);
+    if (!(await cleanupRefusal(client, runId))) await cleanupRun(client, runId, 'backfill');
+  } catch (err) {
+    logger.warn({ runId, error: (err as Error).message }, 'the run succeeded; removing its temporary state failed (backfill cleanup removes it)');
+  } finally {
+    // a session whose setting could not be reset is not handed to the next user of the pool
+    const broken = await client.query('RESET lock_timeout').then(
+      () => false,
+      () => true,
+    );
+    client.release(broken);
+  }
 }
 
 /**

@@ -32,7 +32,7 @@ export interface CleanedUp {
   imagesKept?: { until?: string; reverting?: string };
 }
 
-export async function cleanupRun(pool: pg.Pool, runId: string, actor: string): Promise<CleanedUp> {
+export async function cleanupRun(pool: pg.Pool | pg.PoolClient, runId: string, actor: string): Promise<CleanedUp> {
   const refusal = await cleanupRefusal(pool, runId);
   if (refusal) throw new CleanupRefused(refusal);
   const rateLimits = await deleteRateLimits(pool, runId);

@@ -26,7 +26,14 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
   }
   // a final check that could not complete fails the run: finalizeRun records why
   const checkError = x.s.finalCheck?.incomplete ? x.s.finalCheck.failures[0] : undefined;
-  const final = await finishActivities(x.input.databaseQueue).finalizeRun({ database, runId, ...(checkError ? { checkError } : {}) });
+  // without after-actions nothing stands between the verdict and the cleanup: finalizeRun does both
+  const cleanUp = gated && (spec.after?.length ?? 0) === 0 && patched('cleanup-in-finalize');
+  const final = await finishActivities(x.input.databaseQueue).finalizeRun({
+    database,
+    runId,
+    ...(checkError ? { checkError } : {}),
+    ...(cleanUp ? { cleanUp } : {}),
+  });
   x.s = { ...x.s, status: final.status };
   x.publishNow();
   let downstream: RunResult['downstream'];
@@ -39,7 +46,7 @@ export async function finishRun(x: RunExecution): Promise<RunResult> {
     }
   }
   // verified and downstream refreshed: temporary state may go (cleanupRun checks both again)
-  if (gated && final.status === 'succeeded' && downstream !== 'failed') await x.checks.cleanupRun({ database, runId }).catch(() => undefined);
+  if (gated && !cleanUp && final.status === 'succeeded' && downstream !== 'failed') await x.checks.cleanupRun({ database, runId }).catch(() => undefined);
   const result: RunResult = {
     runId,
     status: final.status,
