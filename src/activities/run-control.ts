@@ -32,7 +32,7 @@ import {
   type RunTotals,
 } from '../ledger/partitions';
 import { getRun, setRowsOutsidePlan, transitionRun } from '../ledger/runs';
-import { cleanupRefusal, cleanupRun } from '../after-actions/cleanup-run';
+import { CleanupRefused, cleanupRun } from '../after-actions/cleanup-run';
 import { writeRunControl } from '../ledger/run-control';
 import { startRetry } from '../ledger/run-attempts';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../domain/statuses';
@@ -221,9 +221,11 @@ async function cleanUpQuietly(pool: pg.Pool, runId: string, logger: ActivityDeps
   const client = await pool.connect();
   try {
     await client.query(`SET lock_timeout = '${CLEANUP_LOCK_TIMEOUT}'`);
-    if (!(await cleanupRefusal(client, runId))) await cleanupRun(client, runId, 'backfill');
+    await cleanupRun(client, runId, 'backfill');
   } catch (err) {
-    logger.warn({ runId, error: (err as Error).message }, 'the run succeeded; removing its temporary state failed (backfill cleanup removes it)');
+    // a refusal (a final gate failed) keeps the state on purpose
+    if (!(err instanceof CleanupRefused))
+      logger.warn({ runId, error: (err as Error).message }, 'the run succeeded; removing its temporary state failed (backfill cleanup removes it)');
   } finally {
     // a session whose setting could not be reset is not handed to the next user of the pool
     const broken = await client.query('RESET lock_timeout').then(
