@@ -5,6 +5,12 @@
  * What is left between it and the backfill end to end is orchestration and checkpoints.
  * With `images` (a table name) it takes each chunk's before-images as the worker does, into that
  * table, created here: the run keeps them by default, and (b) / (e) measures orchestration alone.
+ *
+ * Its sessions come from `sessions`, a pool the benchmark keeps for the whole invocation, as a
+ * worker keeps its pool's sessions between runs: a new PostgreSQL backend pays for mapping the
+ * shared buffers it touches, page by page (tens of microseconds a fault on a VM), and a loop that
+ * connected afresh every round paid that where the runs it is measured against did not
+ * (bench/RESULTS.md, "Where a new session's time goes").
  */
 import pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
@@ -15,8 +21,11 @@ import type { Spec } from '../src/specs/schema';
 import { resolveSpec } from '../src/specs/resolve';
 import type { PartitionBounds } from '../src/domain/types';
 
+/** The loop's sessions for a whole invocation: `streams` of them, never closed while idle; end() it when done. */
+export const openBareSessions = (url: string, streams = 2): pg.Pool => new pg.Pool({ connectionString: url, max: streams, idleTimeoutMillis: 0 });
+
 export async function bareChunkLoop(
-  url: string,
+  sessions: pg.Pool,
   written: Spec,
   shape: RunShape,
   partitions: PartitionBounds[],
@@ -28,17 +37,14 @@ export async function bareChunkLoop(
   const compiled = compileRun(spec, shape);
   const imaging = images ? compileBeforeImages(spec, shape) : undefined;
   if (images && imaging) {
-    const setup = new pg.Client(url);
-    await setup.connect();
-    await setup.query(`DROP TABLE IF EXISTS ${images}, ${images}_row`);
-    for (const statement of imaging.createTables({ table: images, rowType: `${images}_row` })) await setup.query(statement);
-    await setup.end();
+    await sessions.query(`DROP TABLE IF EXISTS ${images}, ${images}_row`);
+    for (const statement of imaging.createTables({ table: images, rowType: `${images}_row` })) await sessions.query(statement);
   }
   const queue = [...partitions];
   const stream = async (): Promise<number> => {
-    const client = new pg.Client(url);
-    await client.connect();
+    const client = await sessions.connect();
     let rows = 0;
+    let failed: unknown;
     try {
       await client.query(compiled.createOutputTable);
       for (let bounds = queue.shift(); bounds; bounds = queue.shift()) {
@@ -66,8 +72,12 @@ export async function bareChunkLoop(
           if (n < spec.limits.chunkSize) break;
         }
       }
+    } catch (err) {
+      failed = err;
+      throw err;
     } finally {
-      await client.end();
+      // a session left inside a failed transaction is closed, not kept for the next round
+      client.release(failed !== undefined);
     }
     return rows;
   };

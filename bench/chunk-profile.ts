@@ -12,7 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpuNow, cpuSince, type CpuUse } from './cpu';
 import os from 'node:os';
 import path from 'node:path';
-import { bareChunkLoop } from './bare-chunk-loop';
+import { bareChunkLoop, openBareSessions } from './bare-chunk-loop';
 import { BARE_SHAPE, bareBench, CHUNK, PARTITIONS, sqlBenchSpec } from './bench-spec';
 import { ROWS } from './dataset';
 import { say, startBenchEnvironment, startWorkerProcesses } from './harness';
@@ -83,6 +83,7 @@ async function main(): Promise<void> {
   process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${PRELOAD}`.trim();
   process.env.BENCH_PG_TIMING_DIR = dir;
   const env = await startBenchEnvironment({ noWorkers: true });
+  const bareSessions = openBareSessions(env.url);
   const { pool } = env;
   // as npm run bench measures: an empty target, vacuumed, and a checkpoint so that none falls due mid-measurement by chance
   const truncate = () =>
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
     cpu = cpuNow(pids);
     started = process.hrtime.bigint();
     // with its before-images, as every run takes them by default and npm run bench's (e) does
-    await bareChunkLoop(env.url, spec, BARE_SHAPE, bounds, 2, BARE_IMAGES);
+    await bareChunkLoop(bareSessions, spec, BARE_SHAPE, bounds, 2, BARE_IMAGES);
     const wallE = Number(process.hrtime.bigint() - started) / 1e6;
     const cpuE = cpuSince(cpu, pids, wallE / 1000);
     const e = timing.snapshot();
@@ -144,6 +145,7 @@ async function main(): Promise<void> {
   const ordered = [...rounds].sort((x, y) => x.e.wallMs / x.b.wallMs - y.e.wallMs / y.b.wallMs);
   const { b, e } = ordered[Math.floor(ordered.length / 2)];
   process.stdout.write(report(b, e, rounds));
+  await bareSessions.end();
   await env.stop();
 }
 

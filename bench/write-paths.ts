@@ -36,7 +36,7 @@ import { COLS, createMonthlyDataset, GUARD, ROWS, TIME_LAYOUT, TRANSFORM, WHOLE 
 import { BARE_SHAPE, bareBench, benchSpec, CHUNK, PARTITIONS, sqlBenchSpec } from './bench-spec';
 import { say, startBenchEnvironment } from './harness';
 import { cpuNow, cpuSince, type CpuUse } from './cpu';
-import { bareChunkLoop } from './bare-chunk-loop';
+import { bareChunkLoop, openBareSessions } from './bare-chunk-loop';
 import { listRuns } from '../src/ledger/runs';
 import { plannedBounds } from '../src/ledger/partition-reads';
 
@@ -104,25 +104,26 @@ function headlineRatios(r: Map<string, number>, tail: string): Ratio[] {
     if (r.has(a) && r.has(b)) out.push({ name, value: r.get(a)! / r.get(b)!, goal });
   };
   if (r.has('b') && (r.has('a1') || r.has('a2')))
-    out.push({ name: '(b) / faster single statement', value: r.get('b')! / Math.max(r.get('a1') ?? 0, r.get('a2') ?? 0), goal: 'goal ≥ 1.0' });
+    out.push({ name: '(b) / faster single statement', value: r.get('b')! / Math.max(r.get('a1') ?? 0, r.get('a2') ?? 0), goal: 'goal ≥ 0.90' });
   add('(c) / (b)', 'c', 'b', 'goal > 1');
-  add('(d) / (a1) INSERT … ON CONFLICT', 'd', 'a1', 'goal ≥ 0.75');
-  add('(b) / (e) the bare chunk loop', 'b', 'e', 'goal ≥ 0.95 at 10M rows, ≥ 0.92 at 2M');
+  add('(d) / (a1) INSERT … ON CONFLICT', 'd', 'a1', 'goal ≥ 0.85');
+  add('(b) / (e) the bare chunk loop', 'b', 'e', 'goal ≥ 0.95');
   add('partitioned (g) / (f)', 'g', 'f');
   add('unpartitioned (b) / (a2)', 'b', 'a2');
   if (['b', 'a2', 'f', 'g'].every((k) => r.has(k)))
     out.push({ name: '(g) / (f) as a share of (b) / (a2)', value: r.get('g')! / r.get('f')! / (r.get('b')! / r.get('a2')!), goal: 'goal ≥ 0.90' });
-  add('(g) / (h) its bare chunk loop', 'g', 'h');
+  add('(g) / (h) its bare chunk loop', 'g', 'h', 'goal ≥ 0.95');
   add(`${tail} (i) / (f)`, 'i', 'f');
   if (['b', 'a2', 'f', 'i'].every((k) => r.has(k)))
     out.push({ name: '(i) / (f) as a share of (b) / (a2)', value: r.get('i')! / r.get('f')! / (r.get('b')! / r.get('a2')!), goal: 'goal ≥ 0.90' });
-  add('before-images (b) / (j)', 'b', 'j', 'goal ≥ 0.85');
+  add('before-images (b) / (j)', 'b', 'j', 'goal ≥ 0.95');
   return out;
 }
 
 async function main(): Promise<void> {
   if (process.env.BENCH_SIZES) return sizes(process.env.BENCH_SIZES);
   const env = await startBenchEnvironment();
+  const bareSessions = openBareSessions(env.url);
   const { pool, version } = env;
   const truncate = () => pool.query('TRUNCATE bench.orders_usd').then(() => pool.query('VACUUM ANALYZE bench.orders_usd'));
   const sqlSpec = sqlBenchSpec();
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
     {
       key: 'e',
       label: "(e) bare chunk loop: (b)'s chunk statements in 2 sessions, no Temporal, no ledger",
-      run: () => bareChunkLoop(env.url, bareSpec, BARE_SHAPE, bareBounds, 2, BARE_IMAGES),
+      run: () => bareChunkLoop(bareSessions, bareSpec, BARE_SHAPE, bareBounds, 2, BARE_IMAGES),
     },
     {
       key: 'f',
@@ -205,7 +206,7 @@ async function main(): Promise<void> {
         // the leaves and the shape exactly as (g) planned and recorded them
         const [nativeRun] = await listRuns(pool, { name: nativeRunName, limit: 1 });
         const leaves = await plannedBounds(pool, nativeRun.run_id);
-        return bareChunkLoop(env.url, nativeRun.spec, nativeRun.shape, leaves, 2, BARE_IMAGES);
+        return bareChunkLoop(bareSessions, nativeRun.spec, nativeRun.shape, leaves, 2, BARE_IMAGES);
       },
     },
     {
@@ -280,6 +281,7 @@ async function main(): Promise<void> {
   );
   if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify({ rows: ROWS, partitions: PARTITIONS, ratios }));
 
+  await bareSessions.end();
   await env.stop();
 }
 
