@@ -1,8 +1,8 @@
 /**
  * The bare chunk loop: this project's compiled chunk statements (bounds, transform into the
  * session's output table, the guarded write, the sampled reconciliation, commit), partition
- * after partition in `streams` parallel sessions, with no Temporal, no worker and no ledger.
- * What is left between it and the backfill end to end is orchestration and checkpoints.
+ * after partition in as many parallel sessions as `sessions` holds, with no Temporal, no worker
+ * and no ledger. What is left between it and the backfill end to end is orchestration and checkpoints.
  * With `images` (a table name) it takes each chunk's before-images as the worker does, into that
  * table, created here: the run keeps them by default, and (b) / (e) measures orchestration alone.
  *
@@ -24,14 +24,7 @@ import type { PartitionBounds } from '../src/domain/types';
 /** The loop's sessions for a whole invocation: `streams` of them, never closed while idle; end() it when done. */
 export const openBareSessions = (url: string, streams = 2): pg.Pool => new pg.Pool({ connectionString: url, max: streams, idleTimeoutMillis: 0 });
 
-export async function bareChunkLoop(
-  sessions: pg.Pool,
-  written: Spec,
-  shape: RunShape,
-  partitions: PartitionBounds[],
-  streams: number,
-  images?: string,
-): Promise<number> {
+export async function bareChunkLoop(sessions: pg.Pool, written: Spec, shape: RunShape, partitions: PartitionBounds[], images?: string): Promise<number> {
   // resolved as a worker resolves the spec its run's ledger row holds
   const spec = resolveSpec(written);
   const compiled = compileRun(spec, shape);
@@ -81,6 +74,7 @@ export async function bareChunkLoop(
     }
     return rows;
   };
-  const counts = await Promise.all(Array.from({ length: streams }, () => stream()));
+  // one stream per session: more would wait on the pool and measure fewer sessions than they name
+  const counts = await Promise.all(Array.from({ length: sessions.options.max ?? 1 }, () => stream()));
   return counts.reduce((a, b) => a + b, 0);
 }

@@ -127,7 +127,7 @@ async function main(): Promise<void> {
     cpu = cpuNow(pids);
     started = process.hrtime.bigint();
     // with its before-images, as every run takes them by default and npm run bench's (e) does
-    await bareChunkLoop(bareSessions, spec, BARE_SHAPE, bounds, 2, BARE_IMAGES);
+    await bareChunkLoop(bareSessions, spec, BARE_SHAPE, bounds, BARE_IMAGES);
     const wallE = Number(process.hrtime.bigint() - started) / 1e6;
     const cpuE = cpuSince(cpu, pids, wallE / 1000);
     const e = timing.snapshot();
