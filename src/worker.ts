@@ -82,6 +82,7 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     trust,
     pausePollMs: options.pausePollMs,
     workerIdentity: identity,
+    ...(deployment ? { deployment } : {}),
     ...(notifyDefault ? { notifyDefault } : {}),
   });
   const create = (taskQueue: string) =>

@@ -1,7 +1,7 @@
 /**
  * Workflow code must replay the histories it produced: recorded histories under
  * test/histories (kept from earlier versions, so a non-deterministic change fails here)
- * and a fresh run's parent, continued-as-new, and child histories.
+ * and a fresh run's executions (continued as new) and a partition's history.
  * RECORD_HISTORIES=1 saves the fresh ones to test/histories.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +29,7 @@ test('recorded histories replay without non-determinism', async () => {
   }
 });
 
-test('a fresh run with a pause, a resume and continue-as-new replays: parent executions and a child', async () => {
+test("a fresh run with a pause, a resume and continue-as-new replays: the run's executions and a partition", async () => {
   const spec = ordersSpec(env.db.envVar, {
     name: 'replay',
     partition: { by: 'range', column: 'id', size: 10_000 },

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { waitForResult } from '../src/operations';
+import { pollUntil } from '../src/util/poll-until';
 import { ordersSpec } from './helpers/orders';
 import { useTestEnvironment } from './helpers/environment';
 
@@ -85,7 +86,34 @@ maybe('the run is found by its search attribute and its User Metadata tab shows 
   const dir = process.env.UPDATE_SCREENSHOT ? path.join(__dirname, '..', 'docs') : path.join(os.tmpdir(), 'backfill-test-screenshots');
   mkdirSync(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-user-metadata.png'), fullPage: true });
+
+  // partitions are workflows of their own: the list finds a run's by their workflow id's prefix
+  // (as docs/operating.md says), and each one's details name the run that started it
+  const partitions = encodeURIComponent(`WorkflowId STARTS_WITH "${started.workflowId}/"`);
+  await page.goto(`${ui}/namespaces/default/workflows?query=${partitions}`);
+  const partitionLinks = page.getByRole('link', { name: new RegExp(`^${escapeRegExp(started.workflowId)}/`) });
+  await partitionLinks.first().waitFor({ timeout: 30_000 });
+  expect(await pollUntil(async () => ((await partitionLinks.count()) === p.total ? true : undefined), { timeoutMs: 15_000, intervalMs: 250 })).toBe(true);
+  await partitionLinks.first().click();
+  await page.getByText('User Metadata', { exact: true }).first().click();
+  const startedBy = `Started by the run workflow ${started.workflowId}`;
+  const shown = await pollUntil(
+    async () => {
+      for (const frame of page.frames()) {
+        const text = await frame
+          .locator('body')
+          .innerText()
+          .catch(() => '');
+        if (text.replace(/\s+/g, ' ').includes(startedBy)) return true;
+      }
+      return undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  expect(shown).toBe(true);
 });
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 maybe('a run with a failing partition shows Failed in the list filtered by ExecutionStatus, and its failure says what failed and what to run', async () => {
   // rows from id 20,000 on break a CHECK on the target: the first partition succeeds, the others fail

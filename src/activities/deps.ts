@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { PoolRegistry } from '../db/pool-registry';
 import type { WorkerTrust } from '../security/worker-trust';
 import type { NotifyTarget } from '../specs/notify-schema';
+import type { WorkerDeployment } from '../temporal/worker-versioning';
 
 export interface ActivityDeps {
   pools: PoolRegistry;
@@ -18,4 +19,6 @@ export interface ActivityDeps {
   notifyDefault?: NotifyTarget[];
   /** This worker's Temporal identity, logged with every chunk it writes. */
   workerIdentity?: string;
+  /** Worker Versioning: the deployment and build this worker serves (a pinned run's partitions start on it). */
+  deployment?: WorkerDeployment;
 }

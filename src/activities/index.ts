@@ -13,6 +13,7 @@ import { registerRevertActivity } from '../undo/register-revert';
 import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
+import { startPartitionActivity } from './start-partition';
 import { splitTailActivity } from '../split-tail/split-activity';
 import { notifyActivities } from '../notify/notify-activities';
 
@@ -24,6 +25,8 @@ export function createActivities(deps: ActivityDeps) {
     registerRevert: registerRevertActivity(deps),
     // Temporal only, on the common queue: whether a worker serves the run's database
     findWorkerGap,
+    // Temporal only, a local activity of the run workflow: starts a partition's workflow
+    startPartitionWorkflow: startPartitionActivity(deps.deployment),
     ...onTheRunsDatabase(deps.pools, {
       processPartition: processPartitionActivity(deps, contexts),
       splitTail: splitTailActivity(deps, contexts),

@@ -24,7 +24,7 @@ export const FIELD_DOCS: Record<string, string> = {
   'source.key': 'A unique, orderable key that chunks walk in order: one column, or a list for a composite key ([id, occurred_at]).',
   'source.key[]': 'A column of a composite key, in the order chunks walk them.',
   'source.where': 'One SQL condition that limits the source rows in scope. Checked with the PostgreSQL parser; volatile functions are refused.',
-  partition: 'How the scope is cut into partitions, each its own child workflow with its own checkpoint.',
+  partition: 'How the scope is cut into partitions, each its own workflow with its own checkpoint.',
   'partition(by: range)': 'Key ranges: of a fixed width on an integer column (size), or of about equal rows on any orderable column (count).',
   'partition(by: range).by': 'Selects this form: `range`.',
   'partition(by: range).column': 'The column whose values are cut into ranges.',

@@ -1,12 +1,14 @@
 /**
- * backfillRunWorkflow: the parent of a run. Registers the run, then keeps at most
+ * backfillRunWorkflow: the heart of a run. Registers the run, then keeps at most
  * `limits.concurrency` partition workflows in flight (a sliding window over the plan,
  * paged from the ledger so history never holds the plan), and finalizes the run.
  * Its state and every change to it live in run-state.ts and gate-state.ts; the phases in
  * run/ wire them to Temporal, in the order this function reads.
  *
- * - Children are started with ParentClosePolicy.ABANDON and report by signal to this
- *   workflow id; a report for a partition that is not in flight is a duplicate and is ignored.
+ * - Partitions are workflows of their own, started by a local activity (children with
+ *   ParentClosePolicy.ABANDON in executions recorded before 'partitions-started-alone'), and
+ *   report by signal to this workflow id; a report for a partition that is not in flight is a
+ *   duplicate and is ignored.
  * - Operator decisions (pause, resume, cancel, limits) change state here first and are
  *   then written to the ledger by one activity at a time, which running partitions read.
  * - A Temporal cancellation of this workflow is turned into an orderly cancel.

@@ -9,6 +9,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Activities } from '../../src/activities';
+import { startPartitionActivity } from '../../src/activities/start-partition';
 import type { GateVerdict } from '../../src/gates/gate-activities';
 import type { FinalizeRunResult, SyncRunControlInput } from '../../src/activities/run-control';
 import { FailureType } from '../../src/domain/failures';
@@ -107,8 +108,11 @@ export class ModelLedger {
    */
   activities(label?: string): Partial<Activities> {
     const all = this.modelActivities();
-    if (!label) return all;
-    return Object.fromEntries(
+    // the real one: the run's local activity, on the worker of the run's workflow task whatever its
+    // queue, touches Temporal alone (its partitions' workflows are the model's to answer)
+    const launch = { startPartitionWorkflow: startPartitionActivity(undefined) };
+    if (!label) return { ...all, ...launch };
+    const recorded = Object.fromEntries(
       Object.entries(all).map(([name, fn]) => [
         name,
         (...args: unknown[]) => {
@@ -117,6 +121,7 @@ export class ModelLedger {
         },
       ]),
     ) as Partial<Activities>;
+    return { ...recorded, ...launch };
   }
 
   private modelActivities(): Partial<Activities> {

@@ -326,11 +326,17 @@ test("a run routed to its database's queue sends every activity and every partit
       const scheduled = (history.events ?? []).flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes] : []));
       expect(scheduled.length).toBeGreaterThan(3);
       expect(new Set(scheduled.map((a) => a.taskQueue?.name))).toEqual(new Set([databaseQueue]));
-      const children = (history.events ?? []).flatMap((e) =>
-        e.startChildWorkflowExecutionInitiatedEventAttributes ? [e.startChildWorkflowExecutionInitiatedEventAttributes] : [],
+      // partitions are workflows of their own, started by the run's local activity: one marker
+      // each in the run's history, no child event, and each partition's workflow on the database's queue
+      expect((history.events ?? []).filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+      expect((history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(5);
+      const runId = handle.workflowId.slice('model/'.length);
+      const partitions = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) => client.workflow.getHandle(partitionWorkflowId('model', runId, partitionId(i))).describe()),
       );
-      expect(children).toHaveLength(5);
-      expect(new Set(children.map((c) => c.taskQueue?.name))).toEqual(new Set([databaseQueue]));
+      expect(partitions.map((p) => p.taskQueue)).toEqual(Array(5).fill(databaseQueue));
+      expect(partitions.map((p) => p.status.name)).toEqual(Array(5).fill('COMPLETED'));
+      expect(partitions.every((p) => p.parentExecution === undefined)).toBe(true);
     },
   );
   expect(model.calls.filter((c) => c.startsWith('common queue:'))).toEqual([]);

@@ -25,7 +25,7 @@ import { publish, showDetails } from '../publish';
 import { progress } from '../progress';
 import * as run from '../run-state';
 import type { RunState } from '../run-state';
-import { checkActivities, ledgerActivities } from './proxies';
+import { checkActivities, launchActivities, ledgerActivities, LAUNCH_OPTIONS } from './proxies';
 import type { RunWorkflow, RunWorkflowInput } from './input';
 import type { NotifyTarget } from '../../specs/notify-schema';
 
@@ -51,9 +51,12 @@ export class RunExecution {
   readonly gated: boolean;
   /** Executions recorded while each launch waited for its child's start replay that way. */
   private readonly launchAhead: boolean;
+  /** Executions recorded while partitions were the run's children replay that way (partitionsStartedAlone). */
+  private readonly startsAlone: boolean;
   /** Ledger steps and checks, on the run's database queue: only workers connected to its database take them. */
   readonly acts: ReturnType<typeof ledgerActivities>;
   readonly checks: ReturnType<typeof checkActivities>;
+  private readonly launcher = launchActivities();
 
   s: RunState;
   /** The plan's next partitions, in ordinal order. */
@@ -81,6 +84,7 @@ export class RunExecution {
     this.reconciling = patched('reconcile-in-flight');
     this.gated = patched('gates-and-after');
     this.launchAhead = patched('launch-without-waiting');
+    this.startsAlone = patched('partitions-started-alone');
     this.s = input.state ?? run.initialRunState(input.spec.limits, new Date().toISOString());
   }
 
@@ -157,9 +161,10 @@ export class RunExecution {
   }
 
   /**
-   * Starts a partition's workflow. The loop does not wait for the start to be confirmed (a
-   * workflow task per partition): children launched in one activation start together, and a
-   * start that fails for good is thrown from the loop waiting on `startFailed`.
+   * Starts a partition's workflow: a workflow of its own, started by a local activity, so that
+   * no child event reaches the run (activities/start-partition.ts says why). The loop does not
+   * wait for the start to be confirmed: partitions launched in one activation start together,
+   * and a start that fails for good is thrown from the loop waiting on `startFailed`.
    */
   async launch(partitionId: string): Promise<void> {
     if (!this.launchAhead) return this.startPartition(partitionId);
@@ -171,15 +176,25 @@ export class RunExecution {
 
   private async startPartition(partitionId: string): Promise<void> {
     const { spec, runId, database } = this;
+    const workflowId = partitionWorkflowId(spec.name, runId, partitionId);
+    const input = { database, runId, partitionId, runWorkflowId: workflowInfo().workflowId, heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs };
+    const summary = `partition ${partitionId} of ${spec.name}/${runId}`;
     try {
+      if (this.startsAlone) {
+        // a partition runs where its database is: its workflow and activities on the database's queue
+        const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
+        await this.launcher.startPartitionWorkflow.executeWithOptions({ ...LAUNCH_OPTIONS, summary: `start partition ${partitionId}` }, [
+          { workflowId, taskQueue, input, summary },
+        ]);
+        return;
+      }
       await startChild(backfillPartitionWorkflow, {
-        workflowId: partitionWorkflowId(spec.name, runId, partitionId),
-        args: [{ database, runId, partitionId, runWorkflowId: workflowInfo().workflowId, heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs }],
+        workflowId,
+        args: [input],
         // continue-as-new closes this execution, and the default (TERMINATE) would kill every running partition
         parentClosePolicy: ParentClosePolicy.ABANDON,
-        // a partition runs where its database is: its workflow and activities on the database's queue
         ...(this.input.databaseQueue ? { taskQueue: this.input.databaseQueue } : {}),
-        staticSummary: `partition ${partitionId} of ${spec.name}/${runId}`,
+        staticSummary: summary,
       });
     } catch (err) {
       // already running (started by an earlier execution of this run): it will report to us

@@ -3,7 +3,7 @@
  * checks that read whole partitions, kept alive by heartbeat and given up after ten attempts —
  * a check that keeps failing is a failed gate that says why, not a run that waits forever.
  */
-import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../../domain/failures';
 import type { GateVerdictLike } from '../run-state';
@@ -28,6 +28,20 @@ export function finishActivities(taskQueue?: string) {
     startToCloseTimeout: '3 minutes',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
+}
+
+/**
+ * Temporal-only steps the run's own worker takes as local activities (a marker in the workflow
+ * task that asked for them, no task of their own): starting a partition's workflow. A start the
+ * server refuses for a while is retried, as a child's start command would be.
+ */
+export const LAUNCH_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+};
+
+export function launchActivities() {
+  return proxyLocalActivities<Activities>(LAUNCH_OPTIONS);
 }
 
 export function checkActivities(taskQueue?: string) {

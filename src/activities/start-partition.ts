@@ -1,0 +1,55 @@
+/**
+ * startPartitionWorkflow: starts one partition's workflow as a workflow of its own, through the
+ * worker's client. The run workflow calls it as a local activity, so a start costs the run one
+ * marker in a workflow task it completes anyway, and no child event ever reaches the run: the
+ * run's mutable state, which Temporal's production server locks for every event, is touched
+ * once per partition (its report) instead of four times (the child's start, started, report
+ * and completion). docs/production.md, "Partitions are workflows of their own", says what this
+ * trades.
+ *
+ * Runs on the worker that holds the run's workflow task, touches no database, and may run more
+ * than once for one launch (a worker that dies before the task completes): the partition's
+ * workflow id is the run's and the partition's, so a second start while the first runs is
+ * refused and taken as started, and a start after the first finished runs a partition that
+ * returns its recorded result and writes nothing (process-partition.ts).
+ */
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { PartitionWorkflowInput } from '../workflows/backfill-partition';
+import type { WorkerDeployment } from '../temporal/worker-versioning';
+
+export interface PartitionStart {
+  workflowId: string;
+  /** The partition's queue: its database's, or the run's own for runs started before routing. */
+  taskQueue: string;
+  input: PartitionWorkflowInput;
+  /** What the Web UI shows on the partition's row and page. */
+  summary: string;
+}
+
+export interface PartitionStarted {
+  /** The partition workflow's run id; absent when it was already running (started by an earlier attempt of this launch). */
+  partitionRunId?: string;
+}
+
+export function startPartitionActivity(deployment: WorkerDeployment | undefined) {
+  return async function startPartitionWorkflow(start: PartitionStart): Promise<PartitionStarted> {
+    const { client } = Context.current();
+    try {
+      const handle = await client.workflow.start('backfillPartitionWorkflow', {
+        workflowId: start.workflowId,
+        taskQueue: start.taskQueue,
+        args: [start.input],
+        staticSummary: start.summary,
+        staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
+        // a pinned run's partitions finish on its build, as its children did: this local
+        // activity runs on the worker that holds the run's workflow task, so on the run's build
+        ...(deployment?.behavior === 'PINNED' ? { versioningOverride: { pinnedTo: { deploymentName: deployment.name, buildId: deployment.buildId } } } : {}),
+      });
+      return { partitionRunId: handle.firstExecutionRunId };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return {};
+      throw err;
+    }
+  };
+}
