@@ -9,7 +9,7 @@ import { MAX_CHECK_CONCURRENCY } from '../domain/limits';
 import type { SampledWork } from './estimate-sample';
 
 /**
- * Temporal's part of a partition (its child workflow, activity and report) as it holds a
+ * Temporal's part of a partition (its workflow, activity and report) as it holds a
  * concurrency slot: 109 ms for one-row partitions at concurrency 6 on the dev server `demo`
  * starts, with its fast task hand-offs (src/dev/services.ts; bench/RESULTS.md, "Small
  * partitions"; 230–320 ms with Temporal's defaults). A partition's database work adds to it in its slot.
