@@ -4,8 +4,8 @@
  * marker in a workflow task it completes anyway, and no child event ever reaches the run: the
  * run's mutable state, which Temporal's production server locks for every event, is touched
  * once per partition (its report) instead of four times (the child's start, started, report
- * and completion). docs/production.md, "Partitions are workflows of their own", says what this
- * trades.
+ * and completion). The README, "Why partitions are not the run's child workflows", says what
+ * this trades.
  *
  * Runs on the worker that holds the run's workflow task, touches no database, and may run more
  * than once for one launch (a worker that dies before the task completes): the partition's
@@ -15,7 +15,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { PartitionWorkflowInput } from '../workflows/backfill-partition';
+import type { PartitionWorkflowInput } from '../domain/types';
 import type { WorkerDeployment } from '../temporal/worker-versioning';
 
 export interface PartitionStart {

@@ -112,6 +112,16 @@ export interface RowCounts {
   rowsSkipped?: number;
 }
 
+/** What a partition's workflow is started with (workflows/backfill-partition.ts), by the run. */
+export interface PartitionWorkflowInput {
+  database: string;
+  runId: string;
+  partitionId: string;
+  runWorkflowId: string;
+  /** How quickly a dead worker is noticed and the partition retried elsewhere. */
+  heartbeatTimeoutMs?: number;
+}
+
 export interface PartitionReport extends RowCounts {
   partitionId: string;
   status: PartitionStatus;

@@ -2,22 +2,15 @@
  * backfillPartitionWorkflow: runs one partition through the processPartition activity and
  * reports the outcome to its run by workflow id (never run id), so the report reaches the
  * run's newest execution after continue-as-new. The outcome always reaches the run, also on
- * failure: from the activity itself when it could (`reported`), else from here.
+ * failure: from the activity itself when it could (`reported`), else from here. The run starts
+ * it as a workflow of its own (as its child in executions recorded before that): its result
+ * goes nowhere, the report is how the run learns of it.
  */
 import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../domain/failures';
-import type { PartitionReport } from '../domain/types';
+import type { PartitionReport, PartitionWorkflowInput } from '../domain/types';
 import { partitionFinishedSignal, pauseSignal } from './messages';
-
-export interface PartitionWorkflowInput {
-  database: string;
-  runId: string;
-  partitionId: string;
-  runWorkflowId: string;
-  /** How quickly a dead worker is noticed and the partition retried elsewhere. */
-  heartbeatTimeoutMs?: number;
-}
 
 export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): Promise<PartitionReport> {
   const acts = proxyActivities<Activities>({
