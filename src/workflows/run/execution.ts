@@ -25,7 +25,7 @@ import { publish, showDetails } from '../publish';
 import { progress } from '../progress';
 import * as run from '../run-state';
 import type { RunState } from '../run-state';
-import { checkActivities, launchActivities, ledgerActivities, LAUNCH_OPTIONS } from './proxies';
+import { checkActivities, ledgerActivities, startPartitionWorkflow } from './proxies';
 import type { RunWorkflow, RunWorkflowInput } from './input';
 import type { NotifyTarget } from '../../specs/notify-schema';
 
@@ -56,7 +56,6 @@ export class RunExecution {
   /** Ledger steps and checks, on the run's database queue: only workers connected to its database take them. */
   readonly acts: ReturnType<typeof ledgerActivities>;
   readonly checks: ReturnType<typeof checkActivities>;
-  private readonly launcher = launchActivities();
 
   s: RunState;
   /** The plan's next partitions, in ordinal order. */
@@ -183,9 +182,7 @@ export class RunExecution {
       if (this.startsAlone) {
         // a partition runs where its database is: its workflow and activities on the database's queue
         const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
-        await this.launcher.startPartitionWorkflow.executeWithOptions({ ...LAUNCH_OPTIONS, summary: `start partition ${partitionId}` }, [
-          { workflowId, taskQueue, input, summary },
-        ]);
+        await startPartitionWorkflow({ workflowId, taskQueue, input, summary });
         return;
       }
       await startChild(backfillPartitionWorkflow, {

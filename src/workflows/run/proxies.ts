@@ -5,6 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities, proxyLocalActivities, type LocalActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import type { PartitionStart, PartitionStarted } from '../../activities/start-partition';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../../domain/failures';
 import type { GateVerdictLike } from '../run-state';
 
@@ -31,17 +32,17 @@ export function finishActivities(taskQueue?: string) {
 }
 
 /**
- * Temporal-only steps the run's own worker takes as local activities (a marker in the workflow
- * task that asked for them, no task of their own): starting a partition's workflow. A start the
- * server refuses for a while is retried, as a child's start command would be.
+ * Starts a partition's workflow from the run's own worker, as a local activity (a marker in the
+ * workflow task that asked for it, no task of its own; activities/start-partition.ts). A start
+ * the server refuses for a while is retried, as a child's start command would be.
  */
-export const LAUNCH_OPTIONS: LocalActivityOptions = {
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
-};
-
-export function launchActivities() {
-  return proxyLocalActivities<Activities>(LAUNCH_OPTIONS);
+export function startPartitionWorkflow(start: PartitionStart): Promise<PartitionStarted> {
+  const options: LocalActivityOptions = {
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
+    summary: `start partition ${start.input.partitionId}`,
+  };
+  return proxyLocalActivities<Activities>(options).startPartitionWorkflow(start);
 }
 
 export function checkActivities(taskQueue?: string) {
