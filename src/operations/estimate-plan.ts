@@ -6,7 +6,9 @@
  * takes per row, how many rows would be inserted, updated or left as they are, and some of
  * the rows themselves, current beside computed. With `measureWrites`, the samples are also
  * written for real in a transaction that is rolled back, timing the writes and measuring the
- * WAL they produce. The projection (estimate-projection.ts) is simple arithmetic over these, and says what binds it.
+ * WAL they produce. Temporal's part of a partition comes from the recent runs in this database's
+ * ledger where it holds some (orchestration-pace.ts). The projection (estimate-projection.ts) is
+ * simple arithmetic over these, and says what binds it.
  */
 import type pg from 'pg';
 import { quoteTable } from '../db/sql';
@@ -20,6 +22,8 @@ import { evaluateArtifact } from '../transforms/artifact';
 import { outputTypes, type Recomputable } from '../gates/compare';
 import { measureParallelism, samplePartitions, sampleWork, type RowPreview } from './estimate-sample';
 import { project, type Projection, type ScopeFacts } from './estimate-projection';
+import { recentUndisturbedRuns } from '../ledger/run-timings';
+import { PACE_HISTORY, paceFrom } from './orchestration-pace';
 
 export { samplePartitions, type RowPreview } from './estimate-sample';
 
@@ -65,6 +69,7 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   const picks = samplePartitions(input.partitions);
   const work = await sampleWork(pool, ctx, picks, types, options.measureWrites === true);
   const parallel = await measureParallelism(pool, ctx, picks, types, Math.min(spec.limits.concurrency, input.partitions.length), spec.limits.chunkSize);
+  const pace = paceFrom(await recentUndisturbedRuns(pool, PACE_HISTORY));
   const keep = undoKeep(spec);
   const w = work.written;
   return {
@@ -85,7 +90,7 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
           }
         : {}),
     },
-    projected: project(spec, input.partitions.length, scope, work, { parallel, countSeconds, checkSeconds: options.checkSeconds ?? 0 }),
+    projected: project(spec, input.partitions.length, scope, work, { parallel, countSeconds, checkSeconds: options.checkSeconds ?? 0, pace }),
     preview: work.preview,
   };
 }

@@ -7,20 +7,8 @@ import { undoKeep, type ResolvedSpec } from '../specs/resolve';
 import { finalSampleEvery } from '../gates/gate-checks';
 import { MAX_CHECK_CONCURRENCY } from '../domain/limits';
 import type { SampledWork } from './estimate-sample';
+import { describePace, type OrchestrationPace } from './orchestration-pace';
 
-/**
- * Temporal's part of a partition (its workflow, activity and report) as it holds a
- * concurrency slot: 109 ms for one-row partitions at concurrency 6 on the dev server `demo`
- * starts, with its fast task hand-offs (src/dev/services.ts; bench/RESULTS.md, "Small
- * partitions"; 230–320 ms with Temporal's defaults). A partition's database work adds to it in its slot.
- */
-export const ORCHESTRATION_SLOT_MS = 110;
-/**
- * The most partitions that dev server orchestrates a second, however many are in flight: one
- * every 18 ms at concurrency 6 on the same machine (every 21 ms at 20, slot time 425 ms, as the
- * machine's two cores saturate).
- */
-export const ORCHESTRATION_MS_PER_PARTITION = 18;
 /** Starting the run workflow and finishing it (finalize, the ledger's proof), beside its checks. */
 const RUN_START_AND_FINISH_SECONDS = 0.3;
 /** The final check's own cost per partition (its slice's bounds, a transaction, the tally). */
@@ -34,11 +22,15 @@ export interface ScopeFacts {
   bytesRead: number | null;
 }
 
-/** What the sample measures beside the rows: the partitions' work side by side, and the checks' and count's own time. */
+/**
+ * What the sample measures beside the rows: the partitions' work side by side, the checks' and
+ * count's own time, and Temporal's part of a partition (measured from recent runs where the ledger has them).
+ */
 export interface MeasuredFacts {
   parallel: number;
   countSeconds: number;
   checkSeconds: number;
+  pace: OrchestrationPace;
 }
 
 export interface Projection {
@@ -53,6 +45,8 @@ export interface Projection {
   storageBytes?: number;
   /** Starting and reporting the partitions, spread over the concurrency slots. */
   orchestrationSeconds: number;
+  /** Temporal's part of a partition that orchestrationSeconds reckons with, and where it comes from. */
+  pace: OrchestrationPace;
   /** Registering the run (its checks) and its final check and finish. */
   fixedSeconds: number;
   walBytes?: number;
@@ -74,7 +68,7 @@ export interface Projection {
 /** The whole run, from the sample: rows, bytes and seconds scaled to the scope, and what binds the duration. */
 export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFacts, work: SampledWork, measured: MeasuredFacts): Projection {
   const { rows } = work;
-  const { parallel } = measured;
+  const { parallel, pace } = measured;
   const w = work.written;
   const perRow = (n: number) => (rows > 0 ? scope.rows * (n / rows) : 0);
   const computeSeconds = perRow(work.computeMs) / 1000 / parallel;
@@ -83,11 +77,11 @@ export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFact
   const writeSeconds = w && rows > 0 ? perRow(w.ms) / 1000 / parallel : undefined;
   const slots = Math.max(1, Math.min(spec.limits.concurrency, partitions));
   // Temporal's part: each partition holds a slot for its hops, and the server has a rate of its own
-  const orchestrationSeconds = (partitions * Math.max(ORCHESTRATION_SLOT_MS / slots, ORCHESTRATION_MS_PER_PARTITION)) / 1000;
+  const orchestrationSeconds = (partitions * Math.max(pace.slotMs / slots, pace.msPerPartition)) / 1000;
   const databaseSeconds = computeSeconds + (writeSeconds ?? 0);
   // in its slot, a partition's hops and its database work follow one another; the database's
   // work of all partitions (as it ran `parallel` at a time) spreads over the slots
-  const slotSeconds = (partitions * ORCHESTRATION_SLOT_MS) / 1000 / slots + (databaseSeconds * parallel) / slots;
+  const slotSeconds = (partitions * pace.slotMs) / 1000 / slots + (databaseSeconds * parallel) / slots;
   // `start` runs this plan's checks, and registering runs them again and counts the scope; the
   // final check recomputes its share of every partition, in one lane per slot as the run's
   // partitions ran (workflows/run/finish.ts): its transactions overlap lane by lane, its
@@ -109,9 +103,9 @@ export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFact
     paced + fixedSeconds,
     (() => {
       if (paced === orchestrationSeconds && orchestrationSeconds > slotSeconds)
-        return `orchestration: ${partitions} partitions at about ${ORCHESTRATION_MS_PER_PARTITION} ms each, the most Temporal starts and reports a second`;
+        return `orchestration: ${partitions} partitions at about ${Math.round(pace.msPerPartition)} ms each, the most Temporal starts and reports a second`;
       if (paced === slotSeconds && slotSeconds > databaseSeconds)
-        return `orchestration: ${partitions} partitions, ${slots} at a time (limits.concurrency), each holding its slot about ${ORCHESTRATION_SLOT_MS} ms for Temporal besides its database work`;
+        return `orchestration: ${partitions} partitions, ${slots} at a time (limits.concurrency), each holding its slot about ${Math.round(pace.slotMs)} ms for Temporal besides its database work`;
       return w ? `the database: ${at}` : `reading and transforming, ${at}; writes not measured`;
     })(),
   );
@@ -119,7 +113,7 @@ export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFact
   const assumes = [
     `${slots} partitions in flight (limits.concurrency), on workers with at least ${slots} activity slots between them (BACKFILL_MAX_ACTIVITIES)`,
     `the database as busy as during the sample, and able to run ${at.replace(' (measured)', '')}`,
-    `Temporal holding each partition's slot about ${ORCHESTRATION_SLOT_MS} ms besides its database work, and orchestrating at most one partition every ${ORCHESTRATION_MS_PER_PARTITION} ms, as the dev server that demo starts does (a server on PostgreSQL persistence takes about 1.8–2.1 times that)`,
+    describePace(pace),
     `the ${rows} sampled rows typical of the ${scope.rows} in scope`,
     'no pause, guard hold or live change of limits on the way',
   ];
@@ -130,6 +124,7 @@ export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFact
     unchanged: scope.rows - inserts - updates,
     computeSeconds,
     orchestrationSeconds,
+    pace,
     fixedSeconds,
     ...(w && writeSeconds !== undefined ? { writeSeconds, walBytes: Math.round(perRow(w.walBytes)), storageBytes: Math.round(perRow(w.storageBytes)) } : {}),
     ...(keep !== null

@@ -1,4 +1,5 @@
-import { ORCHESTRATION_MS_PER_PARTITION, ORCHESTRATION_SLOT_MS, project, type MeasuredFacts, type ScopeFacts } from '../../src/operations/estimate-projection';
+import { project, type MeasuredFacts, type ScopeFacts } from '../../src/operations/estimate-projection';
+import { REFERENCE_PACE } from '../../src/operations/orchestration-pace';
 import type { SampledWork } from '../../src/operations/estimate-sample';
 import { FINAL_SAMPLE } from '../../src/gates/gate-checks';
 import { resolveSpec } from '../../src/specs/resolve';
@@ -19,7 +20,9 @@ const spec = (extra: Record<string, unknown> = {}, limits: Record<string, unknow
     }),
   );
 const scope = (rows: number): ScopeFacts => ({ rows, exact: true, rowsPerPartition: rows, bytesRead: null });
-const measured: MeasuredFacts = { parallel: 2, countSeconds: 0.2, checkSeconds: 0.1 };
+const measured: MeasuredFacts = { parallel: 2, countSeconds: 0.2, checkSeconds: 0.1, pace: REFERENCE_PACE };
+const ORCHESTRATION_SLOT_MS = REFERENCE_PACE.slotMs;
+const ORCHESTRATION_MS_PER_PARTITION = REFERENCE_PACE.msPerPartition;
 // 3,000 sampled rows at 0.1 ms each, half of them new, a fifth changed; written in 600 ms
 const written: SampledWork = {
   rows: 3_000,
@@ -99,6 +102,24 @@ test('the projection says what it takes for granted: the slots, the workers, the
   const { assumes } = project(spec({}, { concurrency: 3 }), 8, scope(1_000_000), written, { ...measured, parallel: 1 });
   expect(assumes[0]).toBe('3 partitions in flight (limits.concurrency), on workers with at least 3 activity slots between them (BACKFILL_MAX_ACTIVITIES)');
   expect(assumes[1]).toBe("the database as busy as during the sample, and able to run one partition's work at a time");
-  expect(assumes[2]).toContain('a server on PostgreSQL persistence takes about 1.8–2.1 times that');
+  expect(assumes[2]).toContain('no recent undisturbed run of 12 partitions or more in this database');
+  expect(assumes[2]).toContain('a server on PostgreSQL persistence takes about twice that');
   expect(assumes[3]).toBe('the 3000 sampled rows typical of the 1000000 in scope');
+});
+
+test("a pace measured on this deployment replaces the reference in Temporal's part, and the plan says where it comes from", () => {
+  const newest = new Date('2026-12-01T10:00:00Z');
+  const slow = {
+    slotMs: 2 * ORCHESTRATION_SLOT_MS,
+    msPerPartition: 2 * ORCHESTRATION_MS_PER_PARTITION,
+    basis: { kind: 'measured' as const, factor: 2, runs: 3, newest },
+  };
+  const tiny: SampledWork = { rows: 30, computeMs: 3, inserts: 30, updates: 0, preview: [] };
+  const reference = project(spec({}, { concurrency: 2 }), 200, scope(20_000), tiny, { ...measured, parallel: 1 });
+  const measuredHere = project(spec({}, { concurrency: 2 }), 200, scope(20_000), tiny, { ...measured, parallel: 1, pace: slow });
+  expect(measuredHere.orchestrationSeconds).toBeCloseTo(2 * reference.orchestrationSeconds);
+  expect(measuredHere.pace).toBe(slow);
+  expect(measuredHere.bindingLimit).toContain(`each holding its slot about ${2 * ORCHESTRATION_SLOT_MS} ms`);
+  expect(measuredHere.assumes[2]).toContain('2.00 × the reference, as measured from the last 3 undisturbed runs in this database');
+  expect(measuredHere.assumes[2]).toContain('2026-12-01T10:00:00.000Z');
 });
