@@ -13,6 +13,7 @@
  */
 import { startRun, waitForResult } from '../src/operations';
 import { runCli } from './helpers/cli';
+import { partitionStarts } from './helpers/histories';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
 import {
@@ -58,8 +59,12 @@ describeWithServer('on the production Temporal server as one process', () => {
     });
     expect(started.stderr).not.toMatch(/Failed to start Workflow/);
     expect(started.code).toBe(0);
-    const { rows } = await env.db.pool.query("SELECT run_id FROM backfill.runs WHERE name = 'prod-first'");
+    const { rows } = await env.db.pool.query("SELECT run_id, workflow_id, partitions_total FROM backfill.runs WHERE name = 'prod-first'");
     expect(await audit(env.db, rows[0].run_id)).toEqual(EXACT);
+    // compose's dynamic config allows eager workflow start: each partition's first workflow task
+    // came back to the worker that started it, in the start's reply
+    const history = await d.client.workflow.getHandle(rows[0].workflow_id).fetchHistory();
+    expect(partitionStarts(history)).toEqual(Array(rows[0].partitions_total).fill({ partitionRunId: expect.any(String), eagerlyStarted: true }));
   });
 
   test('a run survives the whole server SIGKILLed and started again, exact, the ledger consistent', async () => {

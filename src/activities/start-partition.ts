@@ -30,6 +30,8 @@ export interface PartitionStart {
 export interface PartitionStarted {
   /** The partition workflow's run id; absent when it was already running (started by an earlier attempt of this launch). */
   partitionRunId?: string;
+  /** Its first workflow task came back in the start's reply, to this worker (eager start). */
+  eagerlyStarted?: boolean;
 }
 
 export function startPartitionActivity(deployment: WorkerDeployment | undefined) {
@@ -42,11 +44,14 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
         args: [start.input],
         staticSummary: start.summary,
         staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
+        // where this worker polls the partition's queue and has a workflow slot free, the
+        // partition's first workflow task comes back in the start's reply (the SDK asks only then)
+        requestEagerStart: true,
         // a pinned run's partitions finish on its build, as its children did: this local
         // activity runs on the worker that holds the run's workflow task, so on the run's build
         ...(deployment?.behavior === 'PINNED' ? { versioningOverride: { pinnedTo: { deploymentName: deployment.name, buildId: deployment.buildId } } } : {}),
       });
-      return { partitionRunId: handle.firstExecutionRunId };
+      return { partitionRunId: handle.firstExecutionRunId, eagerlyStarted: handle.eagerlyStarted };
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return {};
       throw err;

@@ -36,7 +36,9 @@ export const TRANSFER_QUEUE_POLLS_PER_SECOND = 200;
  * one-row partitions) waited about 2 s in a partition no worker was polling at that moment,
  * holding its slot: runs of many partitions took 8.1–11.8 s where they take 5.7–6.4 s with one
  * (bench/RESULTS.md, "Where the demo's seconds go"). A backfill's queues carry hundreds of tasks
- * a second at most, far below what one partition serves.
+ * a second at most, far below what one partition serves. And eager workflow start, which lets the
+ * worker that starts a partition take its first workflow task from the start's reply
+ * (activities/start-partition.ts); deploy/dynamicconfig allows it for compose too.
  */
 export const TASK_HANDOFF_SPEED = [
   '--dynamic-config-value',
@@ -45,6 +47,8 @@ export const TASK_HANDOFF_SPEED = [
   'matching.numTaskqueueReadPartitions=1',
   '--dynamic-config-value',
   'matching.numTaskqueueWritePartitions=1',
+  '--dynamic-config-value',
+  'system.enableEagerWorkflowStart=true',
 ];
 
 /**

@@ -5,6 +5,7 @@
  * through the raw API, so a client without the payload key can read what is stored.
  */
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 
 export async function historiesText(client: Client, workflowIds: string[]): Promise<string> {
   const texts: string[] = [];
@@ -29,4 +30,11 @@ function collectStrings(value: unknown, out: string[]): void {
   } else if (value && typeof value === 'object') {
     for (const v of Object.values(value)) collectStrings(v, out);
   }
+}
+
+/** What each of a run's partition starts returned (its local activity's marker in the run's history), in order. */
+export function partitionStarts(history: temporal.api.history.v1.IHistory): { partitionRunId?: string; eagerlyStarted?: boolean }[] {
+  return (history.events ?? [])
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .map((m) => JSON.parse(Buffer.from(m.markerRecordedEventAttributes!.details!.result!.payloads![0].data!).toString()));
 }
