@@ -3,7 +3,7 @@
  * runs instead of assuming another machine's figures: before any run it says it uses the
  * reference; after a real run of many partitions its projection uses that run's pace and says
  * so. A run that did not run as planned (paused, a live change of limits, a chunk that waited,
- * a failed partition, a second attempt, a revert, a rows/s cap, a month old, too few
+ * a failed or restarted partition, a second attempt, a revert, a rows/s cap, a month old, too few
  * partitions) is not measured by: each is the same real run's ledger rows, copied and then
  * disturbed in one way, beside an undisturbed copy that is measured.
  */
@@ -81,6 +81,8 @@ test('a run that did not run as planned is not measured by; an undisturbed copy 
     await copyOfTheRun('limits', "INSERT INTO backfill.run_events (run_id, kind, actor) VALUES ($1, 'limits-changed', 'test')"),
     await copyOfTheRun('waited', 'UPDATE backfill.chunks SET wait_ms = 250 WHERE run_id = $1 AND seq = 1'),
     await copyOfTheRun('attempt', 'UPDATE backfill.runs SET attempt = 2 WHERE run_id = $1'),
+    // a partition restarted (its worker died, or an error was retried): its slot waited
+    await copyOfTheRun('restarted', 'UPDATE backfill.partitions SET attempts = 2 WHERE run_id = $1 AND ordinal = 3'),
     await copyOfTheRun('revert', 'UPDATE backfill.runs SET reverts = run_id WHERE run_id = $1'),
     await copyOfTheRun('capped', `UPDATE backfill.runs SET limits = limits || '{"rowsPerSecond": 500}' WHERE run_id = $1`),
     await copyOfTheRun('old', "UPDATE backfill.runs SET finished_at = now() - interval '31 days' WHERE run_id = $1"),

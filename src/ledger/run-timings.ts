@@ -22,9 +22,10 @@ export interface RunTiming {
 
 /**
  * The newest runs that ran as planned and undisturbed, so their span is orchestration and
- * chunks alone: succeeded at their first attempt, not a revert, every partition succeeded, no
- * pause, gate or live change of limits, no rows/s cap or allowed hours, no chunk that waited
- * (a guard, the pace) and enough partitions that the slots were kept full.
+ * chunks alone: succeeded at their first attempt, not a revert, every partition succeeded at its
+ * first attempt (no worker died under it, no error was retried), no pause, gate or live change
+ * of limits, no rows/s cap or allowed hours, no chunk that waited (a guard, the pace), and
+ * enough partitions that the slots were kept full.
  */
 export async function recentUndisturbedRuns(db: Queryable, options: { limit: number; minPartitions: number; withinDays: number }): Promise<RunTiming[]> {
   // a database without the ledger has no history: `plan` works before any run
@@ -47,7 +48,7 @@ export async function recentUndisturbedRuns(db: Queryable, options: { limit: num
         CROSS JOIN LATERAL (
           SELECT count(*)::int AS partitions,
                  (extract(epoch FROM max(finished_at) - min(started_at)) * 1000)::float8 AS span_ms,
-                 bool_and(status = 'succeeded' AND started_at IS NOT NULL AND finished_at IS NOT NULL) AS all_succeeded
+                 bool_and(status = 'succeeded' AND attempts = 1 AND started_at IS NOT NULL AND finished_at IS NOT NULL) AS all_succeeded
             FROM backfill.partitions WHERE run_id = r.run_id) p
         CROSS JOIN LATERAL (
           SELECT coalesce(sum(duration_ms), 0) AS chunk_ms, bool_or(wait_ms > 0) AS waited
