@@ -7,11 +7,13 @@
  * partitions) is not measured by: each is the same real run's ledger rows, copied and then
  * disturbed in one way, beside an undisturbed copy that is measured.
  */
+import { createPool } from '../src/db/pool';
 import { recentUndisturbedRuns } from '../src/ledger/run-timings';
 import { PACE_HISTORY, paceFactor } from '../src/operations/orchestration-pace';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
+import { uniqueName } from './helpers/unique';
 
 const env = useTestEnvironment('pace', { rows: 30_000 });
 const cli = (...args: string[]) => runCli(args, { BACKFILL_TASK_QUEUE: env.worker.taskQueue });
@@ -98,4 +100,20 @@ test('a run that did not run as planned is not measured by; an undisturbed copy 
   const measured = (await recentUndisturbedRuns(env.db.pool, { ...PACE_HISTORY, limit: 50 })).map((t) => t.runId);
   expect(measured).toEqual(expect.arrayContaining([runId, undisturbed]));
   for (const d of disturbed) expect(measured).not.toContain(d);
+});
+
+test('a role that may not read the ledger plans with the reference instead of failing', async () => {
+  const role = uniqueName('bf_pace_reader');
+  await env.db.pool.query(`CREATE ROLE ${role} LOGIN PASSWORD 'reader-pw'`);
+  const url = new URL(env.db.url);
+  url.username = role;
+  url.password = 'reader-pw';
+  const pool = createPool(url.toString(), { max: 1, applicationName: 'backfill-test' });
+  try {
+    await expect(pool.query('SELECT count(*) FROM backfill.runs')).rejects.toThrow('permission denied for schema backfill');
+    expect(await recentUndisturbedRuns(pool, PACE_HISTORY)).toEqual([]);
+  } finally {
+    await pool.end();
+    await env.db.pool.query(`DROP ROLE ${role}`);
+  }
 });

@@ -28,13 +28,24 @@ export interface RunTiming {
  * enough partitions that the slots were kept full.
  */
 export async function recentUndisturbedRuns(db: Queryable, options: { limit: number; minPartitions: number; withinDays: number }): Promise<RunTiming[]> {
+  try {
+    return await readRecentRuns(db, options);
+  } catch (e) {
+    // a role that may plan but not read the ledger, or a ledger a worker has not yet migrated
+    // to this version: no history to measure by, which the plan says; anything else is a fault
+    const code = (e as { code?: string }).code;
+    if (code === INSUFFICIENT_PRIVILEGE || code === UNDEFINED_COLUMN) return [];
+    throw e;
+  }
+}
+
+async function readRecentRuns(db: Queryable, options: { limit: number; minPartitions: number; withinDays: number }): Promise<RunTiming[]> {
   // a database without the ledger has no history: `plan` works before any run
   const { rows: ledger } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.chunks')::text AS t");
   if (ledger[0].t === null) return [];
-  const { rows } = await db
-    .query<{ run_id: string; finished_at: Date; partitions: number; concurrency: number; span_ms: number; chunk_ms: string }>(
-      // the newest candidates first, so a ledger of years costs a few runs' partitions and chunks
-      `WITH candidates AS (
+  const { rows } = await db.query<{ run_id: string; finished_at: Date; partitions: number; concurrency: number; span_ms: number; chunk_ms: string }>(
+    // the newest candidates first, so a ledger of years costs a few runs' partitions and chunks
+    `WITH candidates AS (
          SELECT * FROM backfill.runs r
           WHERE r.status = 'succeeded' AND r.attempt = 1 AND r.reverts IS NULL
             AND r.finished_at > now() - make_interval(days => $3)
@@ -56,14 +67,8 @@ export async function recentUndisturbedRuns(db: Queryable, options: { limit: num
         WHERE p.all_succeeded AND p.partitions >= greatest($2, 2 * (r.limits->>'concurrency')::int) AND c.waited IS NOT TRUE
         ORDER BY r.finished_at DESC
         LIMIT $1`,
-      [options.limit, options.minPartitions, options.withinDays],
-    )
-    .catch((e: { code?: string }) => {
-      // a role that may plan but not read the ledger, or a ledger a worker has not yet migrated
-      // to this version: no history to measure by, which the plan says; anything else is a fault
-      if (e.code === INSUFFICIENT_PRIVILEGE || e.code === UNDEFINED_COLUMN) return { rows: [] };
-      throw e;
-    });
+    [options.limit, options.minPartitions, options.withinDays],
+  );
   return rows.map((r) => ({
     runId: r.run_id,
     finishedAt: r.finished_at,
