@@ -66,7 +66,7 @@ export function paceFrom(runs: RunTiming[]): OrchestrationPace {
 export function describePace(pace: OrchestrationPace): string {
   const figures = `Temporal holding each partition's slot about ${Math.round(pace.slotMs)} ms besides its database work, and orchestrating at most one partition every ${Math.round(pace.msPerPartition)} ms`;
   if (pace.basis.kind === 'reference')
-    return `${figures}, as a dev server on a 2-core machine does (no recent undisturbed run of 12 partitions or more in this database's ledger, or none this role may read, to measure this deployment by; a server on PostgreSQL persistence takes about twice that)`;
+    return `${figures}, as a dev server on a 2-core machine does (no recent undisturbed run of ${PACE_HISTORY.minPartitions} partitions or more in this database's ledger, or none this role may read, to measure this deployment by; a server on PostgreSQL persistence takes about twice that)`;
   const { factor, runs, newest } = pace.basis;
   return `${figures}: ${factor.toFixed(2)} × the reference, as measured from the ${runs === 1 ? 'last undisturbed run' : `last ${runs} undisturbed runs`} in this database's ledger (the newest finished ${newest.toISOString()})`;
 }
