@@ -42,6 +42,12 @@ export function momentsOf(run: { name: string; runId: string }, m: RunMomentsLik
   return out;
 }
 
+/** The moments in the order a person should hear them: a run's end after whatever it found (failed partitions are read beside the events, after them). */
+export function inTellingOrder(moments: Moment[]): Moment[] {
+  const isEnd = (m: Moment) => m.key.startsWith('finished:');
+  return [...moments.filter((m) => !isEnd(m)), ...moments.filter(isEnd)];
+}
+
 function eventMoment(label: string, m: RunMomentsLike, e: RunMomentsLike['events'][number]): Moment | undefined {
   const runId = label.split('/')[1];
   switch (e.kind) {

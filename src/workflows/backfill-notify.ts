@@ -3,14 +3,14 @@
  * `notify:`, started by the run's workflow as an abandoned child, so that a receiver that fails or
  * hangs never fails or slows the run. Every `pollMs` it reads what the run's ledger recorded since
  * its last look (src/notify/moments.ts decides what is a moment), tells each target the moments it
- * asked for — each delivery an activity with Temporal's retries, its outcome in the ledger — and
+ * asked for, in the order they happened — each delivery an activity with Temporal's retries, its outcome in the ledger — and
  * tells `held` once a run has been held longer than a target's `heldMinutes`. It ends once the
  * run's end was told; it continues as new before its history grows long.
  */
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { NotifyTarget } from '../specs/notify-schema';
-import { eventsOf, FINISHED, heldMinutesOf, heldMoment, momentsOf, type Moment } from '../notify/moments';
+import { eventsOf, FINISHED, heldMinutesOf, heldMoment, inTellingOrder, momentsOf, type Moment } from '../notify/moments';
 
 export interface NotifyWorkflowInput {
   database: string;
@@ -47,10 +47,15 @@ export async function backfillNotifyWorkflow(input: NotifyWorkflowInput): Promis
   const s: NotifyState = input.state ?? { afterSeq: '0', told: [], heldTold: [] };
   const told = new Set(s.told);
   const deliveries: Promise<unknown>[] = [];
+  // each target hears its moments in the order they happened (a partition that failed before the
+  // first look is told after `started`, not beside it); targets do not wait for one another.
+  // Executions recorded before this delivered a look's moments side by side.
+  const inOrder = patched('notify-in-order');
+  const lastTo = new Map<number, Promise<unknown>>();
   const tell = (moment: Moment, targets: number[]) => {
     told.add(moment.key);
-    for (const i of targets)
-      deliveries.push(
+    for (const i of targets) {
+      const deliver = () =>
         delivery
           .deliverNotification({
             database: input.database,
@@ -60,15 +65,19 @@ export async function backfillNotifyWorkflow(input: NotifyWorkflowInput): Promis
             target: input.targets[i],
             targetIndex: i,
           })
-          .catch(() => undefined),
-      );
+          .catch(() => undefined);
+      const delivered = inOrder ? (lastTo.get(i) ?? Promise.resolve()).then(deliver) : deliver();
+      lastTo.set(i, delivered);
+      deliveries.push(delivered);
+    }
   };
   const subscribed = (kind: Moment['kind']) => input.targets.map((t, i) => (eventsOf(t).includes(kind) ? i : -1)).filter((i) => i >= 0);
 
   for (let look = 0; ; look++) {
     const m = await ledger.readRunMoments({ database: input.database, runId: input.runId, afterSeq: s.afterSeq });
     if (m.events.length > 0) s.afterSeq = m.events[m.events.length - 1].seq;
-    const moments = momentsOf(run, m, told);
+    const found = momentsOf(run, m, told);
+    const moments = inOrder ? inTellingOrder(found) : found;
     for (const moment of moments) tell(moment, subscribed(moment.kind));
     // held: the run has had a partition held (running, not writing) since the first look that saw it
     if (m.held.length > 0) {

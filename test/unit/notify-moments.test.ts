@@ -1,5 +1,5 @@
 /** The moments a notifier tells, from what the ledger recorded: once each, per attempt, without row data. */
-import { heldMoment, momentsOf, type RunMomentsLike } from '../../src/notify/moments';
+import { heldMoment, inTellingOrder, momentsOf, type RunMomentsLike } from '../../src/notify/moments';
 
 const run = { name: 'orders-usd', runId: 'r1' };
 const ledger = (over: Partial<RunMomentsLike> = {}): RunMomentsLike => ({
@@ -76,4 +76,18 @@ test('held: how long and by what, keyed by when the hold began', () => {
     kind: 'held',
     text: 'orders-usd/r1 has been held for 16 min: guard replicationLag: 42 s (2 partition(s)). See: backfill status r1',
   });
+});
+
+test('in telling order, a run that ends in the look its partitions failed in is told failed after them', () => {
+  const m = ledger({
+    status: 'failed',
+    events: [
+      event(1, 'started', { actor: 'ana' }),
+      event(2, 'finished', { key: 'finished-1', detail: { status: 'failed', total: 2, rowsWritten: 10, byStatus: { succeeded: 1, failed: 1 } } }),
+    ],
+    failed: [{ partitionId: 'id:000-100', error: 'violates check constraint "sane"', range: null, attempt: 1 }],
+  });
+  const found = momentsOf(run, m, new Set());
+  expect(found.map((x) => x.key)).toEqual(['started:1', 'finished:1', 'partition-failed:id:000-100:1']);
+  expect(inTellingOrder(found).map((x) => x.key)).toEqual(['started:1', 'partition-failed:id:000-100:1', 'finished:1']);
 });
