@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { ensureDemoData } from '../src/dev/demo-data';
+import { cpuNow, cpuSince, type CpuUse } from './cpu';
 import { say, startBenchEnvironment } from './harness';
 import { hopRows, runHops } from './run-history';
 
@@ -28,13 +29,15 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       await env.pool.query('TRUNCATE demo.orders_usd');
       await env.pool.query('VACUUM ANALYZE demo.orders_usd');
+      const cpu = cpuNow([]);
       const calledAt = Date.now();
       const result = await env.backfill(`trace-${calledAt}`, body);
       const returnedAt = Date.now();
+      const used = cpuSince(cpu, [], (returnedAt - calledAt) / 1000);
       say(`  round ${round}: ${returnedAt - calledAt} ms`);
       const hops = await runHops(env.client, result.workflowId, result.firstRunId, calledAt, returnedAt);
       lines.push(
-        `Round ${round}: ${returnedAt - calledAt} ms from the call to \`start\` to the result.`,
+        `Round ${round}: ${returnedAt - calledAt} ms from the call to \`start\` to the result; ${cpuLine(used)}.`,
         '',
         '| step | ms |',
         '|---|---|',
@@ -46,6 +49,12 @@ async function main(): Promise<void> {
   } finally {
     await env.stop();
   }
+}
+
+/** Where the round's CPU went: with every core busy, the run takes as long as its CPU seconds, whoever spends them. */
+function cpuLine(u: CpuUse): string {
+  const s = (n: number) => n.toFixed(2);
+  return `CPU ${s(u.machine)} s (the cores ${Math.round(u.busy * 100)} % busy): PostgreSQL ${s(u.postgres)}, the Temporal server ${s(u.temporal)}, the worker and client ${s(u.bench)}`;
 }
 
 main().catch((err) => {

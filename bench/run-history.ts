@@ -8,9 +8,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { at, historyEvents, partitionTimes, partitionWorkflowIds, reportSignals, type HistoryEvent } from './partition-histories';
 
 const EventType = temporal.api.enums.v1.EventType;
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 export interface RunHops {
   /** `start` called → the run workflow started: the spec's checks in the client, the ledger reads. */
@@ -32,8 +32,6 @@ export interface RunHops {
   resultMs: number;
 }
 
-const at = (e: HistoryEvent) => Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6);
-
 /** An activity's scheduled, started and closed times, by its type's name. */
 function activities(events: HistoryEvent[]): { type: string; scheduled: number; started?: number; closed?: number }[] {
   const byId = new Map<number, { type: string; scheduled: number; started?: number; closed?: number }>();
@@ -48,13 +46,9 @@ function activities(events: HistoryEvent[]): { type: string; scheduled: number; 
   return [...byId.values()];
 }
 
-async function events(client: Client, workflowId: string, runId?: string): Promise<HistoryEvent[]> {
-  return (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
-}
-
 /** `calledAt` and `returnedAt`: when the bench called `start` and when the result came back (ms since the epoch). */
 export async function runHops(client: Client, workflowId: string, firstRunId: string, calledAt: number, returnedAt: number): Promise<RunHops> {
-  const run = await events(client, workflowId, firstRunId);
+  const run = await historyEvents(client, workflowId, firstRunId);
   const started = at(run[0]);
   const acts = activities(run);
   const one = (type: string) => {
@@ -68,17 +62,13 @@ export async function runHops(client: Client, workflowId: string, firstRunId: st
   const lanes = acts.filter((a) => a.type === 'checkFinalLane');
   // from the moment the run asked for the lanes: a started event is written when its attempt ends
   const finalCheck = { started: Math.min(sums.started, ...lanes.map((a) => a.scheduled)), closed: sums.closed };
-  const signals = run.filter(
-    (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && e.workflowExecutionSignaledEventAttributes?.signalName === 'partitionFinished',
-  );
-  // each partition workflow: when the run asked for it, and when its activity started
+  const signals = reportSignals(run);
+  // each partition workflow: when it started (the run's local activity started it), and when its activity started
   const children = await Promise.all(
-    run
-      .filter((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
-      .map(async (e) => {
-        const partition = activities(await events(client, e.startChildWorkflowExecutionInitiatedEventAttributes!.workflowId!))[0];
-        return { initiated: at(e), activityStarted: partition?.started ?? NaN };
-      }),
+    partitionWorkflowIds(workflowId, run).map(async (id) => {
+      const p = partitionTimes(await historyEvents(client, id));
+      return { initiated: p.started, activityStarted: p.activityStarted };
+    }),
   );
   // the first wave starts when registration returns; every later partition takes a freed slot
   const firstWave = children.filter((c) => !signals.some((s) => at(s) <= c.initiated));

@@ -14,19 +14,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { stringify } from 'yaml';
+import { at, historyEvents, partitionTimes, partitionWorkflowIds, reportSignals, type HistoryEvent } from './partition-histories';
 import { startRun, waitForResult } from '../src/operations';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
 import { createTinyTable, tinySpec } from './tiny';
 
 const EventType = temporal.api.enums.v1.EventType;
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const SERVER = process.env.BENCH_SERVER === 'production' ? 'production' : 'dev';
 const PARTITIONS = Number(process.env.BENCH_TINY || 300);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY || 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 2);
-
-const at = (e: HistoryEvent) => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
 
 /** Samples of each hop, in milliseconds. */
 class Hops {
@@ -46,7 +44,7 @@ class Hops {
   }
 }
 
-/** The run's side: its child starts (initiated → started) and its workflow tasks. */
+/** The run's side: its child starts (initiated → started; runs recorded while partitions were children) and its workflow tasks. */
 function runHops(events: HistoryEvent[], hops: Hops): number {
   const initiated = new Map<string, number>();
   let scheduled = 0;
@@ -105,12 +103,18 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
   await waitForResult(started.handle);
   const wall = Date.now() - t0;
   const hops = new Hops();
-  const events = (await env.client.workflow.getHandle(started.handle.workflowId).fetchHistory()).events ?? [];
+  const workflowId = started.handle.workflowId;
+  const events = await historyEvents(env.client, workflowId);
   const tasks = runHops(events, hops);
-  const children = events
-    .filter((e) => e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED)
-    .map((e) => e.childWorkflowExecutionStartedEventAttributes!.workflowExecution!.workflowId!);
-  for (const id of children) partitionHops((await env.client.workflow.getHandle(id).fetchHistory()).events ?? [], hops);
+  const signals = reportSignals(events).map(at);
+  for (const id of partitionWorkflowIds(workflowId, events)) {
+    const partition = await historyEvents(env.client, id);
+    partitionHops(partition, hops);
+    // a partition in a freed slot: the report that freed it → its workflow started (the run's task and local activity)
+    const { started: startedAt } = partitionTimes(partition);
+    const freedBy = signals.filter((t) => t <= startedAt).pop();
+    if (freedBy !== undefined) hops.add('run: a report → the next partition started', startedAt - freedBy);
+  }
   const slot = (wall * CONCURRENCY) / PARTITIONS;
   say(`  round ${n}: ${wall} ms, slot ${slot.toFixed(0)} ms a partition`);
   return [
