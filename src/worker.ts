@@ -96,8 +96,10 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
       // with BACKFILL_PAYLOAD_KEY: everything this worker puts into Temporal is encrypted (a prebuilt
       // workflow bundle must have been bundled with the same failureConverterPath)
       ...(config.payloadKeys ? { dataConverter: dataConverterFor(config) } : {}),
-      // each activity slot may hold one database connection: this bounds the load one worker puts on each PostgreSQL
+      // each activity slot may hold one database connection: this bounds the load one worker puts on each PostgreSQL;
+      // a partition's first attempt is a local activity (backfill-partition.ts), bounded the same
       maxConcurrentActivityTaskExecutions: maxActivities,
+      maxConcurrentLocalActivityExecutions: maxActivities,
       ...deploymentOptions(deployment),
     });
   const worker = await create(config.taskQueue);

@@ -3,11 +3,14 @@
  * different points. After each restart the run resumes from the ledger's checkpoints
  * and ends exact: every partition succeeded exactly once, and the counts add up to the
  * source. Workers here are real processes (dist/worker.js), as operators deploy them.
- * A revert (docs/undo.md) killed the same way puts back every row exactly.
+ * A revert (docs/undo.md) killed the same way puts back every row exactly, and so does a run
+ * whose partitions were killed in their first attempt, which runs as a local activity.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { partitionWorkflowId } from '../src/domain/ids';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
@@ -148,5 +151,44 @@ test('a revert whose worker is killed with SIGKILL mid-partition resumes from it
   expect(rows[0].max_attempts).toBeGreaterThan(1);
   // every image restored once: none twice (the counts would exceed the images), none skipped
   expect({ read: rows[0].read, written: rows[0].written, conflicts: rows[0].conflicts }).toEqual({ read: images[0].n, written: images[0].n, conflicts: 0 });
+  await kill(worker);
+});
+
+test('a worker killed under partitions running as local attempts: their workflow tasks time out, another worker runs them again from their checkpoints, and the run ends exact', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  // unthrottled: each partition's first attempt runs as its workflow's local activity (src/workflows/backfill-partition.ts)
+  const spec = ordersSpec(db.envVar, {
+    name: 'crash-local',
+    partition: { by: 'range', column: 'id', size: 50_000 },
+    limits: { chunkSize: 500, concurrency: 3 },
+  });
+  let worker = startWorkerProcess();
+  const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
+  // the first chunk of a partition committed: a few hundred milliseconds into its local attempt
+  await waitForMidPartition(started.runId, 1);
+  await kill(worker);
+  worker = startWorkerProcess();
+
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
+  const { rows } = await db.pool.query<{
+    partition_id: string;
+    status: string;
+    completions: number;
+    attempts: number;
+    rows_read: number;
+    rows_written: number;
+  }>('SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  expect(rows.every((r) => r.status === 'succeeded' && r.completions === 1)).toBe(true);
+  // the target started empty: every row written exactly once, across the attempts
+  expect(rows.reduce((n, r) => n + r.rows_written, 0)).toBe(rows.reduce((n, r) => n + r.rows_read, 0));
+  // the kill landed in a local attempt: its partition's workflow task timed out, and the partition ran again
+  const timedOut = [];
+  for (const r of rows.filter((p) => p.attempts > 1)) {
+    const history = await client.workflow.getHandle(partitionWorkflowId('crash-local', started.runId, r.partition_id)).fetchHistory();
+    if (history.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)) timedOut.push(r.partition_id);
+  }
+  expect(timedOut.length).toBeGreaterThan(0);
   await kill(worker);
 });

@@ -25,6 +25,8 @@ export class PartitionReporting {
   private readonly reporter: ConditionReporter;
   // a ticker, so a long statement still heartbeats; the SDK throttles what it sends
   private readonly ticker: NodeJS.Timeout;
+  // a local attempt has no heartbeat: its workflow task is what Temporal watches
+  private readonly beats: boolean;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -43,8 +45,9 @@ export class PartitionReporting {
     );
     // the first beat comes with the first tick: a partition done within a second never costs the
     // server a heartbeat write (liveness needs one per heartbeatTimeout, 15 s by default)
+    this.beats = !activity.info.isLocal;
     this.ticker = setInterval(() => {
-      heartbeat(this.beat);
+      if (this.beats) heartbeat(this.beat);
       this.reporter.flush();
     }, 1000);
     // the ledger's hold_reason as this attempt found it: clearing a clear one is a wasted round trip
@@ -56,7 +59,7 @@ export class PartitionReporting {
     const changed = state !== this.beat.state;
     this.beat = { ...this.beat, state };
     // a hold shows in the Web UI at once; writing and progress wait for the next tick
-    if (changed && state !== PartitionState.Writing) heartbeat(this.beat);
+    if (changed && state !== PartitionState.Writing && this.beats) heartbeat(this.beat);
     await this.showHoldReason(reason);
     if (REPORTED_PARTITION_STATES.includes(state)) this.reporter.set(state, cause, reason);
   }

@@ -10,6 +10,15 @@
  *
  * Between chunks it reads the run's control row and the guards, asks the governor what to
  * do (src/governor), and does it: write, wait and say why, ask the run to pause, or stop.
+ *
+ * It runs first as the partition workflow's local activity, inside the workflow task that
+ * started the partition: a partition of a chunk or a few, most of a run of small ones, finishes
+ * there, with no activity task, no completion and no second workflow task in Temporal. The
+ * local attempt cannot heartbeat, so it hands over in good order — its checkpoint committed,
+ * the partition still running — once `localBudgetMs` has passed or before anything it would
+ * wait for (a pause, a guard, the rows/s budget, the window); the partition's activity then
+ * carries on from the checkpoint, with the heartbeat, the Web UI's progress and the retries it
+ * always had (backfill-partition.ts).
  */
 import { Context, sleep } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
@@ -44,6 +53,10 @@ export interface ProcessPartitionInput {
   database: string;
   runId: string;
   partitionId: string;
+  /** Run as a local attempt: hand over after this long, or before any wait. */
+  localBudgetMs?: number;
+  /** The activity taking over from a local attempt that handed over: the same attempt, carried on. */
+  continues?: boolean;
 }
 
 export function processPartitionActivity(deps: ActivityDeps, contexts: RunContextCache) {
@@ -55,11 +68,27 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     const ctx = await contexts.get(pool, runId);
     const log = deps.logger.child({ runId, partitionId });
     const activity = Context.current();
-    const row = await startAttempt(pool, runId, partitionId);
+    const localBudgetMs = activity.info.isLocal ? input.localBudgetMs : undefined;
+    // a retry of the activity after a handover is a new attempt: its first try was the handover's
+    const row = await startAttempt(pool, runId, partitionId, input.continues === true && activity.info.attempt === 1);
     const reporting = new PartitionReporting(pool, activity, { runId, partitionId, runWorkflowId: ctx.run.workflow_id }, row, log);
     try {
-      log.info({ attempt: activity.info.attempt, cursor: row.cursor }, 'partition started');
-      const loop = new PartitionLoop({ pool, ctx, log, activity, reporting, pollMs, worker: deps.workerIdentity, runId, partitionId }, row);
+      log.info({ attempt: activity.info.attempt, cursor: row.cursor, local: localBudgetMs !== undefined }, 'partition started');
+      const loop = new PartitionLoop(
+        {
+          pool,
+          ctx,
+          log,
+          activity,
+          reporting,
+          pollMs,
+          worker: deps.workerIdentity,
+          runId,
+          partitionId,
+          localUntil: localBudgetMs === undefined ? undefined : Date.now() + localBudgetMs,
+        },
+        row,
+      );
       const paused = await loop.run();
       if (paused) return paused;
       log.info({ status: loop.row.status, rowsWritten: loop.row.rows_written, chunks: loop.row.chunks }, 'partition finished');
@@ -80,6 +109,8 @@ interface LoopDeps {
   worker?: string;
   runId: string;
   partitionId: string;
+  /** A local attempt: when it hands over to the activity (undefined: the activity itself). */
+  localUntil?: number;
 }
 
 type WriteDecision = Extract<Decision, { kind: 'write' }>;
@@ -98,11 +129,15 @@ class PartitionLoop {
     this.metrics = chunkMetrics(d.activity, d.ctx.run);
   }
 
-  /** Walks until the partition finishes or is cancelled (undefined), or returns the report that asks the run to pause. */
+  /**
+   * Walks until the partition finishes or is cancelled (undefined), or returns the report that
+   * asks the run to pause, or a local attempt's handover.
+   */
   async run(): Promise<PartitionReport | undefined> {
-    const { activity, pool, runId } = this.d;
+    const { activity, pool, runId, localUntil } = this.d;
     while (this.row.status === 'running') {
       if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
+      if (localUntil !== undefined && Date.now() >= localUntil) return this.handOver('its time as a local attempt is up');
       const control = await readRunControl(pool, runId);
       this.metrics.paused(control.paused);
       const held = await this.inputChanged(control);
@@ -118,9 +153,12 @@ class PartitionLoop {
           this.d.log.warn({ guard: decision.actor, reason: decision.reason }, 'guard hold timed out; asking the run to pause');
           return this.askRunToPause(decision.actor, decision.reason, control.version);
         case 'wait':
+          if (localUntil !== undefined) return this.handOver(`it waits: ${decision.reason ?? decision.state}`);
           await this.wait(decision);
           break;
         case 'write': {
+          // any wait before the write (a guard's pace, the rows/s budget) is the activity's, which heartbeats through it
+          if (localUntil !== undefined && (decision.before || control.limits.rowsPerSecond)) return this.handOver('its writes are paced');
           const paused = await this.write(decision, control);
           if (paused) return paused;
           break;
@@ -156,6 +194,12 @@ class PartitionLoop {
     }
     this.governor = step.state;
     return step.decision;
+  }
+
+  /** A local attempt stops here, its last chunk committed: the partition's activity carries on. */
+  private handOver(why: string): PartitionReport {
+    this.d.log.info({ why }, 'local attempt hands the partition to its activity');
+    return { ...partitionReport(this.row), handedOver: true };
   }
 
   private async wait(d: WaitDecision): Promise<void> {

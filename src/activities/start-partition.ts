@@ -47,6 +47,9 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
         // where this worker polls the partition's queue and has a workflow slot free, the
         // partition's first workflow task comes back in the start's reply (the SDK asks only then)
         requestEagerStart: true,
+        // the partition's local attempt runs in this workflow task (backfill-partition.ts): a worker
+        // that dies under it is noticed when the task times out, as the activity's heartbeat would notice
+        ...(start.input.heartbeatTimeoutMs !== undefined ? { workflowTaskTimeout: Math.min(10_000, start.input.heartbeatTimeoutMs) } : {}),
         // a pinned run's partitions finish on its build, as its children did: this local
         // activity runs on the worker that holds the run's workflow task, so on the run's build
         ...(deployment?.behavior === 'PINNED' ? { versioningOverride: { pinnedTo: { deploymentName: deployment.name, buildId: deployment.buildId } } } : {}),

@@ -120,6 +120,8 @@ export interface PartitionWorkflowInput {
   runWorkflowId: string;
   /** How quickly a dead worker is noticed and the partition retried elsewhere. */
   heartbeatTimeoutMs?: number;
+  /** Its first attempt runs as a local activity (backfill-partition.ts); partitions started before that was so lack it. */
+  localFirst?: boolean;
 }
 
 export interface PartitionReport extends RowCounts {
@@ -131,6 +133,11 @@ export interface PartitionReport extends RowCounts {
   pauseRequest?: PauseRequest;
   /** The activity already signalled this outcome to the run: the partition workflow need not. */
   reported?: boolean;
+  /**
+   * The partition's local attempt stopped in good order, still running: its time was up, or it
+   * would have to wait. Its activity carries on from the checkpoint (process-partition.ts).
+   */
+  handedOver?: boolean;
 }
 
 /**

@@ -81,15 +81,19 @@ export async function lockPartition(client: pg.PoolClient, runId: string, partit
   return rows[0];
 }
 
-/** Marks an attempt as started; counts attempts so the audit shows every restart. */
-export async function startAttempt(db: Queryable, runId: string, partitionId: string): Promise<PartitionRow> {
+/**
+ * Marks an attempt as started; counts attempts so the audit shows every restart. `continues`:
+ * the partition's activity taking over what its local attempt handed over in good order
+ * (process-partition.ts), the same attempt carried on, not counted again.
+ */
+export async function startAttempt(db: Queryable, runId: string, partitionId: string, continues = false): Promise<PartitionRow> {
   const { rows } = await db.query<PartitionRow>(
     `UPDATE backfill.partitions
-        SET status = 'running', attempts = attempts + 1, started_at = coalesce(started_at, now()), updated_at = now(),
+        SET status = 'running', attempts = attempts + CASE WHEN $4 THEN 0 ELSE 1 END, started_at = coalesce(started_at, now()), updated_at = now(),
             last_error = NULL, error_range = NULL, error_detail = NULL
       WHERE run_id = $1 AND partition_id = $2 AND status = ANY($3)
       RETURNING *`,
-    [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running')],
+    [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running'), continues],
   );
   if (rows[0]) return rows[0];
   const existing = await getPartition(db, runId, partitionId);

@@ -1,16 +1,42 @@
 /**
- * backfillPartitionWorkflow: runs one partition through the processPartition activity and
- * reports the outcome to its run by workflow id (never run id), so the report reaches the
- * run's newest execution after continue-as-new. The outcome always reaches the run, also on
- * failure: from the activity itself when it could (`reported`), else from here. The run starts
- * it as a workflow of its own (as its child in executions recorded before that): its result
- * goes nowhere, the report is how the run learns of it.
+ * backfillPartitionWorkflow: runs one partition through processPartition and reports the
+ * outcome to its run by workflow id (never run id), so the report reaches the run's newest
+ * execution after continue-as-new. The outcome always reaches the run, also on failure: from
+ * processPartition itself when it could (`reported`), else from here. The run starts it as a
+ * workflow of its own (as its child in executions recorded before that): its result goes
+ * nowhere, the report is how the run learns of it.
+ *
+ * processPartition runs first as a local activity, in the workflow task that started the
+ * partition: a small partition finishes there, and its workflow is one workflow task long. A
+ * larger one is handed over in good order to the activity, which carries on from the
+ * checkpoint with its heartbeat and retries (process-partition.ts says when). The run asks
+ * for it in the partition's input (`localFirst`), so partitions started before ran, and replay,
+ * the activity alone; a patch marker would have cost every partition a search attribute update.
  */
-import { ActivityFailure, ApplicationFailure, getExternalWorkflowHandle, log, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../domain/failures';
 import type { PartitionReport, PartitionWorkflowInput } from '../domain/types';
 import { partitionFinishedSignal, pauseSignal } from './messages';
+
+/**
+ * How long a partition runs as its workflow's local activity before its activity carries on:
+ * long enough for the partitions of a run of small ones (a chunk or a few), short enough that
+ * nobody misses the Web UI's progress of a long one (bench/RESULTS.md, "A partition's first
+ * attempt as a local activity").
+ */
+export const LOCAL_BUDGET_MS = 2_000;
+
+/** What the local attempt left: the partition's report, or the activity to carry on (as the same attempt or a new one). */
+type LocalOutcome = { report: PartitionReport } | { continues: boolean };
 
 export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): Promise<PartitionReport> {
   const acts = proxyActivities<Activities>({
@@ -23,23 +49,24 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '1s', maximumInterval: '30s', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
+  const partition = { database: input.database, runId: input.runId, partitionId: input.partitionId };
 
   let report: PartitionReport;
   let failure: unknown;
   try {
-    for (;;) {
-      // the summary names the partition in the Web UI's event history and pending-activity view
-      report = await acts.processPartition.executeWithOptions({ summary: `partition ${input.partitionId}`, startToCloseTimeout: '24 hours' }, [
-        { database: input.database, runId: input.runId, partitionId: input.partitionId },
-      ]);
-      if (!report.pauseRequest) break;
+    const local = input.localFirst ? await locally(input) : { continues: false };
+    let continues = 'continues' in local && local.continues;
+    report = 'report' in local ? local.report : await activity(continues);
+    while (report.pauseRequest) {
       // a guard held this partition too long: pause the whole run for an operator, then carry on (paused)
       await getExternalWorkflowHandle(input.runWorkflowId).signal(pauseSignal, report.pauseRequest);
+      continues = false;
+      report = await activity(continues);
     }
   } catch (err) {
     failure = err;
     const message = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
-    report = await ledger.recordPartitionFailure({ database: input.database, runId: input.runId, partitionId: input.partitionId, message });
+    report = await ledger.recordPartitionFailure({ ...partition, message });
   }
   try {
     // no patch needed: histories recorded before `reported` existed hold results without it, and replay this signal
@@ -52,4 +79,43 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
     throw ApplicationFailure.nonRetryable(report.error ?? `partition ${input.partitionId} failed: ${(failure as Error).message}`, FailureType.PartitionFailed);
   }
   return report;
+
+  function activity(continues: boolean): Promise<PartitionReport> {
+    // the summary names the partition in the Web UI's event history and pending-activity view
+    return acts.processPartition.executeWithOptions({ summary: `partition ${input.partitionId}`, startToCloseTimeout: '24 hours' }, [
+      { ...partition, ...(continues ? { continues } : {}) },
+    ]);
+  }
+}
+
+/**
+ * The local attempt. It is not retried: a refusal no attempt can change fails the partition as
+ * the activity's would; anything else (a lost connection, a worker on another database) is the
+ * activity's to retry, as a new attempt.
+ */
+async function locally(input: PartitionWorkflowInput): Promise<LocalOutcome> {
+  const local = proxyLocalActivities<Activities>({
+    // a local attempt ends at its budget's first chunk boundary; this bounds one stuck chunk
+    startToCloseTimeout: '1 hour',
+    retry: { maximumAttempts: 1 },
+    summary: `partition ${input.partitionId}`,
+  });
+  try {
+    const report = await local.processPartition({
+      database: input.database,
+      runId: input.runId,
+      partitionId: input.partitionId,
+      localBudgetMs: LOCAL_BUDGET_MS,
+    });
+    return report.handedOver ? { continues: true } : { report };
+  } catch (err) {
+    if (isCancellation(err) || failsEveryTime(err)) throw err;
+    return { continues: false };
+  }
+}
+
+/** A local activity's failure arrives as the activity's own error, not wrapped as an activity task's would be. */
+function failsEveryTime(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && (cause.nonRetryable || NON_RETRYABLE_FAILURES.includes(cause.type ?? ''));
 }

@@ -38,3 +38,15 @@ export function partitionStarts(history: temporal.api.history.v1.IHistory): { pa
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
     .map((m) => JSON.parse(Buffer.from(m.markerRecordedEventAttributes!.details!.result!.payloads![0].data!).toString()));
 }
+
+/** The attempts of a workflow's local activities of one type, as their markers record them (one marker per finished attempt). */
+export function localAttemptsOf(history: temporal.api.history.v1.IHistory, activityType: string): number[] {
+  return (history.events ?? [])
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .map(
+      (m) =>
+        JSON.parse(Buffer.from(m.markerRecordedEventAttributes!.details!.data!.payloads![0].data!).toString()) as { activity_type: string; attempt: number },
+    )
+    .filter((d) => d.activity_type === activityType)
+    .map((d) => d.attempt);
+}

@@ -182,7 +182,8 @@ export class RunExecution {
       if (this.startsAlone) {
         // a partition runs where its database is: its workflow and activities on the database's queue
         const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
-        await startPartitionWorkflow({ workflowId, taskQueue, input, summary });
+        // the start is a local activity: its input is free to change, and a partition started with it runs its first attempt locally
+        await startPartitionWorkflow({ workflowId, taskQueue, input: { ...input, localFirst: true }, summary });
         return;
       }
       await startChild(backfillPartitionWorkflow, {

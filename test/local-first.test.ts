@@ -1,0 +1,96 @@
+/**
+ * A partition's first attempt runs as its workflow's local activity (src/workflows/backfill-partition.ts):
+ * a small partition finishes inside the workflow task that started it, and a larger one hands over
+ * at a chunk boundary to the partition's activity, which carries on from the checkpoint as the
+ * same attempt. Both end exact, counted once, on real servers. A worker killed under a local
+ * attempt is in test/crash-recovery.test.ts.
+ */
+import { temporal } from '@temporalio/proto';
+import { waitForResult } from '../src/operations';
+import { partitionWorkflowId } from '../src/domain/ids';
+import type { PartitionReport } from '../src/domain/types';
+import { localAttemptsOf } from './helpers/histories';
+import { useTestEnvironment } from './helpers/environment';
+import { diffAgainstExpected, ordersSpec } from './helpers/orders';
+
+const EventType = temporal.api.enums.v1.EventType;
+type History = temporal.api.history.v1.IHistory;
+
+const env = useTestEnvironment('local-first', { rows: 24_000 });
+
+const count = (h: History, type: number) => h.events!.filter((e) => e.eventType === type).length;
+
+/** What each local attempt returned, from its marker. */
+function localReports(h: History): PartitionReport[] {
+  return h
+    .events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .filter((m) => m.markerRecordedEventAttributes!.details!.result)
+    .map((m) => JSON.parse(Buffer.from(m.markerRecordedEventAttributes!.details!.result!.payloads![0].data!).toString()) as PartitionReport);
+}
+
+/** The inputs the partition's activity was scheduled with. */
+function activityInputs(h: History): Record<string, unknown>[] {
+  return h
+    .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'processPartition')
+    .map((e) => JSON.parse(Buffer.from(e.activityTaskScheduledEventAttributes!.input!.payloads![0].data!).toString()) as Record<string, unknown>);
+}
+
+async function ledgerRows(runId: string) {
+  const { rows } = await env.db.pool.query<{ partition_id: string; attempts: number; completions: number; chunks: number; rows_read: string }>(
+    'SELECT partition_id, attempts, completions, chunks, rows_read FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal',
+    [runId],
+  );
+  return rows;
+}
+
+test('a small partition finishes in its local attempt: one workflow task, no activity task, one attempt in the ledger', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const name = 'local-small';
+  const started = await env.start(ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 6000 }, limits: { chunkSize: 5000 } }));
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+
+  const rows = await ledgerRows(started.runId);
+  expect(rows.length).toBeGreaterThan(1);
+  for (const row of rows) {
+    expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
+    const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();
+    expect(localAttemptsOf(h, 'processPartition')).toEqual([1]);
+    expect(localReports(h)[0]).toMatchObject({ partitionId: row.partition_id, status: 'succeeded', reported: true });
+    expect(count(h, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(0);
+    expect(count(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(1);
+    // and no patch marker: a search attribute update per partition is what its input flag avoids
+    expect(count(h, EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)).toBe(0);
+  }
+});
+
+test('a partition that outlasts its local budget is handed over at a chunk boundary; its activity carries on as the same attempt, and every row is written once', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const name = 'local-handover';
+  // one partition of ~23,000 rows in chunks of 20: over a thousand chunks, seconds longer than the local attempt's budget on any machine
+  const started = await env.start(
+    ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 100_000 }, limits: { chunkSize: 20, concurrency: 1 } }),
+  );
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+  expect(result.rowsWritten).toBe(result.rowsRead);
+
+  const [row] = await ledgerRows(started.runId);
+  expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
+  const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();
+  const [local] = localReports(h);
+  expect(local).toMatchObject({ status: 'running', handedOver: true });
+  expect(local.chunks).toBeGreaterThan(0);
+  expect(local.chunks).toBeLessThan(row.chunks);
+  expect(activityInputs(h)).toEqual([expect.objectContaining({ partitionId: row.partition_id, continues: true })]);
+
+  // the chunk log is one unbroken sequence across the handover: nothing redone, nothing skipped
+  const { rows: chunks } = await env.db.pool.query<{ seq: number; key_from: string | null; key_to: string }>(
+    'SELECT seq, key_from, key_to FROM backfill.chunks WHERE run_id = $1 ORDER BY seq',
+    [started.runId],
+  );
+  expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i + 1));
+  for (let i = 1; i < chunks.length; i++) expect(chunks[i].key_from).toBe(chunks[i - 1].key_to);
+});
