@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { partitionWorkflowId } from '../src/domain/ids';
+import { localAttemptsOf } from './helpers/histories';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
 import { createOrders, diffAgainstExpected, ordersSpec, TRANSFORM_SQL, WHERE, writeSpec } from './helpers/orders';
@@ -156,15 +157,16 @@ test('a revert whose worker is killed with SIGKILL mid-partition resumes from it
 
 test('a worker killed under partitions running as local attempts: their workflow tasks time out, another worker runs them again from their checkpoints, and the run ends exact', async () => {
   await db.pool.query('TRUNCATE app.orders_usd');
-  // unthrottled: each partition's first attempt runs as its workflow's local activity (src/workflows/backfill-partition.ts)
+  // small and unthrottled (~965 rows a partition, chunks of 500): each partition's first attempt runs
+  // as its workflow's local activity (src/workflows/backfill-partition.ts)
   const spec = ordersSpec(db.envVar, {
     name: 'crash-local',
-    partition: { by: 'range', column: 'id', size: 50_000 },
+    partition: { by: 'range', column: 'id', size: 3000 },
     limits: { chunkSize: 500, concurrency: 3 },
   });
   let worker = startWorkerProcess();
   const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
-  // the first chunk of a partition committed: a few hundred milliseconds into its local attempt
+  // the first chunk of a partition committed, its second not yet: inside its local attempt
   await waitForMidPartition(started.runId, 1);
   await kill(worker);
   worker = startWorkerProcess();
@@ -187,7 +189,10 @@ test('a worker killed under partitions running as local attempts: their workflow
   const timedOut = [];
   for (const r of rows.filter((p) => p.attempts > 1)) {
     const history = await client.workflow.getHandle(partitionWorkflowId('crash-local', started.runId, r.partition_id)).fetchHistory();
-    if (history.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)) timedOut.push(r.partition_id);
+    const taskTimedOut = history.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+    // the attempt that finished it was local too: no activity took over
+    if (taskTimedOut && localAttemptsOf(history, 'processPartition').length > 0 && !history.events!.some((e) => e.activityTaskScheduledEventAttributes))
+      timedOut.push(r.partition_id);
   }
   expect(timedOut.length).toBeGreaterThan(0);
   await kill(worker);

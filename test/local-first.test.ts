@@ -68,29 +68,48 @@ test('a small partition finishes in its local attempt: one workflow task, no act
 test('a partition that outlasts its local budget is handed over at a chunk boundary; its activity carries on as the same attempt, and every row is written once', async () => {
   await env.db.pool.query('TRUNCATE app.orders_usd');
   const name = 'local-handover';
-  // one partition of ~23,000 rows in chunks of 20: over a thousand chunks, seconds longer than the local attempt's budget on any machine
-  const started = await env.start(
-    ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 100_000 }, limits: { chunkSize: 20, concurrency: 1 } }),
-  );
+  // partitions of ~1,930 rows in chunks of 1,000; a budget of 1 ms: each local attempt writes one chunk and hands over
+  const spec = ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 6000 }, limits: { chunkSize: 1000 } });
+  const started = await env.start(spec, { partitionLocalBudgetMs: 1 });
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
   expect(result.rowsWritten).toBe(result.rowsRead);
 
-  const [row] = await ledgerRows(started.runId);
-  expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
-  const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();
-  const [local] = localReports(h);
-  expect(local).toMatchObject({ status: 'running', handedOver: true });
-  expect(local.chunks).toBeGreaterThan(0);
-  expect(local.chunks).toBeLessThan(row.chunks);
-  expect(activityInputs(h)).toEqual([expect.objectContaining({ partitionId: row.partition_id, continues: true })]);
+  const rows = await ledgerRows(started.runId);
+  const twoChunks = rows.filter((r) => r.chunks === 2);
+  expect(twoChunks.length).toBeGreaterThan(rows.length / 2);
+  for (const row of rows) {
+    expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
+    const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();
+    if (row.chunks === 1) {
+      // the last partition's few rows: done in the local attempt's one chunk
+      expect(localReports(h)).toEqual([expect.objectContaining({ status: 'succeeded' })]);
+      continue;
+    }
+    expect(localReports(h)).toEqual([expect.objectContaining({ status: 'running', handedOver: true, chunks: 1 })]);
+    expect(activityInputs(h)).toEqual([expect.objectContaining({ partitionId: row.partition_id, continues: true })]);
+    // the chunk log is one unbroken sequence across the handover: nothing redone, nothing skipped
+    const { rows: chunks } = await env.db.pool.query<{ seq: number; key_from: string | null; key_to: string }>(
+      'SELECT seq, key_from, key_to FROM backfill.chunks WHERE run_id = $1 AND partition_id = $2 ORDER BY seq',
+      [started.runId, row.partition_id],
+    );
+    expect(chunks.map((c) => c.seq)).toEqual([1, 2]);
+    expect(chunks[0].key_from).toBeNull();
+    expect(chunks[1].key_from).toBe(chunks[0].key_to);
+  }
+});
 
-  // the chunk log is one unbroken sequence across the handover: nothing redone, nothing skipped
-  const { rows: chunks } = await env.db.pool.query<{ seq: number; key_from: string | null; key_to: string }>(
-    'SELECT seq, key_from, key_to FROM backfill.chunks WHERE run_id = $1 ORDER BY seq',
-    [started.runId],
-  );
-  expect(chunks.map((c) => c.seq)).toEqual(chunks.map((_, i) => i + 1));
-  for (let i = 1; i < chunks.length; i++) expect(chunks[i].key_from).toBe(chunks[i - 1].key_to);
+test('partitions of more than two chunks on average start as activities: a local attempt would hand them over at once', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const name = 'local-large';
+  // ~1,930 rows a partition in chunks of 500
+  const started = await env.start(ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 6000 }, limits: { chunkSize: 500 } }));
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  for (const row of await ledgerRows(started.runId)) {
+    const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();
+    expect(localAttemptsOf(h, 'processPartition')).toEqual([]);
+    expect(activityInputs(h)).toEqual([{ database: env.db.envVar, runId: started.runId, partitionId: row.partition_id }]);
+  }
 });

@@ -86,6 +86,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
           runId,
           partitionId,
           localUntil: localBudgetMs === undefined ? undefined : Date.now() + localBudgetMs,
+          continues: input.continues,
         },
         row,
       );
@@ -111,6 +112,8 @@ interface LoopDeps {
   partitionId: string;
   /** A local attempt: when it hands over to the activity (undefined: the activity itself). */
   localUntil?: number;
+  /** The activity carrying on from a local attempt's handover. */
+  continues?: boolean;
 }
 
 type WriteDecision = Extract<Decision, { kind: 'write' }>;
@@ -119,7 +122,8 @@ type WaitDecision = Extract<Decision, { kind: 'wait' }>;
 /** One attempt's walk through its partition: the governor's decisions, each acted on, until the partition is no longer running. */
 class PartitionLoop {
   private governor = initialGovernorState();
-  private inputsChecked = false;
+  private inputsChecked: boolean;
+  private chunksWritten = 0;
   private readonly metrics: ReturnType<typeof chunkMetrics>;
 
   constructor(
@@ -127,6 +131,8 @@ class PartitionLoop {
     public row: PartitionRow,
   ) {
     this.metrics = chunkMetrics(d.activity, d.ctx.run);
+    // carrying on from a local attempt that checked them moments ago, before its first chunk
+    this.inputsChecked = d.continues === true;
   }
 
   /**
@@ -137,7 +143,8 @@ class PartitionLoop {
     const { activity, pool, runId, localUntil } = this.d;
     while (this.row.status === 'running') {
       if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason ?? new CancelledFailure('activity cancelled');
-      if (localUntil !== undefined && Date.now() >= localUntil) return this.handOver('its time as a local attempt is up');
+      // a local attempt writes a chunk at least: it has paid for the attempt's start already
+      if (localUntil !== undefined && this.chunksWritten > 0 && Date.now() >= localUntil) return this.handOver('its time as a local attempt is up');
       const control = await readRunControl(pool, runId);
       this.metrics.paused(control.paused);
       const held = await this.inputChanged(control);
@@ -245,6 +252,7 @@ class PartitionLoop {
         const ms = Date.now() - started - outcome.turnMs;
         this.governor = afterChunk(this.governor, { ...sized, ms });
         this.metrics.committed(outcome, ms);
+        this.chunksWritten++;
         this.row = outcome.row;
         this.d.reporting.progressed(this.row);
         return undefined;

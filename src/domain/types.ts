@@ -122,6 +122,8 @@ export interface PartitionWorkflowInput {
   heartbeatTimeoutMs?: number;
   /** Its first attempt runs as a local activity (backfill-partition.ts); partitions started before that was so lack it. */
   localFirst?: boolean;
+  /** How long that local attempt runs before it hands over, when not the default (a test knob). */
+  localBudgetMs?: number;
 }
 
 export interface PartitionReport extends RowCounts {

@@ -263,3 +263,9 @@ export async function acceptedInputs(db: Queryable, runId: string): Promise<Inpu
 export async function acceptInputs(db: Queryable, runId: string, fingerprints: InputFingerprint[]): Promise<void> {
   await db.query('UPDATE backfill.runs SET input_fingerprints = $2 WHERE run_id = $1', [runId, JSON.stringify(fingerprints)]);
 }
+
+/** The rows the run's plan counted or estimated (rows_planned), if it recorded them. */
+export async function plannedRows(db: Queryable, runId: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ rows_planned: string | null }>('SELECT rows_planned FROM backfill.runs WHERE run_id = $1', [runId]);
+  return rows[0]?.rows_planned == null ? undefined : Number(rows[0].rows_planned);
+}

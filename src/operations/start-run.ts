@@ -33,6 +33,7 @@ export interface StartRunOptions {
   /** Test knobs, passed through to the workflow. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
+  partitionLocalBudgetMs?: number;
   reconcileIntervalMs?: number;
   notifyPollMs?: number;
   /** How long to wait for a worker to register the run (default 60 s). */
@@ -105,6 +106,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       databaseIdentity: checked.database.identity,
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
+      ...(options.partitionLocalBudgetMs !== undefined ? { partitionLocalBudgetMs: options.partitionLocalBudgetMs } : {}),
       reconcileIntervalMs: options.reconcileIntervalMs,
       ...(options.notifyPollMs ? { notifyPollMs: options.notifyPollMs } : {}),
       ...(approvedPlan ? { approval: { plan: approvedPlan, approvedBy: options.approval!.approvedBy } } : {}),

@@ -90,13 +90,16 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
 
 /**
  * The local attempt. It is not retried: a refusal no attempt can change fails the partition as
- * the activity's would; anything else (a lost connection, a worker on another database) is the
- * activity's to retry, as a new attempt.
+ * the activity's would; anything else (a lost connection, a worker on another database, no local
+ * slot free on this worker) is the activity's to retry, as a new attempt.
  */
 async function locally(input: PartitionWorkflowInput): Promise<LocalOutcome> {
   const local = proxyLocalActivities<Activities>({
     // a local attempt ends at its budget's first chunk boundary; this bounds one stuck chunk
     startToCloseTimeout: '1 hour',
+    // a worker whose local slots are all taken does not queue it: the partition goes to its activity,
+    // which any worker of the database may take
+    scheduleToStartTimeout: '50ms',
     retry: { maximumAttempts: 1 },
     summary: `partition ${input.partitionId}`,
   });
@@ -105,7 +108,7 @@ async function locally(input: PartitionWorkflowInput): Promise<LocalOutcome> {
       database: input.database,
       runId: input.runId,
       partitionId: input.partitionId,
-      localBudgetMs: LOCAL_BUDGET_MS,
+      localBudgetMs: input.localBudgetMs ?? LOCAL_BUDGET_MS,
     });
     return report.handedOver ? { continues: true } : { report };
   } catch (err) {

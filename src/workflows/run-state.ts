@@ -31,6 +31,8 @@ export interface ControlEvent extends OperatorAction {
 
 export interface RunState {
   partitionsTotal: number;
+  /** The rows the plan counted or estimated, when the opening said (how big its partitions are on average). */
+  rowsPlanned?: number;
   nextOrdinal: number;
   inFlight: string[];
   counts: { succeeded: number; failed: number; cancelled: number };
@@ -87,6 +89,8 @@ export interface GateVerdictLike {
 /** What registerRun (a first attempt) and startRunAttempt (retry-failed) both return. */
 export interface RunOpening {
   partitionsTotal: number;
+  /** The rows the plan counted or estimated (the ledger's rows_planned), when it has them. */
+  rowsPlanned?: number;
   /** The first page of the plan still to run, so partitions start without another round trip. */
   firstPage: { id: string; ordinal: number }[];
   /** Partitions that succeeded in earlier attempts, and their rows (0 on a first attempt). */
@@ -121,7 +125,12 @@ export function initialRunState(limits: Limits, startedAt: string): RunState {
 
 /** The run is registered (or its retry attempt started): it runs. */
 export function opened(s: RunState, opening: RunOpening, retry: boolean): RunState {
-  const next: RunState = { ...s, partitionsTotal: opening.partitionsTotal, status: 'running' };
+  const next: RunState = {
+    ...s,
+    partitionsTotal: opening.partitionsTotal,
+    ...(opening.rowsPlanned !== undefined ? { rowsPlanned: opening.rowsPlanned } : {}),
+    status: 'running',
+  };
   if (!retry) return next;
   const ledgerVersion = opening.controlVersion ?? 0;
   return {
@@ -296,4 +305,14 @@ export function workerGapSeen(s: RunState, gap: WorkerGap | undefined): RunState
     return rest;
   }
   return { ...s, workerGap: gap };
+}
+
+/**
+ * Partitions of a chunk or two on average: small enough that a first attempt as a local activity
+ * usually finishes them (backfill-partition.ts). Larger ones start as activities, as a local
+ * attempt would hand them over at once, a hop for nothing.
+ */
+export function smallPartitions(s: RunState, limits: { chunkSize: number }): boolean {
+  if (s.rowsPlanned === undefined || s.partitionsTotal === 0) return false;
+  return s.rowsPlanned / s.partitionsTotal <= 2 * limits.chunkSize;
 }

@@ -182,8 +182,13 @@ export class RunExecution {
       if (this.startsAlone) {
         // a partition runs where its database is: its workflow and activities on the database's queue
         const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
-        // the start is a local activity: its input is free to change, and a partition started with it runs its first attempt locally
-        await startPartitionWorkflow({ workflowId, taskQueue, input: { ...input, localFirst: true }, summary });
+        // the start is a local activity, so its input is free to change. A small partition of a SQL
+        // transform runs its first attempt locally: its work is the database's. A module transform
+        // computes in the worker, and its partitions spread over the workers as activities
+        const localFirst = this.input.transform.kind !== 'module' && run.smallPartitions(this.s, this.s.limits);
+        const budget = this.input.partitionLocalBudgetMs;
+        const local = localFirst ? { localFirst, ...(budget !== undefined ? { localBudgetMs: budget } : {}) } : {};
+        await startPartitionWorkflow({ workflowId, taskQueue, input: { ...input, ...local }, summary });
         return;
       }
       await startChild(backfillPartitionWorkflow, {

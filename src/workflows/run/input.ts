@@ -31,6 +31,8 @@ interface RunInputBase {
   /** Continue-as-new after this many history events even if the server has not suggested it yet. */
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
+  /** Test knob: how long a partition's local attempt runs before it hands over (default 2 s, backfill-partition.ts). */
+  partitionLocalBudgetMs?: number;
   /** How often the run looks for partition workflows that closed without reporting (default 5 minutes). */
   reconcileIntervalMs?: number;
   /** Test knob: how often the run's notifier reads its ledger (default 15 s). */
