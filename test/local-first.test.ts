@@ -9,7 +9,7 @@ import { temporal } from '@temporalio/proto';
 import { waitForResult } from '../src/operations';
 import { partitionWorkflowId } from '../src/domain/ids';
 import type { PartitionReport } from '../src/domain/types';
-import { localAttemptsOf } from './helpers/histories';
+import { localAttemptsOf, partitionStarts } from './helpers/histories';
 import { useTestEnvironment } from './helpers/environment';
 import { diffAgainstExpected, ordersSpec } from './helpers/orders';
 
@@ -53,6 +53,8 @@ test('a small partition finishes in its local attempt: one workflow task, no act
 
   const rows = await ledgerRows(started.runId);
   expect(rows.length).toBeGreaterThan(1);
+  // started through the queue, not eagerly on the run's worker: the local attempts spread over the database's workers
+  expect(partitionStarts(await started.handle.fetchHistory()).map((p) => p.eagerlyStarted)).toEqual(rows.map(() => false));
   for (const row of rows) {
     expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
     const h = await env.client.workflow.getHandle(partitionWorkflowId(name, started.runId, row.partition_id)).fetchHistory();

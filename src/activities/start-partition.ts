@@ -45,8 +45,11 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
         staticSummary: start.summary,
         staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
         // where this worker polls the partition's queue and has a workflow slot free, the
-        // partition's first workflow task comes back in the start's reply (the SDK asks only then)
-        requestEagerStart: true,
+        // partition's first workflow task comes back in the start's reply (the SDK asks only then).
+        // Not for a partition whose first attempt is local: that attempt runs where its workflow
+        // task runs, and eagerly every small partition of the run would run on the run's worker;
+        // through the queue they spread over every worker of the database
+        requestEagerStart: !start.input.localFirst,
         // the partition's local attempt runs in this workflow task (backfill-partition.ts): a worker
         // that dies under it is noticed when the task times out, as the activity's heartbeat would notice
         ...(start.input.heartbeatTimeoutMs !== undefined ? { workflowTaskTimeout: Math.min(10_000, start.input.heartbeatTimeoutMs) } : {}),
