@@ -312,7 +312,7 @@ export function workerGapSeen(s: RunState, gap: WorkerGap | undefined): RunState
  * usually finishes them (backfill-partition.ts). Larger ones start as activities, as a local
  * attempt would hand them over at once, a hop for nothing.
  */
-export function smallPartitions(s: RunState, limits: { chunkSize: number }): boolean {
+export function smallPartitions(s: RunState): boolean {
   if (s.rowsPlanned === undefined || s.partitionsTotal === 0) return false;
-  return s.rowsPlanned / s.partitionsTotal <= 2 * limits.chunkSize;
+  return s.rowsPlanned / s.partitionsTotal <= 2 * s.limits.chunkSize;
 }

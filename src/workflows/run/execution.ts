@@ -185,7 +185,7 @@ export class RunExecution {
         // the start is a local activity, so its input is free to change. A small partition of a SQL
         // transform runs its first attempt locally: its work is the database's. A module transform
         // computes in the worker, and its partitions spread over the workers as activities
-        const localFirst = this.input.transform.kind !== 'module' && run.smallPartitions(this.s, this.s.limits);
+        const localFirst = this.input.transform.kind !== 'module' && run.smallPartitions(this.s);
         const budget = this.input.partitionLocalBudgetMs;
         const local = localFirst ? { localFirst, ...(budget !== undefined ? { localBudgetMs: budget } : {}) } : {};
         await startPartitionWorkflow({ workflowId, taskQueue, input: { ...input, ...local }, summary });
