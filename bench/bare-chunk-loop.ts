@@ -15,7 +15,6 @@
 import pg from 'pg';
 import { compileRun } from '../src/compiler/statements';
 import { compileBeforeImages } from '../src/undo/image-statements';
-import { readOutputKeyRange } from '../src/db/output-key-range';
 import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import { resolveSpec } from '../src/specs/resolve';
@@ -24,7 +23,19 @@ import type { PartitionBounds } from '../src/domain/types';
 /** The loop's sessions for a whole invocation: `streams` of them, never closed while idle; end() it when done. */
 export const openBareSessions = (url: string, streams = 2): pg.Pool => new pg.Pool({ connectionString: url, max: streams, idleTimeoutMillis: 0 });
 
-export async function bareChunkLoop(sessions: pg.Pool, written: Spec, shape: RunShape, partitions: PartitionBounds[], images?: string): Promise<number> {
+/**
+ * `rowsPlanned`: the rows of all `partitions`, as a run registers them; the loop then expects a
+ * partition's last chunk where a worker does (forward-chunk.ts, likelyLast) and finds its end
+ * with the same statement.
+ */
+export async function bareChunkLoop(
+  sessions: pg.Pool,
+  written: Spec,
+  shape: RunShape,
+  partitions: PartitionBounds[],
+  images?: string,
+  rowsPlanned?: number,
+): Promise<number> {
   // resolved as a worker resolves the spec its run's ledger row holds
   const spec = resolveSpec(written);
   const compiled = compileRun(spec, shape);
@@ -42,18 +53,21 @@ export async function bareChunkLoop(sessions: pg.Pool, written: Spec, shape: Run
       await client.query(compiled.createOutputTable);
       for (let bounds = queue.shift(); bounds; bounds = queue.shift()) {
         let cursor: string | null = null;
+        let read = 0;
         for (;;) {
           // the chunk's transaction as the worker opens it: one snapshot for read and write
           await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-          const b = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize);
+          const likelyLast = rowsPlanned !== undefined && rowsPlanned / partitions.length - read < spec.limits.chunkSize;
+          const b = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize, likelyLast);
           const { n, hi } = (await client.query<{ n: number; hi: string | null }>(b.text, b.values)).rows[0];
           if (n === 0) {
             await client.query('COMMIT');
             break;
           }
-          const fill = compiled.fillFromSql(bounds, cursor, hi);
-          const outputRows = (await client.query(fill.text, fill.values)).rowCount ?? 0;
-          const range = await readOutputKeyRange(client, compiled);
+          const fill = compiled.fillChunkFromSql(bounds, cursor, hi);
+          const filled = (await client.query<{ n: number; lo?: string | null; hi?: string | null }>(fill.text, fill.values)).rows[0];
+          const outputRows = filled.n;
+          const range = compiled.outputKeyRange ? { lo: filled.lo ?? null, hi: filled.hi ?? null } : null;
           if (images && imaging)
             for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds, range, outputRows)) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds, range)) await client.query(w.text, w.values);
@@ -61,6 +75,7 @@ export async function bareChunkLoop(sessions: pg.Pool, written: Spec, shape: Run
           await client.query(check.text, check.values);
           await client.query('COMMIT');
           rows += n;
+          read += n;
           cursor = hi;
           if (n < spec.limits.chunkSize) break;
         }

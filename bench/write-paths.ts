@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     {
       key: 'e',
       label: "(e) bare chunk loop: (b)'s chunk statements in 2 sessions, no Temporal, no ledger",
-      run: () => bareChunkLoop(bareSessions, bareSpec, BARE_SHAPE, bareBounds, BARE_IMAGES),
+      run: () => bareChunkLoop(bareSessions, bareSpec, BARE_SHAPE, bareBounds, BARE_IMAGES, ROWS),
     },
     {
       key: 'f',
@@ -206,7 +206,14 @@ async function main(): Promise<void> {
         // the leaves and the shape exactly as (g) planned and recorded them
         const [nativeRun] = await listRuns(pool, { name: nativeRunName, limit: 1 });
         const leaves = await plannedBounds(pool, nativeRun.run_id);
-        return bareChunkLoop(bareSessions, nativeRun.spec, nativeRun.shape, leaves, BARE_IMAGES);
+        return bareChunkLoop(
+          bareSessions,
+          nativeRun.spec,
+          nativeRun.shape,
+          leaves,
+          BARE_IMAGES,
+          nativeRun.rows_planned == null ? undefined : Number(nativeRun.rows_planned),
+        );
       },
     },
     {

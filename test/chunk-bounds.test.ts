@@ -2,7 +2,8 @@
  * Where each chunk ends, against PostgreSQL itself: walking a partition chunk by chunk with the
  * compiled statements visits every row once, in the walk's order, each chunk `chunkSize` rows
  * but the last — a partition of an exact multiple of chunks, a short one, an empty one; a
- * bigint key, a uuid key (no max()), a composite key with text in "C" beside a partition column.
+ * bigint key, a uuid key (no max()), a composite key with text in "C" beside a partition column;
+ * each with the statement shaped for a partition's last chunk too.
  */
 import { compileRun } from '../src/compiler/statements';
 import type { RunShape } from '../src/compiler/shape';
@@ -52,7 +53,12 @@ const cases: [string, string | string[], RunShape, string][] = [
   ],
 ];
 
-test.each(cases)('%s: every row once, in order, full chunks but the last', async (_label, key, shape, cursorSql) => {
+// the statement shaped for a chunk expected to be the last must answer what the common one does
+const shapes = cases.flatMap(([label, ...rest]) =>
+  [false, true].map((likelyLast) => [`${label}${likelyLast ? ', each chunk expected to be the last' : ''}`, ...rest, likelyLast] as const),
+);
+
+test.each(shapes)('%s: every row once, in order, full chunks but the last', async (_label, key, shape, cursorSql, likelyLast) => {
   const spec = specFor(key);
   const compiled = compileRun(spec, shape);
   const order = Array.isArray(key) ? key.join(', ') : key;
@@ -67,7 +73,7 @@ test.each(cases)('%s: every row once, in order, full chunks but the last', async
     const ends: string[] = [];
     let cursor: string | null = null;
     for (let guard = 0; guard < 20; guard++) {
-      const q = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize);
+      const q = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize, likelyLast);
       const { n, hi } = (await db.pool.query<{ n: number; hi: string | null }>(q.text, q.values)).rows[0];
       if (n === 0) {
         expect(hi).toBeNull();

@@ -4,10 +4,18 @@
  */
 import type pg from 'pg';
 import type { PartitionRow } from '../ledger/partitions';
+import type { OutputKeyRange } from '../compiler/target-join';
+import { readOutputKeyRange } from '../db/output-key-range';
 import { fillFromModule, type OutputTable } from '../transforms/module-fill';
 import type { RunContext } from './run-context';
 
-/** Fills the session's output table with the chunk's transformed rows; returns how many. */
+export interface FilledOutput {
+  rows: number;
+  /** The output's key range, for the statements that meet the target; null where they take none. */
+  range: OutputKeyRange | null;
+}
+
+/** Fills the session's output table with the chunk's transformed rows: how many, and their key range. */
 export async function fillOutput(
   client: pg.PoolClient,
   ctx: RunContext,
@@ -15,11 +23,15 @@ export async function fillOutput(
   bounds: PartitionRow['bounds'],
   cursor: string | null,
   hi: string | null,
-): Promise<number> {
+): Promise<FilledOutput> {
   const { compiled, module } = ctx;
   if (!module) {
-    const fill = compiled.fillFromSql(bounds, cursor, hi);
-    return (await client.query(fill.text, fill.values)).rowCount ?? 0;
+    // one statement: the fill answers its own count and key range
+    const fill = compiled.fillChunkFromSql(bounds, cursor, hi);
+    const { rows } = await client.query<{ n: number; lo?: string | null; hi?: string | null }>(fill.text, fill.values);
+    const filled = rows[0];
+    return { rows: filled.n, range: compiled.outputKeyRange ? { lo: filled.lo ?? null, hi: filled.hi ?? null } : null };
   }
-  return fillFromModule(client, { ...ctx, module }, table, bounds, cursor, hi);
+  const rows = await fillFromModule(client, { ...ctx, module }, table, bounds, cursor, hi);
+  return { rows, range: await readOutputKeyRange(client, compiled) };
 }

@@ -5,10 +5,9 @@
  * computed, and advance the cursor and the chunk log — all committed together, or none of it.
  */
 import type pg from 'pg';
-import { finishPartition, checkpoint, recordChunk, type PartitionRow } from '../ledger/partitions';
+import { finishPartition, checkpointChunk, type PartitionRow } from '../ledger/partitions';
 import { boundsText } from '../compiler/partition-predicate';
 import type { OutputKeyRange } from '../compiler/target-join';
-import { readOutputKeyRange } from '../db/output-key-range';
 import type { PartitionBounds } from '../domain/types';
 import type { OutputTable } from '../transforms/module-fill';
 import { TransformError } from '../transforms/transform-error';
@@ -30,7 +29,7 @@ export function forwardChunk(ctx: RunContext, request: ChunkRequest): ChunkBody 
   return async (client, locked, at): Promise<ChunkWork> => {
     const { bounds } = locked;
     const limit = replace ? WHOLE_PARTITION : request.chunkSize;
-    const b = compiled.chunkBounds(bounds, replace ? null : at.cursor, limit);
+    const b = compiled.chunkBounds(bounds, replace ? null : at.cursor, limit, replace || likelyLast(ctx, locked, limit));
     const { rows } = await client.query<{ n: number; hi: string | null }>(b.text, b.values);
     const rowsRead = rows[0].n;
     at.hi = rows[0].hi;
@@ -45,9 +44,8 @@ export function forwardChunk(ctx: RunContext, request: ChunkRequest): ChunkBody 
       await client.query(compiled.createOutputTable);
       table = {};
     }
-    const rowsOut = await fillOutput(client, ctx, table, bounds, replace ? null : at.cursor, at.hi);
+    const { rows: rowsOut, range } = await fillOutput(client, ctx, table, bounds, replace ? null : at.cursor, at.hi);
     if (replace) await refuseRowsOutsidePartition(client, ctx, partitionId, bounds);
-    const range = await readOutputKeyRange(client, compiled);
     const imaged = await captureBeforeImages(client, ctx, bounds, range, rowsOut);
     let rowsWritten = 0;
     for (const statement of compiled.write(bounds, range)) {
@@ -56,28 +54,44 @@ export function forwardChunk(ctx: RunContext, request: ChunkRequest): ChunkBody 
     if (imaged !== null && imaged !== rowsWritten) throw imagesDiffer(ctx, imaged, rowsWritten);
     const rowsSkipped = await reconcile(client, ctx, partitionId, range);
     const counts = { rowsRead, rowsWritten, rowsUnchanged: Math.max(0, rowsOut - rowsWritten - rowsSkipped), rowsSkipped };
-    const checkpointed = await checkpoint(client, runId, partitionId, at.hi ?? at.cursor, counts);
-    await recordChunk(client, runId, partitionId, {
-      seq: locked.chunks + 1,
-      keyFrom: replace ? null : at.cursor,
-      keyTo: at.hi,
-      counts,
-      chunkSize: limit,
-      durationMs: Date.now() - at.startedAt,
-      waitMs: request.record.waitMs + at.turnMs,
-      governedBy: request.record.governedBy,
-      guardValue: request.record.guardValue,
-      worker: request.worker,
-    });
     // a short chunk is the last one: finishing in the same transaction saves an empty round
     const done = replace || rowsRead < request.chunkSize;
-    const row = done ? await finishPartition(client, runId, partitionId, 'succeeded') : checkpointed;
+    const row = await checkpointChunk(
+      client,
+      runId,
+      partitionId,
+      at.hi ?? at.cursor,
+      {
+        seq: locked.chunks + 1,
+        keyFrom: replace ? null : at.cursor,
+        keyTo: at.hi,
+        counts,
+        chunkSize: limit,
+        durationMs: Date.now() - at.startedAt,
+        waitMs: request.record.waitMs + at.turnMs,
+        governedBy: request.record.governedBy,
+        guardValue: request.record.guardValue,
+        worker: request.worker,
+      },
+      done,
+    );
     const remember = () => {
       created.set(compiled.outputTable, table);
       createdTables.set(client, created);
     };
     return { row, counts, done, afterCommit: remember };
   };
+}
+
+/**
+ * Whether this chunk is expected to end its partition: what an average partition of the plan
+ * holds, less what this one has read, is under a chunk. It shapes the statement that finds the
+ * chunk's end (CompiledRun.chunkBounds), never what it answers.
+ */
+function likelyLast(ctx: RunContext, partition: PartitionRow, limit: number): boolean {
+  const { rows_planned: planned, partitions_total: partitions } = ctx.run;
+  if (planned == null || partitions === 0) return false;
+  return Number(planned) / partitions - Number(partition.rows_read) < limit;
 }
 
 /**

@@ -8,6 +8,7 @@ import { boundsText } from './partition-predicate';
 import { outputTableName, outputTakesCopy } from './output-table';
 import type { RunSql } from './run-sql';
 import type { CompiledRun } from './compiled-run';
+import type { PartitionBounds } from '../domain/types';
 
 type ChunkStatements = Pick<
   CompiledRun,
@@ -16,6 +17,7 @@ type ChunkStatements = Pick<
   | 'chunkBounds'
   | 'rowsLeft'
   | 'fillFromSql'
+  | 'fillChunkFromSql'
   | 'readChunk'
   | 'fillFromCopy'
   | 'outputTakesCopy'
@@ -27,15 +29,24 @@ type ChunkStatements = Pick<
 
 export function chunkStatements(r: RunSql): ChunkStatements {
   const { spec, shape, src, walk, out, cols, keyCols, ranged, target, transformSql, chunkPredicate } = r;
+  const fill = (bounds: PartitionBounds, cursor: string | null, hi: string | null) => {
+    if (!transformSql) throw new Error('fillFromSql needs a SQL transform');
+    const p = chunkPredicate(bounds, cursor, hi);
+    return {
+      chunk: `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql})`,
+      insert: `INSERT INTO ${out} (${cols.join(', ')}) SELECT ${cols.map((c) => `t.${c}`).join(', ')} FROM (${transformSql}\n) t`,
+      values: p.values,
+    };
+  };
   return {
     outputTable: out,
     createOutputTable:
       // ON COMMIT DELETE ROWS: each chunk starts empty without dropping the table (no catalog churn, no WAL)
       `CREATE TEMP TABLE IF NOT EXISTS ${outputTableName(spec, shape)} ON COMMIT DELETE ROWS AS ` + `SELECT ${cols.join(', ')} FROM ${target} WITH NO DATA`,
-    chunkBounds(bounds, cursor, limit) {
+    chunkBounds(bounds, cursor, limit, likelyLast) {
       const p = chunkPredicate(bounds, cursor, null);
       const lim = p.param(limit, 'integer');
-      return { text: walk.nextChunk(bounds, src, p.sql, lim), values: p.values };
+      return { text: walk.nextChunk(bounds, src, p.sql, lim, likelyLast), values: p.values };
     },
     rowsLeft(bounds, cursor, cap) {
       const p = chunkPredicate(bounds, cursor, null);
@@ -43,13 +54,17 @@ export function chunkStatements(r: RunSql): ChunkStatements {
       return { text: `SELECT count(*)::integer AS n FROM (SELECT FROM ${src} s WHERE ${p.sql} LIMIT ${lim}) r`, values: p.values };
     },
     fillFromSql(bounds, cursor, hi) {
-      if (!transformSql) throw new Error('fillFromSql needs a SQL transform');
-      const p = chunkPredicate(bounds, cursor, hi);
+      const { chunk, insert, values } = fill(bounds, cursor, hi);
+      return { text: `${chunk} ${insert}`, values };
+    },
+    fillChunkFromSql(bounds, cursor, hi) {
+      const { chunk, insert, values } = fill(bounds, cursor, hi);
+      // the aggregate reads the inserted keys as RETURNING hands them over: the output table's
+      // column, so min() and max() follow its collation as outputKeyRange's do
+      const range = ranged ? `, min(k)::text AS lo, max(k)::text AS hi` : '';
       return {
-        text:
-          `WITH chunk AS (SELECT s.* FROM ${src} s WHERE ${p.sql}) ` +
-          `INSERT INTO ${out} (${cols.join(', ')}) SELECT ${cols.map((c) => `t.${c}`).join(', ')} FROM (${transformSql}\n) t`,
-        values: p.values,
+        text: `${chunk}, filled AS (${insert} RETURNING ${keyCols[0]} AS k) SELECT count(*)::integer AS n${range} FROM filled`,
+        values,
       };
     },
     readChunk(bounds, cursor, hi, columns) {

@@ -14,12 +14,22 @@ export interface CompiledRun {
   /** Creates this session's output table once; a no-op afterwards. */
   createOutputTable: string;
   outputTable: string;
-  /** How many rows the next chunk holds and its last key: `n`, `hi`. */
-  chunkBounds(bounds: PartitionBounds, cursor: string | null, limit: number): Statement;
+  /**
+   * How many rows the next chunk holds and its last key: `n`, `hi`. `likelyLast`: the chunk is
+   * expected to be the partition's last (fewer than `limit` rows left), and the statement is
+   * shaped to answer that case with one scan; either way it answers the same.
+   */
+  chunkBounds(bounds: PartitionBounds, cursor: string | null, limit: number, likelyLast?: boolean): Statement;
   /** How many rows the partition has after the cursor (`n`), counted up to `cap`: what a split weighs. */
   rowsLeft(bounds: PartitionBounds, cursor: string | null, cap: number): Statement;
-  /** SQL transform: fills the output table from the chunk. */
+  /** SQL transform: fills the output table from the chunk (rowCount = output rows). */
   fillFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null): Statement;
+  /**
+   * The chunk's fill: `fillFromSql`, answering one row of the output's count (`n`) and, where
+   * `outputKeyRange` is not null, its key range (`lo`, `hi`) from the rows it inserted, so the
+   * chunk needs neither a second round trip nor a scan of the output table for them.
+   */
+  fillChunkFromSql(bounds: PartitionBounds, cursor: string | null, hi: string | null): Statement;
   /** Module transform: the chunk's rows, read for the transform in Node. */
   readChunk(bounds: PartitionBounds, cursor: string | null, hi: string | null, columns: string[] | undefined): Statement;
   /** Module transform: fills the output table from rows serialised as one JSON array. */
@@ -29,7 +39,8 @@ export interface CompiledRun {
   /** Module transform: whether the output table's columns may take COPY text (`ok`). */
   outputTakesCopy: Statement;
   /**
-   * The output rows' key range (`lo`, `hi`), read once after the fill for the statements that
+   * The output rows' key range (`lo`, `hi`), read once after a TypeScript transform's fill (a SQL
+   * fill answers it: `fillChunkFromSql`) for the statements that
    * meet the target (write, reconcile, before-images); null where the target key's type has no
    * min() and max() that follow its index, and those statements take none.
    */

@@ -22,8 +22,12 @@ export interface KeysetWalk {
   range(bounds: PartitionBounds, cursor: string | null, hi: string | null, alias: string, param: Param): string[];
   /** The walk's ORDER BY list for alias. */
   orderBy(bounds: PartitionBounds, alias: string): string;
-  /** Count and last cursor (`n`, `hi`) of the next `lim` rows of `src s` matching `predicate`. */
-  nextChunk(bounds: PartitionBounds, src: string, predicate: string, lim: string): string;
+  /**
+   * Count and last cursor (`n`, `hi`) of the next `lim` rows of `src s` matching `predicate`.
+   * `likelyLast`: fewer than `lim` rows are expected to be left, and the statement is shaped for
+   * that case; both shapes answer the same.
+   */
+  nextChunk(bounds: PartitionBounds, src: string, predicate: string, lim: string, likelyLast?: boolean): string;
   /** What a chunk's range is over, as an operator reads it: `id`, `(created_at, id)`. */
   columnsText(bounds: PartitionBounds | undefined): string;
   /** The range walks one column, which is the partition's own: its first chunk starts at the partition's bound. */
@@ -69,7 +73,7 @@ export function keysetWalk(spec: ResolvedSpec, shape: RunShape): KeysetWalk {
 
     orderBy: (bounds, alias) => list(walkOf(bounds), alias),
 
-    nextChunk(bounds, src, predicate, lim) {
+    nextChunk(bounds, src, predicate, lim, likelyLast = false) {
       const walk = walkOf(bounds);
       const cs = walk.map((_, i) => `c${i}`);
       const keys = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${predicate} ORDER BY ${list(walk, 's')}`;
@@ -85,6 +89,19 @@ export function keysetWalk(spec: ResolvedSpec, shape: RunShape): KeysetWalk {
       // sorting the first lim, which every one-chunk partition paid).
       const nth = `${keys} OFFSET ${lim} - 1 LIMIT 1`;
       const last = `SELECT ${walk.map((w, i) => `s.${w.sql} AS ${cs[i]}`).join(', ')} FROM ${src} s WHERE ${predicate} ORDER BY ${list(walk, 's', ' DESC')} LIMIT 1`;
+      if (likelyLast) {
+        // The other way round, for a chunk expected to be its partition's last (a partition of a
+        // chunk or less): count what is left, up to lim, in any order the planner likes; short of
+        // lim, those are all of them and the last is the first of a backward scan. The walk in
+        // order that would not find a lim-th row is not made. A full chunk after all costs a
+        // second scan, for nth (PostgreSQL runs only the CASE branch taken).
+        // (a derived table, not a CTE: no name of the spec's filter, repeated inside, can meet it)
+        return (
+          `SELECT r.n, CASE WHEN r.n < ${lim} THEN (SELECT ${cursorOf('l')} FROM (${last}) l) ` +
+          `ELSE (SELECT ${cursorOf('nth')} FROM (${nth}) nth) END AS hi ` +
+          `FROM (SELECT count(*)::integer AS n FROM (SELECT FROM ${src} s WHERE ${predicate} LIMIT ${lim}) c) r`
+        );
+      }
       return (
         `WITH nth AS (${nth}) ` +
         `SELECT (CASE WHEN EXISTS (SELECT 1 FROM nth) THEN ${lim} ELSE (SELECT count(*) FROM ${src} s WHERE ${predicate}) END)::integer AS n, ` +

@@ -1,7 +1,8 @@
 /**
- * A chunk's output key range, read once in its transaction after the fill: the statements that
- * meet the target (before-images, write, reconcile) take it as two parameters instead of each
- * scanning the output table for its min() and max() (bench/RESULTS.md, "Per-chunk statements").
+ * A chunk's output key range, read once in its transaction after a TypeScript transform's fill
+ * (a SQL fill answers it itself: CompiledRun.fillChunkFromSql): the statements that meet the
+ * target (before-images, write, reconcile) take it as two parameters instead of each scanning
+ * the output table for its min() and max() (bench/RESULTS.md, "Per-chunk statements").
  */
 import type pg from 'pg';
 import type { CompiledRun } from '../compiler/statements';

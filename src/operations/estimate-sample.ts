@@ -165,8 +165,9 @@ function measureWrite(pool: pg.Pool, ctx: Recomputable, p: PlannedPartition): Pr
       'SELECT pg_current_wal_insert_lsn()::text AS lsn, pg_total_relation_size($1::regclass) AS size',
       [target],
     );
-    const started = performance.now();
+    // a chunk's SQL fill answers the key range itself: read here, it is not the write's time
     const keys = await readOutputKeyRange(client, ctx.compiled);
+    const started = performance.now();
     let imageRows = 0;
     if (images)
       for (const c of images.compiled.capture(images.tables, p.bounds, keys, outputRows))

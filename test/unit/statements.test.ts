@@ -33,6 +33,20 @@ describe('compileRun', () => {
     expect(fill.values).toEqual([day.lo, day.hi, '10', '20']);
   });
 
+  test("a chunk's fill answers the output's count and key range in the same statement, from the rows it inserted", () => {
+    const ranged = compileRun(spec, { ...shape, targetKeyType: 'bigint' });
+    const fill = ranged.fillChunkFromSql(day, '10', '20');
+    expect(fill.text).toBe(
+      `${ranged.fillFromSql(day, '10', '20').text.replace(') INSERT INTO', '), filled AS (INSERT INTO')} RETURNING "id" AS k) ` +
+        'SELECT count(*)::integer AS n, min(k)::text AS lo, max(k)::text AS hi FROM filled',
+    );
+    expect(fill.values).toEqual(ranged.fillFromSql(day, '10', '20').values);
+    // a key whose min() and max() do not follow its index: the count alone, as outputKeyRange is null
+    const uuids = compileRun(spec, { ...shape, keyType: 'uuid', targetKeyType: 'uuid' });
+    expect(uuids.outputKeyRange).toBeNull();
+    expect(uuids.fillChunkFromSql(day, null, null).text).toMatch(/RETURNING "id" AS k\) SELECT count\(\*\)::integer AS n FROM filled$/);
+  });
+
   test('a partition split while running holds only its stretch of keys: (after, through] beside the cursor, in every statement', () => {
     const upper = { ...day, stretch: { after: '40', through: null } };
     const lower = { ...day, stretch: { after: null, through: '40' } };
