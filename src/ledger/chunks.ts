@@ -1,6 +1,6 @@
 /**
  * Reads of backfill.chunks, the chunk log (one row per committed chunk, written in the chunk's
- * own transaction by recordChunk in partitions.ts): the report's timeline, status's writers and
+ * own transaction by checkpointChunk in partitions.ts): the report's timeline, status's writers and
  * pace, and the chunk starts a gate samples from.
  */
 import type pg from 'pg';

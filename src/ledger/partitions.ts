@@ -101,19 +101,6 @@ export async function startAttempt(db: Queryable, runId: string, partitionId: st
   return existing;
 }
 
-/** Advances the cursor and adds a chunk's counts; call inside the chunk's transaction. Returns the row after. */
-export async function checkpoint(client: pg.PoolClient, runId: string, partitionId: string, cursor: string | null, counts: RowCounts): Promise<PartitionRow> {
-  const { rows } = await client.query<PartitionRow>(
-    `UPDATE backfill.partitions
-        SET cursor = $3, rows_read = rows_read + $4, rows_written = rows_written + $5, rows_unchanged = rows_unchanged + $6,
-            rows_skipped = rows_skipped + $7, chunks = chunks + 1, updated_at = now()
-      WHERE run_id = $1 AND partition_id = $2
-      RETURNING *`,
-    [runId, partitionId, cursor, counts.rowsRead, counts.rowsWritten, counts.rowsUnchanged, counts.rowsSkipped ?? 0],
-  );
-  return rows[0];
-}
-
 /**
  * Records a partition's end, from the statuses PARTITION_TRANSITIONS allows into it (a
  * pending partition can fail or be cancelled, never succeed). `completions` counts
@@ -225,16 +212,38 @@ export interface ChunkRecord {
   worker?: string;
 }
 
-/** Logs a committed chunk; call inside the chunk's transaction. */
-export async function recordChunk(client: pg.PoolClient, runId: string, partitionId: string, c: ChunkRecord): Promise<void> {
-  await client.query(
-    `INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
-       chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker, xid)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, pg_current_xact_id())`,
+/**
+ * A chunk's checkpoint, in one statement inside its transaction (the partition row locked, its
+ * status running): the cursor advanced and the counts added, the chunk logged, and with
+ * `finishes` the partition succeeded (as finishPartition records it). Returns the row after.
+ */
+export async function checkpointChunk(
+  client: pg.PoolClient,
+  runId: string,
+  partitionId: string,
+  cursor: string | null,
+  c: ChunkRecord,
+  finishes = false,
+): Promise<PartitionRow> {
+  const { rows } = await client.query<PartitionRow>(
+    `WITH advanced AS (
+       UPDATE backfill.partitions
+          SET cursor = $3, rows_read = rows_read + $6, rows_written = rows_written + $7, rows_unchanged = rows_unchanged + $8,
+              rows_skipped = rows_skipped + $14, chunks = chunks + 1, updated_at = now(),
+              status = CASE WHEN $16 THEN 'succeeded' ELSE status END,
+              finished_at = CASE WHEN $16 THEN now() ELSE finished_at END,
+              completions = completions + CASE WHEN $16 THEN 1 ELSE 0 END
+        WHERE run_id = $1 AND partition_id = $2
+        RETURNING *),
+     logged AS (
+       INSERT INTO backfill.chunks (run_id, partition_id, seq, key_from, key_to, rows_read, rows_written, rows_unchanged,
+         chunk_size, duration_ms, wait_ms, governed_by, guard_value, rows_skipped, worker, xid)
+       VALUES ($1, $2, $17, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, pg_current_xact_id()))
+     SELECT * FROM advanced`,
     [
       runId,
       partitionId,
-      c.seq,
+      cursor,
       c.keyFrom,
       c.keyTo,
       c.counts.rowsRead,
@@ -247,8 +256,11 @@ export async function recordChunk(client: pg.PoolClient, runId: string, partitio
       c.guardValue ?? null,
       c.counts.rowsSkipped ?? 0,
       c.worker ?? null,
+      finishes,
+      c.seq,
     ],
   );
+  return rows[0];
 }
 
 /** Says why a running partition is not writing (or clears it with null); writes only on change. */

@@ -9,7 +9,7 @@
  * whole or not at all: one conflict holds the partition.
  */
 import type pg from 'pg';
-import { checkpoint, finishPartition, recordChunk, type PartitionRow } from '../ledger/partitions';
+import { checkpointChunk, finishPartition, type PartitionRow } from '../ledger/partitions';
 import { markReverted, nextOriginalChunk, recordConflicts } from '../ledger/reverts';
 import type { ChunkRecordDecision } from '../governor';
 import type { RowCounts } from '../domain/types';
@@ -59,8 +59,7 @@ async function restoreNextChunk(
     return (await client.query<Tally>(t.text, t.values)).rows[0];
   };
   const log = async (counts: Required<RowCounts>) => {
-    const row = await checkpoint(client, runId, partitionId, hi, counts);
-    await recordChunk(client, runId, partitionId, {
+    return checkpointChunk(client, runId, partitionId, hi, {
       seq: locked.chunks + 1,
       keyFrom: locked.cursor,
       keyTo: hi,
@@ -72,7 +71,6 @@ async function restoreNextChunk(
       guardValue: request.record.guardValue,
       worker: request.worker,
     });
-    return row;
   };
 
   if (ctx.spec.target.mode === 'replace') {
