@@ -59,9 +59,9 @@ maybe(
   'the run summary and current details are ciphertext in the Web UI without the codec server, and readable through it',
   async () => {
     const payloadKeys = { current: randomBytes(32), old: [] };
-    const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
+    const codecPort = await freePort();
     const codecUrl = `http://127.0.0.1:${codecPort}`;
-    dev = await startDevServer({ cliPath: process.env.TEMPORAL_CLI!, port, uiPort, logLevel: 'error', extraArgs: ['--ui-codec-endpoint', codecUrl] });
+    dev = await startDevServer({ cliPath: process.env.TEMPORAL_CLI!, uiPort: 'any', logLevel: 'error', extraArgs: ['--ui-codec-endpoint', codecUrl] });
     const taskQueue = uniqueQueue('codec-ui');
     const worker = await startTestWorker(taskQueue, { temporal: { address: dev.address, payloadKeys }, bundle: await encryptedWorkflowBundle() });
     const sealed = await connectClient({ address: dev.address, namespace: 'default', payloadKeys });

@@ -15,9 +15,12 @@ import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export interface DevServerOptions {
   cliPath: string;
+  /** Omitted: a free port, chosen again if the server could not start on it. */
   port?: number;
-  /** Web UI port; null runs headless. */
-  uiPort?: number | null;
+  /** Web UI port; null runs headless, 'any' a free port, omitted the server's port + 1000. */
+  uiPort?: number | null | 'any';
+  /** How a free port is found (default: the operating system picks one). */
+  choosePort?: () => Promise<number>;
   /** A persistent SQLite file; omitted = in memory. */
   dbFile?: string;
   namespace?: string;
@@ -46,24 +49,51 @@ const TYPE_NAMES: Record<string, string> = {
   KEYWORD_LIST: 'KeywordList',
 };
 
+/**
+ * Starts on the ports given, or on free ones. Ports this function chooses can be taken by
+ * another process between the choice and the server's bind (a busy machine opens connections
+ * from the same range), so a server that exits while starting on ports of its own choosing is
+ * started again on fresh ones; ports the caller fixed are the caller's to change.
+ */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
-  const port = options.port ?? (await freePort());
+  const portsAreOurs = options.port === undefined && typeof options.uiPort !== 'number';
+  const choosePort = options.choosePort ?? freePort;
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port ?? (await choosePort());
+    const uiPort = options.uiPort === 'any' ? await choosePort() : options.uiPort === undefined ? port + 1000 : options.uiPort;
+    try {
+      return await startOnce(options, port, uiPort);
+    } catch (err) {
+      if (!(err instanceof ExitedWhileStarting) || !portsAreOurs || attempt >= PORT_ATTEMPTS) throw err;
+      options.say?.(`Temporal: ${err.message}; starting it again on other ports`);
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 3;
+
+/** The server process ended before it answered. */
+export class ExitedWhileStarting extends Error {}
+
+async function startOnce(options: DevServerOptions, port: number, uiPort: number | null): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
   args.push('--namespace', options.namespace ?? 'default');
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
   }
-  if (options.uiPort === null) args.push('--headless');
-  else args.push('--ui-port', String(options.uiPort ?? port + 1000));
+  if (uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
   for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=${TYPE_NAMES[key.type]}`);
   args.push(...(options.extraArgs ?? []));
 
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const stderr = new StartupOutput();
+  child.stderr!.on('data', (d: Buffer) => stderr.add(d.toString()));
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal server start-dev exited with ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`))),
+    child.once('exit', (code, signal) =>
+      reject(new ExitedWhileStarting(`the dev server on port ${port} exited with ${code ?? signal} while starting: ${stderr.reason()}`)),
+    ),
   );
   exited.catch(() => undefined); // raced below; a later exit (our own stop) is no error
   const address = `127.0.0.1:${port}`;
@@ -96,10 +126,39 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   }
   return {
     address,
-    uiUrl: options.uiPort === null ? undefined : `http://127.0.0.1:${options.uiPort ?? port + 1000}`,
+    uiUrl: uiPort === null ? undefined : `http://127.0.0.1:${uiPort}`,
     process: child,
     stop,
   };
+}
+
+/**
+ * What a server that died while starting said, kept so its cause survives: a Go panic ends in
+ * a long stack whose last lines name only `main.main`, so the lines that say what went wrong
+ * (the panic, an error, a taken address) are picked out of the start of the output.
+ */
+export class StartupOutput {
+  private head = '';
+  private tail = '';
+
+  add(text: string): void {
+    if (this.head.length < 64_000) this.head += text;
+    this.tail = (this.tail + text).slice(-2_000);
+  }
+
+  reason(): string {
+    const lines = (s: string) =>
+      s
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
+    const telling = lines(this.head)
+      .filter((l) => /^panic:|address already in use|\b(error|fatal)\b/i.test(l))
+      .slice(0, 3);
+    const last = lines(this.tail).slice(-2);
+    const picked = [...new Set([...telling, ...last])];
+    return picked.length > 0 ? picked.join(' | ') : 'it printed nothing';
+  }
 }
 
 /** True when a Temporal frontend answers at the address. */

@@ -29,7 +29,7 @@ export default async function globalSetup(): Promise<void> {
   const bundles = writeWorkflowBundles(tmp);
   bundles.catch(() => undefined); // awaited below; a server failing first must not leave it unhandled
   // the task hand-offs of the dev server `demo` starts: runs in the tests move as fast as users' do
-  const server = await startDevServer({ cliPath, uiPort: await freePort(), logLevel: 'error', extraArgs: TASK_HANDOFF_SPEED });
+  const server = await startDevServer({ cliPath, uiPort: 'any', logLevel: 'error', extraArgs: TASK_HANDOFF_SPEED });
   // two files run at once (test/setup/take-turns.ts), each with its pools, workers and spawned CLIs
   const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say, settings: { max_connections: '300' } });
   await bundles;
