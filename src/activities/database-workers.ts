@@ -7,8 +7,10 @@
 import { Context } from '@temporalio/activity';
 import type { WorkerGap } from '../domain/types';
 import { databaseWorkers } from '../temporal/task-queue-pollers';
+import { withCallDeadline } from './temporal-call-deadline';
 
 export async function findWorkerGap(input: { database: string; queue: string }): Promise<WorkerGap | null> {
-  const workers = await databaseWorkers(Context.current().client.workflow, input.queue);
+  const { client } = Context.current();
+  const workers = await withCallDeadline(client, () => databaseWorkers(client.workflow, input.queue));
   return workers.serving ? null : { database: input.database, queue: input.queue, since: workers.lastSeen?.toISOString() ?? null };
 }

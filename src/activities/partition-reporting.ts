@@ -11,6 +11,7 @@ import { setHoldReason, type PartitionRow } from '../ledger/partitions';
 import { PartitionState, REPORTED_PARTITION_STATES } from '../domain/types';
 import { partitionConditionSignal } from '../workflows/messages';
 import { ConditionReporter } from './condition-reporter';
+import { withCallDeadline } from './temporal-call-deadline';
 
 export interface ChunkHeartbeat {
   partitionId: string;
@@ -38,7 +39,8 @@ export class PartitionReporting {
     this.beat = { partitionId: ids.partitionId, chunks: row.chunks, rowsWritten: Number(row.rows_written), state: PartitionState.Writing };
     this.reporter = new ConditionReporter(
       ids.partitionId,
-      (condition) => activity.client.workflow.getHandle(ids.runWorkflowId).signal(partitionConditionSignal, condition),
+      // with a deadline: close() waits for a report in flight, and the partition's end with it
+      (condition) => withCallDeadline(activity.client, () => activity.client.workflow.getHandle(ids.runWorkflowId).signal(partitionConditionSignal, condition)),
       log,
       // a reason left in the ledger means an earlier attempt may have told the run we were held
       { stale: row.hold_reason !== null },

@@ -48,6 +48,7 @@ import type { Logger } from 'pino';
 import { PartitionReporting } from './partition-reporting';
 import type { RunContext, RunContextCache } from './run-context';
 import type pg from 'pg';
+import { withCallDeadline } from './temporal-call-deadline';
 
 export interface ProcessPartitionInput {
   database: string;
@@ -281,9 +282,6 @@ class PartitionLoop {
   }
 }
 
-/** How long the report's signal may take before the partition workflow sends it instead. */
-const REPORT_DEADLINE_MS = 10_000;
-
 /**
  * The partition's outcome goes to its run straight from here, as soon as it is in the ledger:
  * the run can start the next partition without waiting for this activity's completion to reach
@@ -293,11 +291,8 @@ const REPORT_DEADLINE_MS = 10_000;
  */
 async function reportToRun(activity: Context, runWorkflowId: string, report: PartitionReport, log: Logger): Promise<PartitionReport> {
   try {
-    // a call without a deadline may wait forever on a connection that stalled without a reset;
-    // past this one the partition workflow reports instead, as a command of its own
-    await activity.client.withDeadline(Date.now() + REPORT_DEADLINE_MS, () =>
-      activity.client.workflow.getHandle(runWorkflowId).signal(partitionFinishedSignal, report),
-    );
+    // past its deadline the partition workflow reports instead, as a command of its own
+    await withCallDeadline(activity.client, () => activity.client.workflow.getHandle(runWorkflowId).signal(partitionFinishedSignal, report));
     return { ...report, reported: true };
   } catch (err) {
     log.warn({ error: (err as Error).message }, 'could not report to the run; the partition workflow will');

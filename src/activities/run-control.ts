@@ -43,6 +43,7 @@ import { inReadOnlyCheck, querySingle } from '../db/session';
 import { compileRun } from '../compiler/statements';
 import type { ActivityDeps } from './deps';
 import { withWorkerNotify } from '../notify/worker-default';
+import { withCallDeadline } from './temporal-call-deadline';
 
 export interface SyncRunControlInput {
   database: string;
@@ -115,7 +116,7 @@ export function runControlActivities(deps: ActivityDeps) {
         const workflowId = partitionWorkflowId(input.name, input.runId, partitionId);
         let status: string;
         try {
-          status = (await client.workflow.getHandle(workflowId).describe()).status.name;
+          status = (await withCallDeadline(client, () => client.workflow.getHandle(workflowId).describe())).status.name;
         } catch (err) {
           if (err instanceof WorkflowNotFoundError) continue; // not started yet, or long gone: nothing to conclude
           throw err;

@@ -17,6 +17,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { PartitionWorkflowInput } from '../domain/types';
 import type { WorkerDeployment } from '../temporal/worker-versioning';
+import { withCallDeadline } from './temporal-call-deadline';
 
 export interface PartitionStart {
   workflowId: string;
@@ -41,28 +42,32 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
   return async function startPartitionWorkflow(start: PartitionStart): Promise<PartitionStarted> {
     const { client } = Context.current();
     try {
-      // with a deadline: a call without one may wait forever on a connection that stalled
-      // without a reset, and this local activity's retry is what gets the partition started
-      const handle = await client.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-        client.workflow.start('backfillPartitionWorkflow', {
-          workflowId: start.workflowId,
-          taskQueue: start.taskQueue,
-          args: [start.input],
-          staticSummary: start.summary,
-          staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
-          // where this worker polls the partition's queue and has a workflow slot free, the
-          // partition's first workflow task comes back in the start's reply (the SDK asks only then).
-          // Not for a partition whose first attempt is local: that attempt runs where its workflow
-          // task runs, and eagerly every small partition of the run would run on the run's worker;
-          // through the queue they spread over every worker of the database
-          requestEagerStart: !start.input.localFirst,
-          // the partition's local attempt runs in this workflow task (backfill-partition.ts): a worker
-          // that dies under it is noticed when the task times out, as the activity's heartbeat would notice
-          ...(start.input.heartbeatTimeoutMs !== undefined ? { workflowTaskTimeout: Math.min(10_000, start.input.heartbeatTimeoutMs) } : {}),
-          // a pinned run's partitions finish on its build, as its children did: this local
-          // activity runs on the worker that holds the run's workflow task, so on the run's build
-          ...(deployment?.behavior === 'PINNED' ? { versioningOverride: { pinnedTo: { deploymentName: deployment.name, buildId: deployment.buildId } } } : {}),
-        }),
+      // past its deadline this local activity's retry is what gets the partition started
+      const handle = await withCallDeadline(
+        client,
+        () =>
+          client.workflow.start('backfillPartitionWorkflow', {
+            workflowId: start.workflowId,
+            taskQueue: start.taskQueue,
+            args: [start.input],
+            staticSummary: start.summary,
+            staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
+            // where this worker polls the partition's queue and has a workflow slot free, the
+            // partition's first workflow task comes back in the start's reply (the SDK asks only then).
+            // Not for a partition whose first attempt is local: that attempt runs where its workflow
+            // task runs, and eagerly every small partition of the run would run on the run's worker;
+            // through the queue they spread over every worker of the database
+            requestEagerStart: !start.input.localFirst,
+            // the partition's local attempt runs in this workflow task (backfill-partition.ts): a worker
+            // that dies under it is noticed when the task times out, as the activity's heartbeat would notice
+            ...(start.input.heartbeatTimeoutMs !== undefined ? { workflowTaskTimeout: Math.min(10_000, start.input.heartbeatTimeoutMs) } : {}),
+            // a pinned run's partitions finish on its build, as its children did: this local
+            // activity runs on the worker that holds the run's workflow task, so on the run's build
+            ...(deployment?.behavior === 'PINNED'
+              ? { versioningOverride: { pinnedTo: { deploymentName: deployment.name, buildId: deployment.buildId } } }
+              : {}),
+          }),
+        START_DEADLINE_MS,
       );
       return { partitionRunId: handle.firstExecutionRunId, eagerlyStarted: handle.eagerlyStarted };
     } catch (err) {
