@@ -19,6 +19,8 @@ import type { RunShape } from '../src/compiler/shape';
 import type { Spec } from '../src/specs/schema';
 import { resolveSpec } from '../src/specs/resolve';
 import type { PartitionBounds } from '../src/domain/types';
+import { likelyLastChunk } from '../src/domain/partition-average';
+import { fillAnswer, type FillAnswer } from '../src/db/output-key-range';
 
 /** The loop's sessions for a whole invocation: `streams` of them, never closed while idle; end() it when done. */
 export const openBareSessions = (url: string, streams = 2): pg.Pool => new pg.Pool({ connectionString: url, max: streams, idleTimeoutMillis: 0 });
@@ -57,7 +59,7 @@ export async function bareChunkLoop(
         for (;;) {
           // the chunk's transaction as the worker opens it: one snapshot for read and write
           await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-          const likelyLast = rowsPlanned !== undefined && rowsPlanned / partitions.length - read < spec.limits.chunkSize;
+          const likelyLast = likelyLastChunk(rowsPlanned, partitions.length, read, spec.limits.chunkSize);
           const b = compiled.chunkBounds(bounds, cursor, spec.limits.chunkSize, likelyLast);
           const { n, hi } = (await client.query<{ n: number; hi: string | null }>(b.text, b.values)).rows[0];
           if (n === 0) {
@@ -65,9 +67,7 @@ export async function bareChunkLoop(
             break;
           }
           const fill = compiled.fillChunkFromSql(bounds, cursor, hi);
-          const filled = (await client.query<{ n: number; lo?: string | null; hi?: string | null }>(fill.text, fill.values)).rows[0];
-          const outputRows = filled.n;
-          const range = compiled.outputKeyRange ? { lo: filled.lo ?? null, hi: filled.hi ?? null } : null;
+          const { rows: outputRows, range } = fillAnswer(compiled, (await client.query<FillAnswer>(fill.text, fill.values)).rows[0]);
           if (images && imaging)
             for (const c of imaging.capture({ table: images, rowType: `${images}_row` }, bounds, range, outputRows)) await client.query(c.text, c.values);
           for (const w of compiled.write(bounds, range)) await client.query(w.text, w.values);

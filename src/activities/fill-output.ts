@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import type { PartitionRow } from '../ledger/partitions';
 import type { OutputKeyRange } from '../compiler/target-join';
-import { readOutputKeyRange } from '../db/output-key-range';
+import { fillAnswer, readOutputKeyRange, type FillAnswer } from '../db/output-key-range';
 import { fillFromModule, type OutputTable } from '../transforms/module-fill';
 import type { RunContext } from './run-context';
 
@@ -28,9 +28,7 @@ export async function fillOutput(
   if (!module) {
     // one statement: the fill answers its own count and key range
     const fill = compiled.fillChunkFromSql(bounds, cursor, hi);
-    const { rows } = await client.query<{ n: number; lo?: string | null; hi?: string | null }>(fill.text, fill.values);
-    const filled = rows[0];
-    return { rows: filled.n, range: compiled.outputKeyRange ? { lo: filled.lo ?? null, hi: filled.hi ?? null } : null };
+    return fillAnswer(compiled, (await client.query<FillAnswer>(fill.text, fill.values)).rows[0]);
   }
   const rows = await fillFromModule(client, { ...ctx, module }, table, bounds, cursor, hi);
   return { rows, range: await readOutputKeyRange(client, compiled) };

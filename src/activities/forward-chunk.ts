@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { finishPartition, checkpointChunk, type PartitionRow } from '../ledger/partitions';
 import { boundsText } from '../compiler/partition-predicate';
 import type { OutputKeyRange } from '../compiler/target-join';
+import { likelyLastChunk } from '../domain/partition-average';
 import type { PartitionBounds } from '../domain/types';
 import type { OutputTable } from '../transforms/module-fill';
 import { TransformError } from '../transforms/transform-error';
@@ -90,8 +91,7 @@ export function forwardChunk(ctx: RunContext, request: ChunkRequest): ChunkBody 
  */
 function likelyLast(ctx: RunContext, partition: PartitionRow, limit: number): boolean {
   const { rows_planned: planned, partitions_total: partitions } = ctx.run;
-  if (planned == null || partitions === 0) return false;
-  return Number(planned) / partitions - Number(partition.rows_read) < limit;
+  return likelyLastChunk(planned == null ? null : Number(planned), partitions, Number(partition.rows_read), limit);
 }
 
 /**

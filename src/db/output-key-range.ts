@@ -12,3 +12,14 @@ export async function readOutputKeyRange(client: pg.ClientBase, compiled: Pick<C
   if (!compiled.outputKeyRange) return null;
   return (await client.query<OutputKeyRange>(compiled.outputKeyRange)).rows[0];
 }
+
+/** A SQL fill's one row (CompiledRun.fillChunkFromSql): its count, and its key range where the run takes one. */
+export interface FillAnswer {
+  n: number;
+  lo?: string | null;
+  hi?: string | null;
+}
+
+export function fillAnswer(compiled: Pick<CompiledRun, 'outputKeyRange'>, row: FillAnswer): { rows: number; range: OutputKeyRange | null } {
+  return { rows: row.n, range: compiled.outputKeyRange ? { lo: row.lo ?? null, hi: row.hi ?? null } : null };
+}

@@ -5,6 +5,7 @@
  * arguments, so each function is replay-safe and unit-tested over tables of cases.
  * The state is carried across continue-as-new: its fields only ever grow, optional.
  */
+import { rowsPerPartition } from '../domain/partition-average';
 import { applyLimitsChange, limitsChangeProblem } from '../domain/limits';
 import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../domain/statuses';
 import type { NotifyTarget } from '../specs/notify-schema';
@@ -313,6 +314,6 @@ export function workerGapSeen(s: RunState, gap: WorkerGap | undefined): RunState
  * attempt would hand them over at once, a hop for nothing.
  */
 export function smallPartitions(s: RunState): boolean {
-  if (s.rowsPlanned === undefined || s.partitionsTotal === 0) return false;
-  return s.rowsPlanned / s.partitionsTotal <= 2 * s.limits.chunkSize;
+  const average = rowsPerPartition(s.rowsPlanned, s.partitionsTotal);
+  return average !== undefined && average <= 2 * s.limits.chunkSize;
 }
