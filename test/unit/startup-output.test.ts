@@ -1,4 +1,4 @@
-import { StartupOutput } from '../../src/dev/temporal-server';
+import { StartupOutput } from '../../src/dev/startup-output';
 
 describe('what a dev server that died while starting said', () => {
   test('a Go panic keeps its first line, not only the stack that ends in main.main', () => {
