@@ -7,6 +7,7 @@ import { afterActivities } from '../after-actions/after-activities';
 import { findWorkerGap } from './database-workers';
 import { onTheRunsDatabase } from './database-check';
 import { gateActivities } from '../gates/gate-activities';
+import { withHeartbeatTicker } from './heartbeat-ticker';
 import { processPartitionActivity } from './process-partition';
 import { registerRunActivity } from './register-run';
 import { registerRevertActivity } from '../undo/register-revert';
@@ -31,8 +32,7 @@ export function createActivities(deps: ActivityDeps) {
       processPartition: processPartitionActivity(deps, contexts),
       splitTail: splitTailActivity(deps, contexts),
       ...runControlActivities(deps),
-      ...gateActivities(deps, contexts),
-      ...afterActivities(deps),
+      ...withHeartbeatTicker({ ...gateActivities(deps, contexts), ...afterActivities(deps) }),
       ...notifyActivities(deps),
     }),
   });

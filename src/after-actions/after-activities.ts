@@ -3,23 +3,22 @@
  * after-actions (src/after-actions/run-actions.ts). It never fails the run: a failed action
  * is recorded and reported as `downstream: failed`.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Refused, runAfterActions } from './run-actions';
 import { cleanupRefusal, cleanupRun } from '../after-actions/cleanup-run';
 import { FailureType } from '../domain/failures';
 import type { ActivityDeps } from '../activities/deps';
+import { recordProgress } from '../activities/heartbeat-ticker';
 
 export function afterActivities(deps: ActivityDeps) {
   return {
     async runAfterActions(input: { database: string; runId: string }): Promise<{ downstream: 'succeeded' | 'failed' }> {
-      const activity = Context.current();
       try {
         const outcome = await runAfterActions(deps.pools.get(input.database), input.runId, {
           trust: deps.trust,
           logger: deps.logger,
           actor: 'backfill',
-          onTry: () => activity.heartbeat(),
+          onTry: () => recordProgress(),
         });
         return { downstream: outcome.downstream };
       } catch (err) {

@@ -32,6 +32,7 @@ import { captureColumn, driftProblems } from './distributions';
 import { loadCaptures, storeCapture } from '../ledger/distributions';
 import type { ActivityDeps } from '../activities/deps';
 import type { RunContext, RunContextCache } from '../activities/run-context';
+import { recordProgress } from '../activities/heartbeat-ticker';
 
 export interface GateVerdict {
   passed: boolean;
@@ -52,7 +53,6 @@ function verdict(t: GateTally): GateVerdict {
 export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
   async function gateContext(pool: pg.Pool, ctx: RunContext, stage: 'canary' | 'ramp' | 'final', sampleEvery: number): Promise<GateContext> {
     const run = await getRun(pool, ctx.run.run_id);
-    const activity = Context.current();
     return {
       pool,
       ctx,
@@ -64,7 +64,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
       // the run's chunk size is what its transform is known to finish within the statement timeout
       pageRows: Math.min(PAGE_ROWS, ctx.spec.limits.chunkSize),
       recordPassing: stage === 'canary',
-      onPage: () => activity.heartbeat(),
+      onPage: () => recordProgress(),
     };
   }
 
@@ -130,7 +130,7 @@ export function gateActivities(deps: ActivityDeps, contexts: RunContextCache) {
     const checks = run.spec.validate?.distributions ?? [];
     for (const check of checks) {
       await storeCapture(pool, input.runId, run.attempt, 'before', await captureColumn(pool, run.spec.target.table, check.column, null, timeoutMs));
-      Context.current().heartbeat();
+      recordProgress();
     }
     return checks.length;
   }
@@ -249,7 +249,7 @@ async function checkPartitionRange(
     });
     if (rows.length > 0) {
       ordinal = rows[rows.length - 1].ordinal + 1;
-      activity.heartbeat({ ordinal, tally });
+      recordProgress({ ordinal, tally });
     }
     if (rows.length < PARTITIONS_PER_READ) break;
   }

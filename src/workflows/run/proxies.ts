@@ -49,7 +49,8 @@ export function checkActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '24 hours',
-    heartbeatTimeout: '5 minutes',
+    // the checks heartbeat every few seconds while they work (activities/heartbeat-ticker.ts)
+    heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
 }

@@ -1,0 +1,51 @@
+/**
+ * The run's checks and after-actions (checkActivities in workflows/run/proxies.ts) heartbeat
+ * every few seconds while they work, not only between pages of work: a worker that dies under
+ * one is then noticed within that proxy's short heartbeat timeout, where a heartbeat per page
+ * needed one long enough for the slowest page (minutes of a run held for nothing). A statement
+ * that hangs is not kept alive for ever by the ticker: each runs under the run's statement
+ * timeout.
+ *
+ * The ticker repeats the progress the activity last recorded (`recordProgress`), so a retry still
+ * resumes from it; until then, the progress its attempt resumed from.
+ */
+import { Context } from '@temporalio/activity';
+
+/** Often enough for checkActivities' heartbeat timeout (30 s); the SDK throttles what it sends. */
+const TICK_MS = 5_000;
+
+const progress = new WeakMap<Context, { details: unknown }>();
+
+/** The activity's progress so far: sent now, and repeated by the ticker. */
+export function recordProgress(details?: unknown): void {
+  const activity = Context.current();
+  const held = progress.get(activity);
+  if (held) held.details = details;
+  activity.heartbeat(details);
+}
+
+type Activity = (...args: never[]) => Promise<unknown>;
+
+/** Each activity of `activities` with a heartbeat ticker while it runs (none for a local attempt, which cannot heartbeat). */
+export function withHeartbeatTicker<T extends Record<string, Activity>>(activities: T): T {
+  const wrapped: Record<string, Activity> = {};
+  for (const [name, activity] of Object.entries(activities)) {
+    wrapped[name] = {
+      // the function keeps its name: Temporal registers activities by their keys, logs by theirs
+      async [name](...args: never[]) {
+        const context = Context.current();
+        if (context.info.isLocal) return activity(...args);
+        const held = { details: context.info.heartbeatDetails as unknown };
+        progress.set(context, held);
+        const ticker = setInterval(() => context.heartbeat(held.details), TICK_MS);
+        try {
+          return await activity(...args);
+        } finally {
+          clearInterval(ticker);
+          progress.delete(context);
+        }
+      },
+    }[name];
+  }
+  return wrapped as T;
+}
