@@ -20,7 +20,7 @@ afterEach(() => jest.useRealTimers());
 
 /** Runs `activity` to its end on fake time. */
 async function runFor<T>(env: MockActivityEnvironment, activity: () => Promise<T>, ms: number): Promise<T> {
-  const result = env.run(activity);
+  const result = env.run<[], T, () => Promise<T>>(activity);
   await jest.advanceTimersByTimeAsync(ms);
   return result;
 }
