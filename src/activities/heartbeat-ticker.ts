@@ -10,6 +10,7 @@
  * resumes from it; until then, the progress its attempt resumed from.
  */
 import { Context } from '@temporalio/activity';
+import { mapActivities, type Activity } from './map-activities';
 
 /** Often enough for checkActivities' heartbeat timeout (30 s); the SDK throttles what it sends. */
 const TICK_MS = 5_000;
@@ -24,28 +25,19 @@ export function recordProgress(details?: unknown): void {
   activity.heartbeat(details);
 }
 
-type Activity = (...args: never[]) => Promise<unknown>;
-
 /** Each activity of `activities` with a heartbeat ticker while it runs (none for a local attempt, which cannot heartbeat). */
 export function withHeartbeatTicker<T extends Record<string, Activity>>(activities: T): T {
-  const wrapped: Record<string, Activity> = {};
-  for (const [name, activity] of Object.entries(activities)) {
-    wrapped[name] = {
-      // the function keeps its name: Temporal registers activities by their keys, logs by theirs
-      async [name](...args: never[]) {
-        const context = Context.current();
-        if (context.info.isLocal) return activity(...args);
-        const held = { details: context.info.heartbeatDetails as unknown };
-        progress.set(context, held);
-        const ticker = setInterval(() => context.heartbeat(held.details), TICK_MS);
-        try {
-          return await activity(...args);
-        } finally {
-          clearInterval(ticker);
-          progress.delete(context);
-        }
-      },
-    }[name];
-  }
-  return wrapped as T;
+  return mapActivities(activities, async (_name, activity, args) => {
+    const context = Context.current();
+    if (context.info.isLocal) return activity(...args);
+    const held = { details: context.info.heartbeatDetails as unknown };
+    progress.set(context, held);
+    const ticker = setInterval(() => context.heartbeat(held.details), TICK_MS);
+    try {
+      return await activity(...args);
+    } finally {
+      clearInterval(ticker);
+      progress.delete(context);
+    }
+  });
 }

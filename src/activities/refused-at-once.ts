@@ -19,25 +19,16 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { failsEveryTime, summarizePgError } from '../db/errors';
 import { FailureType } from '../domain/failures';
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- activities take and return anything serializable
-type Activity = (...args: any[]) => Promise<unknown>;
+import { mapActivities, type Activity } from './map-activities';
 
 export function refusedAtOnce<T extends Record<string, Activity>>(activities: T): T {
-  const wrapped: Record<string, Activity> = {};
-  for (const [name, activity] of Object.entries(activities)) {
-    wrapped[name] = {
-      // the function keeps its name: Temporal registers activities by their keys, logs by theirs
-      async [name](...args: unknown[]) {
-        try {
-          return await activity(...args);
-        } catch (err) {
-          throw failsEveryTime(err) ? refusal(name, err) : err;
-        }
-      },
-    }[name];
-  }
-  return wrapped as T;
+  return mapActivities(activities, async (name, activity, args) => {
+    try {
+      return await activity(...args);
+    } catch (err) {
+      throw failsEveryTime(err) ? refusal(name, err) : err;
+    }
+  });
 }
 
 export function refusal(activityName: string, err: unknown): ApplicationFailure {

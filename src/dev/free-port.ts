@@ -16,3 +16,26 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** A start that failed in a way another port might not. */
+export class ExitedWhileStarting extends Error {}
+
+/**
+ * Starts a server on ports it chose, again on fresh ones when it exits while starting, at most
+ * `attempts` times. `portsAreOurs` false (the caller fixed a port) fails at once: that port is the
+ * caller's to change. Only `ExitedWhileStarting` is tried again; `say` hears each retry.
+ */
+export async function onFreshPorts<T>(
+  start: () => Promise<T>,
+  options: { portsAreOurs: boolean; say?: (line: string) => void; again: string; attempts?: number },
+): Promise<T> {
+  const attempts = options.attempts ?? 3;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (!(err instanceof ExitedWhileStarting) || !options.portsAreOurs || attempt >= attempts) throw err;
+      options.say?.(`${err.message}; ${options.again}`);
+    }
+  }
+}

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { embeddedPostgresHome, packageDirOf } from './embedded-postgres-home';
 import { shutdownHandlersInstalled } from './shutdown';
 import { StartupOutput } from './startup-output';
-import { freePort } from './free-port';
+import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
 
 export interface LocalPostgres {
   /** A URL for the maintenance database (`postgres`). */
@@ -72,7 +72,7 @@ export async function startEmbeddedPostgres(options: {
   const dir = options.dataDir;
   mkdirSync(path.dirname(dir), { recursive: true });
   chmodSync(path.dirname(dir), 0o777);
-  for (let attempt = 1; ; attempt++) {
+  const startOnce = async () => {
     const port = options.port === 'any' ? await (options.choosePort ?? freePort)() : options.port;
     const output = new StartupOutput();
     const server = new EmbeddedPostgres({
@@ -93,18 +93,14 @@ export async function startEmbeddedPostgres(options: {
       await server.start();
     } catch (err) {
       // the package rejects with nothing when the server exits: what it printed says why
-      const why = `the embedded PostgreSQL in ${dir} exited while starting on port ${port}: ${err instanceof Error ? err.message : output.reason()}`;
-      if (options.port === 'any' && attempt < PORT_ATTEMPTS) {
-        options.say?.(`${why}; starting it again on another port`);
-        continue;
-      }
-      throw new Error(why);
+      throw new ExitedWhileStarting(
+        `the embedded PostgreSQL in ${dir} exited while starting on port ${port}: ${err instanceof Error ? err.message : output.reason()}`,
+      );
     }
     return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, port, embedded: true, stop: () => server.stop() };
-  }
+  };
+  return onFreshPorts(startOnce, { portsAreOurs: options.port === 'any', say: options.say, again: 'starting it again on another port' });
 }
-
-const PORT_ATTEMPTS = 3;
 
 /** Creates a database if it does not exist and returns its URL (same server, same credentials). */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<string> {

@@ -109,21 +109,19 @@ async function startServices(say: (line: string) => void, stops: (() => Promise<
       namespace: config.namespace,
       say,
       extraArgs: DEV_SERVER_SPEED,
-    }).catch((err: Error) => {
-      if (!/address already in use/i.test(err.message)) throw err;
-      throw new Error(
-        `${err.message}. Another process holds the dev server's port (${port}) or its Web UI's (${uiPort}): stop it, or set TEMPORAL_ADDRESS or TEMPORAL_UI_PORT to a free port (docs/configuration.md)`,
-      );
-    });
+    }).catch(
+      withTakenPortHint(
+        `Another process holds the dev server's port (${port}) or its Web UI's (${uiPort}): stop it, or set TEMPORAL_ADDRESS or TEMPORAL_UI_PORT to a free port (docs/configuration.md)`,
+      ),
+    );
     temporalAddress = server.address;
     uiUrl = server.uiUrl!;
     stops.push(server.stop);
   }
   const pgPort = envSettings().BACKFILL_PG_PORT;
-  const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: pgPort, say }).catch((err: Error) => {
-    if (!/address already in use/i.test(err.message)) throw err;
-    throw new Error(`${err.message}. Another process listens on port ${pgPort}: stop it, or set BACKFILL_PG_PORT to a free port (docs/configuration.md)`);
-  });
+  const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: pgPort, say }).catch(
+    withTakenPortHint(`Another process listens on port ${pgPort}: stop it, or set BACKFILL_PG_PORT to a free port (docs/configuration.md)`),
+  );
   const unregisterPostgres = stopOnExit(postgres.stop);
   stops.push(postgres.stop, async () => unregisterPostgres());
   say(`PostgreSQL: ${postgres.embedded ? `embedded, ${redact(postgres.url)}` : 'DATABASE_URL'}`);
@@ -138,4 +136,12 @@ async function startServices(say: (line: string) => void, stops: (() => Promise<
 
 export function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]+@/, '//$1:***@');
+}
+
+/** A start that failed on a taken port rethrown with what the operator can do about it; other failures as they were. */
+function withTakenPortHint(hint: string): (err: Error) => never {
+  return (err) => {
+    if (!/address already in use/i.test(err.message)) throw err;
+    throw new Error(`${err.message}. ${hint}`);
+  };
 }

@@ -11,9 +11,9 @@ import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
 import { stopOnExit } from './shutdown';
 import { StartupOutput } from './startup-output';
-import { freePort } from './free-port';
+import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
 
-export { freePort };
+export { ExitedWhileStarting, freePort };
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 export interface DevServerOptions {
@@ -61,22 +61,15 @@ const TYPE_NAMES: Record<string, string> = {
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const portsAreOurs = options.port === undefined && typeof options.uiPort !== 'number';
   const choosePort = options.choosePort ?? freePort;
-  for (let attempt = 1; ; attempt++) {
-    const port = options.port ?? (await choosePort());
-    const uiPort = options.uiPort === 'any' ? await choosePort() : options.uiPort === undefined ? port + 1000 : options.uiPort;
-    try {
-      return await startOnce(options, port, uiPort);
-    } catch (err) {
-      if (!(err instanceof ExitedWhileStarting) || !portsAreOurs || attempt >= PORT_ATTEMPTS) throw err;
-      options.say?.(`Temporal: ${err.message}; starting it again on other ports`);
-    }
-  }
+  return onFreshPorts(
+    async () => {
+      const port = options.port ?? (await choosePort());
+      const uiPort = options.uiPort === 'any' ? await choosePort() : options.uiPort === undefined ? port + 1000 : options.uiPort;
+      return startOnce(options, port, uiPort);
+    },
+    { portsAreOurs, say: options.say && ((line) => options.say!(`Temporal: ${line}`)), again: 'starting it again on other ports' },
+  );
 }
-
-const PORT_ATTEMPTS = 3;
-
-/** The server process ended before it answered. */
-export class ExitedWhileStarting extends Error {}
 
 async function startOnce(options: DevServerOptions, port: number, uiPort: number | null): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
