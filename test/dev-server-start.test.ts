@@ -3,33 +3,13 @@
  * process before the server binds it. On ports of its own choosing the start tries again on fresh
  * ones; on a port the caller fixed it fails at once, saying which port and why.
  */
-import { spawn } from 'node:child_process';
 import { ExitedWhileStarting, freePort, isServerUp, startDevServer, type DevServer } from '../src/dev/temporal-server';
-
-/** A port another process holds, as when a busy machine hands a port "found free" to someone else first. */
-async function takenPort(): Promise<{ port: number; release: () => Promise<void> }> {
-  const holder = spawn(process.execPath, ['-e', HOLDER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    holder.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    holder.once('exit', (code) => reject(new Error(`the port holder exited with ${code}`)));
-  });
-  return {
-    port,
-    release: () =>
-      new Promise<void>((resolve) => {
-        if (holder.exitCode !== null) return resolve();
-        holder.once('exit', () => resolve());
-        holder.kill();
-      }),
-  };
-}
-
-const HOLDER = `const s = require('node:net').createServer((c) => c.destroy()); s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
+import { firstChoiceTaken, takenPort } from './helpers/taken-port';
 
 test('a port of its own choosing taken before the server binds it: the server starts on the next one', async () => {
   const taken = await takenPort();
   const said: string[] = [];
-  const chosen: number[] = [];
+  const { choosePort, chosen } = firstChoiceTaken(taken.port, freePort);
   let server: DevServer | undefined;
   try {
     server = await startDevServer({
@@ -38,11 +18,7 @@ test('a port of its own choosing taken before the server binds it: the server st
       logLevel: 'error',
       say: (line) => said.push(line),
       // the first port "found free" is the one another process holds by the time the server binds it
-      choosePort: async () => {
-        const port = chosen.length === 0 ? taken.port : await freePort();
-        chosen.push(port);
-        return port;
-      },
+      choosePort,
     });
     expect(server.address).toBe(`127.0.0.1:${chosen[1]}`);
     expect(await isServerUp(server.address)).toBe(true);

@@ -15,7 +15,9 @@ import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
 import { projectRoot } from './paths';
 import { ensureTemporalCli } from './temporal-cli';
-import { freePort, untilAnswers } from './temporal-server';
+import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
+import { logEnd, outputSince } from './startup-output';
+import { untilAnswers } from './temporal-server';
 import { stopOnExit } from './shutdown';
 import { ensureTemporalServer, postgresAccess, setupTemporalDatabases, type PostgresAccess, type ServerBinaries } from './temporal-server-build';
 
@@ -33,6 +35,9 @@ export interface ProductionServerOptions {
   /** One process for all services (default), or one process per service. */
   split?: boolean;
   numHistoryShards?: number;
+  say?: (line: string) => void;
+  /** How a free port is found (default: the operating system picks one). */
+  choosePort?: () => Promise<number>;
 }
 
 export interface ProductionServer {
@@ -44,9 +49,23 @@ export interface ProductionServer {
   stop(): Promise<void>;
 }
 
-/** Writes the config, starts the server's processes and waits until its frontend answers. */
+/**
+ * Writes the config, starts the server's processes and waits until its frontend answers. Its
+ * ports are found free, and another process can take one before the server binds it: a server
+ * that says so while starting is started again on fresh ones (free-port.ts).
+ */
 export async function startProductionServer(options: ProductionServerOptions): Promise<ProductionServer> {
-  const ports = await allocatePorts();
+  return onFreshPorts(() => startOnFreshPorts(options), {
+    portsAreOurs: true,
+    say: options.say && ((line) => options.say!(`Temporal: ${line}`)),
+    again: 'starting it again on other ports',
+  });
+}
+
+async function startOnFreshPorts(options: ProductionServerOptions): Promise<ProductionServer> {
+  const ports = await allocatePorts(options.choosePort ?? freePort);
+  const logFile = path.join(options.root, 'server.log');
+  const logStart = logEnd(logFile);
   const configDir = path.join(options.root, 'config');
   mkdirSync(configDir, { recursive: true });
   writeFileSync(path.join(configDir, 'production.yaml'), stringify(serverConfig(options, ports)));
@@ -86,6 +105,8 @@ export async function startProductionServer(options: ProductionServerOptions): P
   } catch (err) {
     await kill();
     unregister();
+    const said = outputSince(logFile, logStart).reason();
+    if (/address already in use/i.test(said)) throw new ExitedWhileStarting(`${(err as Error).message}: ${said}`);
     throw err;
   }
   const server: ProductionServer = {
@@ -159,16 +180,16 @@ interface Ports {
   pprof: number;
 }
 
-async function allocatePorts(): Promise<Ports> {
+async function allocatePorts(choosePort: () => Promise<number>): Promise<Ports> {
   // membership ports land in a smallint column (cluster_membership.rpc_port): below 32768
-  const pair = async () => ({ grpc: await freePort(), membership: await freeLowPort() });
+  const pair = async () => ({ grpc: await choosePort(), membership: await freeLowPort() });
   return {
-    frontend: { ...(await pair()), http: await freePort() },
+    frontend: { ...(await pair()), http: await choosePort() },
     history: await pair(),
     matching: await pair(),
     worker: await pair(),
-    metrics: await freePort(),
-    pprof: await freePort(),
+    metrics: await choosePort(),
+    pprof: await choosePort(),
   };
 }
 
@@ -241,11 +262,20 @@ export async function bringUpProductionTemporal(options: {
   split?: boolean;
   namespace?: string;
   say?: (line: string) => void;
+  choosePort?: () => Promise<number>;
 }): Promise<ProductionServer> {
   const binaries = await ensureTemporalServer(options.say);
   const pg = postgresAccess(options.pgUrl);
   await setupTemporalDatabases(binaries, pg, options.databases);
-  const server = await startProductionServer({ binaries, pg, databases: options.databases, root: options.root, split: options.split });
+  const server = await startProductionServer({
+    binaries,
+    pg,
+    databases: options.databases,
+    root: options.root,
+    split: options.split,
+    say: options.say,
+    choosePort: options.choosePort,
+  });
   try {
     await createNamespace(await ensureTemporalCli(options.say), server.address, options.namespace ?? 'default');
   } catch (err) {

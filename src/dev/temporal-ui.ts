@@ -11,7 +11,8 @@ import { pollUntil } from '../util/poll-until';
 import { copyFromModule, goInstall } from './go-install';
 import { cacheDir } from './paths';
 import { stopOnExit } from './shutdown';
-import { freePort } from './temporal-server';
+import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
+import { logEnd, outputSince } from './startup-output';
 
 /** The version of docker-compose.yml's temporalio/ui image (test/compose.test.ts holds them equal). */
 export const TEMPORAL_UI_VERSION = 'v2.42.1';
@@ -55,10 +56,27 @@ export interface RunningUi {
   stop(): Promise<void>;
 }
 
-/** The UI server against a Temporal frontend, on a free port; resolves once it serves its page. */
-export async function startTemporalUi(binaries: UiBinaries, temporalAddress: string, root: string): Promise<RunningUi> {
-  const port = await freePort();
+/**
+ * The UI server against a Temporal frontend, on a free port; resolves once it serves its page.
+ * A server that exits while starting is started again on another port (free-port.ts says why).
+ */
+export async function startTemporalUi(
+  binaries: UiBinaries,
+  temporalAddress: string,
+  root: string,
+  options: { say?: (line: string) => void; choosePort?: () => Promise<number> } = {},
+): Promise<RunningUi> {
+  const choosePort = options.choosePort ?? freePort;
+  return onFreshPorts(async () => startUiOnce(binaries, temporalAddress, root, await choosePort()), {
+    portsAreOurs: true,
+    say: options.say,
+    again: 'starting it again on another port',
+  });
+}
+
+async function startUiOnce(binaries: UiBinaries, temporalAddress: string, root: string, port: number): Promise<RunningUi> {
   const logFile = path.join(root, 'ui.log');
+  const logStart = logEnd(logFile);
   const log = openSync(logFile, 'a');
   const child = spawn(binaries.server, ['--root', path.dirname(binaries.configDir), '--config', 'config', '--env', 'docker', 'start'], {
     env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_UI_PORT: String(port), TEMPORAL_CORS_ORIGINS: `http://127.0.0.1:${port}` },
@@ -83,11 +101,15 @@ export async function startTemporalUi(binaries: UiBinaries, temporalAddress: str
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   if (served !== true) {
+    const exited = child.exitCode !== null;
     await stop();
     unregister();
-    throw new Error(
-      `the Temporal Web UI server ${child.exitCode !== null ? `exited (${child.exitCode})` : 'did not serve'} on ${url} within 30 s; its log: ${logFile}`,
-    );
+    if (exited) {
+      throw new ExitedWhileStarting(
+        `the Temporal Web UI server exited (${child.exitCode}) while starting on ${url}: ${outputSince(logFile, logStart).reason()}; its log: ${logFile}`,
+      );
+    }
+    throw new Error(`the Temporal Web UI server did not serve on ${url} within 30 s; its log: ${logFile}`);
   }
   return {
     url,

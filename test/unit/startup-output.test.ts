@@ -1,4 +1,7 @@
-import { StartupOutput } from '../../src/dev/startup-output';
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { logEnd, outputSince, StartupOutput } from '../../src/dev/startup-output';
 
 describe('what a dev server that died while starting said', () => {
   test('a Go panic keeps its first line, not only the stack that ends in main.main', () => {
@@ -22,5 +25,21 @@ describe('what a dev server that died while starting said', () => {
 
   test('a silent exit says so', () => {
     expect(new StartupOutput().reason()).toBe('it printed nothing');
+  });
+});
+
+describe('what a server that logs to a file said since it was started', () => {
+  test("only what this start wrote counts: an earlier start's taken port in the same log is not this one's", () => {
+    const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'startup-output-')), 'server.log');
+    writeFileSync(log, '{"level":"fatal","msg":"listen tcp 127.0.0.1:7233: bind: address already in use"}\n');
+    const start = logEnd(log);
+    appendFileSync(log, '{"level":"error","msg":"unable to connect to the database"}\n');
+    expect(outputSince(log, start).reason()).toBe('{"level":"error","msg":"unable to connect to the database"}');
+  });
+
+  test('a log not yet written reads as nothing said', () => {
+    const log = path.join(mkdtempSync(path.join(os.tmpdir(), 'startup-output-')), 'server.log');
+    expect(logEnd(log)).toBe(0);
+    expect(outputSince(log, 0).reason()).toBe('it printed nothing');
   });
 });
