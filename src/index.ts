@@ -12,8 +12,8 @@ export {
   type RunRef,
   type Started,
   type StartOptions,
-  type StartedFleetInfo,
 } from './api/backfill';
+export type { RetriedFleet, StartedFleetInfo } from './api/fleet-api';
 export type { FleetMemberStatus, FleetStatusReport } from './fleet/fleet-status-report';
 export type { FleetMemberVerify, FleetVerifyReport } from './fleet/verify-fleet';
 export type { FleetAction } from './fleet/fleet-control';

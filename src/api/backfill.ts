@@ -27,15 +27,7 @@ import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/confi
 import { connectClient } from '../temporal/connect';
 import type { RunResult } from '../workflows/run/input';
 import { runEvents, type RunEvent, type RunEventOptions } from './run-events';
-import { startFleet, type StartedFleet, type StartFleetOptions } from '../fleet/start-fleet';
-import { fleetStatus, type FleetStatusReport } from '../fleet/fleet-status';
-import { controlFleet, type FleetAction } from '../fleet/fleet-control';
-import { waitForFleet } from '../fleet/fleet-result';
-import { retryFleet, type FleetRetryStarted } from '../fleet/retry-fleet';
-import { revertFleet, type FleetRevertOptions, type FleetRevertStarted } from '../fleet/revert-fleet';
-import { verifyFleet, type FleetVerifyReport } from '../fleet/verify-fleet';
-import type { FleetResult } from '../workflows/fleet/input';
-import type { FleetControlOutcome } from '../workflows/fleet/messages';
+import { fleetCalls, operatorOf, type BackfillFleets } from './fleet-api';
 import type { SubsetRequest } from '../compiler/subset';
 
 export interface BackfillOptions {
@@ -92,30 +84,11 @@ export interface RevertOptions {
   confirm?: (what: { partitions: number }) => Promise<void>;
 }
 
-/** A fleet that has started (docs/fleets.md): its id, its members' runs, its Web UI page. */
-export interface StartedFleetInfo extends Omit<StartedFleet, 'handle'> {
-  webUi: string;
-  /** Resolves when the fleet's workflow ends, succeeded or not. */
-  result(): Promise<FleetResult>;
-}
-
-export interface Backfill {
+export interface Backfill extends BackfillFleets {
   /** Checks a spec against its database and plans it; writes nothing there. */
   plan(specFile: string, options?: PlanOptions): Promise<SpecPlan>;
   /** Checks, plans and starts a durable run; returns once a worker has registered it. */
   start(specFile: string, options?: StartOptions): Promise<Started>;
-  /** A fleet spec (`databases:`): every member checked and planned, then one fleet run started; members wait for their wave. */
-  startFleet(specFile: string, options?: Omit<StartFleetOptions, 'specFile'>): Promise<StartedFleetInfo>;
-  /** A fleet's members (wave, status, rows, rate, ETA, what holds them) from the fleet workflow and the members' ledgers; once Temporal has forgotten it, from the ledgers, this one's first. */
-  fleetStatus(fleet: string): Promise<FleetStatusReport>;
-  /** Pause, resume or cancel a whole fleet, or approve its next wave; answered once the running members were told. */
-  controlFleet(fleet: string, action: FleetAction, who?: Partial<OperatorAction>): Promise<FleetControlOutcome & { fleetId: string }>;
-  /** The next attempt of a finished fleet: failed members retried (their failed partitions), members never started started, the rest kept. */
-  retryFleet(fleet: string, who?: Partial<OperatorAction>): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }>;
-  /** Every member's run (or `member`'s) verified as `verify` verifies a run, from its own database; clean only when all that ran are. */
-  verifyFleet(fleet: string, options?: { member?: string }): Promise<FleetVerifyReport>;
-  /** Every member of a finished fleet undone as `revert` undoes a run; all members checked before any starts. */
-  revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted>;
   /** The ledger's view of a run: counts, failures, gates, events, downstream. */
   status(run: RunRef): Promise<StatusReport>;
   /** Recent runs in this ledger. */
@@ -151,6 +124,7 @@ export class BackfillClient implements Backfill {
   private ledger?: pg.Pool;
   private settings?: TemporalConfig;
   private temporal?: Promise<{ client: Client; close(): Promise<void> }>;
+  private readonly fleets: BackfillFleets = fleetCalls(this);
 
   constructor(
     readonly databaseVar: string,
@@ -274,38 +248,16 @@ export class BackfillClient implements Backfill {
     options: { acceptInputChange?: boolean; confirm?: () => Promise<void> } = {},
   ): Promise<ControlOutcome> {
     const run = await this.findRun(ref);
-    const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
-    const { applied, ended } = await controlRun({ client: await this.client(), pool: this.pool }, run, action, actor, undefined, options);
+    const { applied, ended } = await controlRun({ client: await this.client(), pool: this.pool }, run, action, operatorOf(who), undefined, options);
     return { runId: run.run_id, name: run.name, applied, ...(ended ? { workflowEnded: ended } : {}) };
   }
 
-  async startFleet(specFile: string, options: Omit<StartFleetOptions, 'specFile'> = {}): Promise<StartedFleetInfo> {
-    const { handle, ...started } = await startFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, { specFile, ...options });
-    return { ...started, webUi: webUiUrl(this.config.address, this.config.namespace, started.workflowId), result: () => waitForFleet(handle) };
-  }
-
-  async fleetStatus(fleet: string): Promise<FleetStatusReport> {
-    const report = await fleetStatus(await this.client(), fleet, process.env, this.databaseVar);
-    return report.readFrom ? report : { ...report, webUi: webUiUrl(this.config.address, this.config.namespace, report.workflowId) };
-  }
-
-  async controlFleet(fleet: string, action: FleetAction, who: Partial<OperatorAction> = {}): Promise<FleetControlOutcome & { fleetId: string }> {
-    return controlFleet(await this.client(), fleet, action, { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) });
-  }
-
-  async retryFleet(fleet: string, who: Partial<OperatorAction> = {}): Promise<Omit<FleetRetryStarted, 'handle'> & { result(): Promise<FleetResult> }> {
-    const actor = { actor: who.actor ?? defaultActor(), ...(who.reason ? { reason: who.reason } : {}) };
-    const { handle, ...started } = await retryFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, actor);
-    return { ...started, result: () => waitForFleet(handle) };
-  }
-
-  async verifyFleet(fleet: string, options: { member?: string } = {}): Promise<FleetVerifyReport> {
-    return verifyFleet(await this.client(), fleet, { ...options, ledgerVariable: this.databaseVar });
-  }
-
-  async revertFleet(fleet: string, options: Omit<FleetRevertOptions, 'actor'> & { actor?: string }): Promise<FleetRevertStarted> {
-    return revertFleet({ client: await this.client(), taskQueue: this.config.taskQueue }, fleet, { ...options, actor: options.actor ?? defaultActor() });
-  }
+  startFleet: BackfillFleets['startFleet'] = (...args) => this.fleets.startFleet(...args);
+  fleetStatus: BackfillFleets['fleetStatus'] = (...args) => this.fleets.fleetStatus(...args);
+  controlFleet: BackfillFleets['controlFleet'] = (...args) => this.fleets.controlFleet(...args);
+  retryFleet: BackfillFleets['retryFleet'] = (...args) => this.fleets.retryFleet(...args);
+  verifyFleet: BackfillFleets['verifyFleet'] = (...args) => this.fleets.verifyFleet(...args);
+  revertFleet: BackfillFleets['revertFleet'] = (...args) => this.fleets.revertFleet(...args);
 
   private started(s: StartedRun): Started {
     const { handle, ...ids } = s;
