@@ -33,6 +33,8 @@ interface Probe {
   latencies: number[];
   /** The updates' latencies alone (each ends with a commit). */
   updates: number[];
+  /** The reads' latencies alone (no commit waits for the disk). */
+  reads: number[];
   stop(): Promise<void>;
 }
 
@@ -42,6 +44,7 @@ async function startProbe(url: string): Promise<Probe> {
   await client.connect();
   const latencies: number[] = [];
   const updates: number[] = [];
+  const reads: number[] = [];
   let running = true;
   let n = 0;
   const loop = (async () => {
@@ -56,7 +59,7 @@ async function startProbe(url: string): Promise<Probe> {
       else await client.query('UPDATE bench.orders SET amount_cents = amount_cents WHERE id = $1', [id]);
       const ms = performance.now() - started;
       latencies.push(ms);
-      if (n % 2 !== 0) updates.push(ms);
+      (n % 2 !== 0 ? updates : reads).push(ms);
       next += interval;
       const wait = next - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -65,6 +68,7 @@ async function startProbe(url: string): Promise<Probe> {
   return {
     latencies,
     updates,
+    reads,
     async stop() {
       running = false;
       await loop;
@@ -81,6 +85,7 @@ interface Phase {
   name: string;
   latencies: number[];
   updates: number[];
+  reads: number[];
   rows: number;
   seconds: number;
 }
@@ -103,7 +108,7 @@ async function main(): Promise<void> {
     target: { table: 'bench.orders_usd', key: ['id'], mode: 'upsert' },
     limits: { concurrency: FULL_CONCURRENCY, ...limits },
   });
-  const phase = (name: string): Phase => ({ name, latencies: [], updates: [], rows: 0, seconds: 0 });
+  const phase = (name: string): Phase => ({ name, latencies: [], updates: [], reads: [], rows: 0, seconds: 0 });
   const baseline = phase('probe alone');
   // every variant in every round, in the same order, so a disk stall hits one phase of one round
   const variants: Variant[] = CHUNK_SIZES.flatMap((chunkSize) =>
@@ -131,6 +136,7 @@ async function main(): Promise<void> {
     await probe.stop();
     p.latencies.push(...probe.latencies);
     p.updates.push(...probe.updates);
+    p.reads.push(...probe.reads);
   };
 
   for (let round = 1; round <= ROUNDS; round++) {
@@ -162,11 +168,12 @@ async function main(): Promise<void> {
   }
 
   const sorted = (p: Phase) => [...p.latencies].sort((a, b) => a - b);
+  const p99Of = (ms: number[]) => percentile([...ms].sort((a, b) => a - b), 99).toFixed(2);
   const rate = (p: Phase) => p.rows / p.seconds;
   const row = (p: Phase) => {
     const s = sorted(p);
     const rows = p.seconds > 0 && p.rows > 0 ? Math.round(rate(p)).toLocaleString('en-US') : '—';
-    return `| ${p.name} | ${s.length} | ${percentile(s, 50).toFixed(2)} | ${percentile(s, 90).toFixed(2)} | ${percentile(s, 99).toFixed(2)} | ${rows} |`;
+    return `| ${p.name} | ${s.length} | ${percentile(s, 50).toFixed(2)} | ${percentile(s, 90).toFixed(2)} | ${percentile(s, 99).toFixed(2)} | ${p99Of(p.reads)} | ${p99Of(p.updates)} | ${rows} |`;
   };
   const base90 = percentile(sorted(baseline), 90);
   const base99 = percentile(sorted(baseline), 99);
@@ -182,8 +189,8 @@ async function main(): Promise<void> {
       '',
       `PostgreSQL ${env.version}, ${ROWS} rows, ${os.cpus().length} cores, probe ${PROBE_RATE} ops/s (half PK reads of the target, half PK updates of the source), ${ROUNDS} rounds, guard commitMs soft ${guardMs} ms (p${GUARD_PERCENTILE} of the quiet probe's updates), ${new Date().toISOString()}`,
       '',
-      '| Phase | probe ops | p50 ms | p90 ms | p99 ms | backfill rows/s |',
-      '|---|---|---|---|---|---|',
+      '| Phase | probe ops | p50 ms | p90 ms | p99 ms | reads p99 ms | updates p99 ms | backfill rows/s |',
+      '|---|---|---|---|---|---|---|---|',
       row(baseline),
       ...variants.map((v) => row(v.phase)),
       '',
