@@ -168,7 +168,11 @@ async function main(): Promise<void> {
   }
 
   const sorted = (p: Phase) => [...p.latencies].sort((a, b) => a - b);
-  const p99Of = (ms: number[]) => percentile([...ms].sort((a, b) => a - b), 99).toFixed(2);
+  const p99Of = (ms: number[]) =>
+    percentile(
+      [...ms].sort((a, b) => a - b),
+      99,
+    ).toFixed(2);
   const rate = (p: Phase) => p.rows / p.seconds;
   const row = (p: Phase) => {
     const s = sorted(p);
