@@ -10,6 +10,8 @@
  * dev server (it restarts them), beside the suite's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { CASES, faultTable, type CaseResult } from './chaos/fault-matrix';
 import { startsFirst } from './helpers/turns';
@@ -17,6 +19,8 @@ import { startsFirst } from './helpers/turns';
 startsFirst('five minutes of faults, each waited out on servers of its own: the other slot works through the suite meanwhile');
 
 const ROOT = path.join(__dirname, '..');
+/** The worker processes' warnings and errors, for the failure message: on CI they are the only trace of why a run hung. */
+const WORKER_LOG = path.join(mkdtempSync(path.join(os.tmpdir(), 'backfill-chaos-log-')), 'workers.log');
 
 let matrix: ChildProcess | undefined;
 
@@ -25,7 +29,16 @@ function runMatrix(): Promise<{ code: number; stdout: string; stderr: string }> 
   return new Promise((resolve) => {
     const child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), [path.join(ROOT, 'test', 'chaos', 'fault-matrix.ts')], {
       cwd: ROOT,
-      env: { ...process.env, CHAOS_ROWS: '20000', CHAOS_RUN_SECONDS: '8', CHAOS_OUTPUT: 'json', CHAOS_LONG_KILL_SECONDS: '20', CHAOS_LONG_PARTITIONS: '300' },
+      env: {
+        ...process.env,
+        CHAOS_WORKER_LOG: WORKER_LOG,
+        LOG_LEVEL: 'warn',
+        CHAOS_ROWS: '20000',
+        CHAOS_RUN_SECONDS: '8',
+        CHAOS_OUTPUT: 'json',
+        CHAOS_LONG_KILL_SECONDS: '20',
+        CHAOS_LONG_PARTITIONS: '300',
+      },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -54,9 +67,10 @@ test(
   async () => {
     const { code, stdout, stderr } = await runMatrix();
     const line = stdout.trim().split('\n').pop() ?? '';
-    if (!line.startsWith('[')) throw new Error(`the chaos script ended with ${code} and no results:\n${stderr.slice(-3000)}`);
+    if (!line.startsWith('[')) throw new Error(`the chaos script ended with ${code} and no results:\n${stderr.slice(-6000)}${workerLogTail()}`);
     const results = JSON.parse(line) as CaseResult[];
     process.stderr.write(`${faultTable(results)}\n`);
+    if (results.some((r) => r.status !== 'succeeded')) process.stderr.write(`${stderr.slice(-6000)}${workerLogTail()}\n`);
     expect(results.map((r) => r.fault)).toEqual([...CASES]);
     for (const r of results) {
       expect({ fault: r.fault, status: r.status, missing: r.missing, extra: r.extra, ledger: r.ledgerProblems, crashes: r.workerCrashes }).toEqual({
@@ -72,3 +86,8 @@ test(
   },
   30 * 60_000,
 );
+
+function workerLogTail(): string {
+  if (!existsSync(WORKER_LOG)) return '';
+  return `\nthe workers' last warnings and errors (${WORKER_LOG}):\n${readFileSync(WORKER_LOG, 'utf8').slice(-4000)}`;
+}

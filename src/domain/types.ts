@@ -135,6 +135,8 @@ export interface PartitionReport extends RowCounts {
   pauseRequest?: PauseRequest;
   /** The activity already signalled this outcome to the run: the partition workflow need not. */
   reported?: boolean;
+  /** The run attempt the partition ran in (the ledger's run_attempt); absent in reports of workers before it. */
+  runAttempt?: number;
   /**
    * The partition's local attempt stopped in good order, still running: its time was up, or it
    * would have to wait. Its activity carries on from the checkpoint (process-partition.ts).

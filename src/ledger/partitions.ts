@@ -282,5 +282,6 @@ export function partitionReport(row: PartitionRow): PartitionReport {
     rowsUnchanged: Number(row.rows_unchanged),
     chunks: row.chunks,
     error: row.last_error ?? undefined,
+    runAttempt: row.run_attempt,
   };
 }

@@ -5,7 +5,7 @@
  * functions over RunState like run-state.ts, so replay-safe and unit-tested.
  */
 import type { OperatorAction } from '../domain/types';
-import { actor, decided, gateHeld, type GateVerdictLike, type RunState } from './run-state';
+import { actor, decided, gateHeld, nowInFlight, type GateVerdictLike, type RunState } from './run-state';
 
 export { gateHeld };
 
@@ -29,7 +29,7 @@ export function canaryCanLaunch(s: RunState): boolean {
 export function canaryLaunched(s: RunState): { s: RunState; id: string } {
   const c = s.canary!;
   const id = c.partitions[c.launched];
-  return { s: { ...s, inFlight: [...s.inFlight, id], canary: { ...c, launched: c.launched + 1 } }, id };
+  return { s: nowInFlight({ ...s, canary: { ...c, launched: c.launched + 1 } }, id), id };
 }
 
 /** The canary already started this partition: the plan's pass over it must not run (and count) it again. */

@@ -66,7 +66,23 @@ export interface RunState {
   finalCheck?: RunProgress['finalCheck'];
   /** Set while no worker serves the run's database queue (run/worker-watch.ts); absent in state from before routing. */
   workerGap?: WorkerGap;
+  /**
+   * Finished partitions' reports that came before the run had them in flight: a workflow task
+   * that launched them was lost with its worker, and their reports reached the run before the
+   * task ran again. Each settles its partition when it is launched again (`nowInFlight`).
+   */
+  early?: PartitionReport[];
 }
+
+/** How do reports of partitions not in flight count: dropped (executions before the patch), or kept for their launch. */
+export interface ReportRules {
+  keepEarly: boolean;
+  /** The run's attempt: a report from a partition of another attempt (its run_attempt) is stale. */
+  attempt: number;
+}
+
+/** More than one lost workflow task can have launched: duplicates of finished partitions age out. */
+const EARLY_REPORTS_KEPT = 64;
 
 export interface RampState {
   /** Exclusive ordinal bound of each stage, ascending; the last stage (the rest of the plan) is not listed. */
@@ -240,9 +256,18 @@ export function isDirty(s: RunState): boolean {
   return s.controlVersion !== s.syncedVersion;
 }
 
-/** A partition's outcome, from its own signal or from reconciliation; a second report for the same partition is ignored. */
-export function applyReport(s: RunState, report: PartitionReport): RunState {
-  if (!s.inFlight.includes(report.partitionId)) return s; // a duplicate, or a partition this run did not start
+/**
+ * A partition's outcome, from its own signal or from reconciliation; a second report for the same
+ * partition is ignored. Under `rules`, a report of another attempt is ignored, and one of a
+ * partition not in flight is kept for its launch (a second report of a finished one ages out).
+ */
+export function applyReport(s: RunState, report: PartitionReport, rules?: ReportRules): RunState {
+  if (rules && report.runAttempt !== undefined && report.runAttempt !== rules.attempt) return s;
+  if (!s.inFlight.includes(report.partitionId)) {
+    // a duplicate, or a partition this run did not start (yet)
+    if (!rules?.keepEarly || !FINISHED_PARTITION_STATUSES.includes(report.status)) return s;
+    return { ...s, early: [...(s.early ?? []).filter((r) => r.partitionId !== report.partitionId), report].slice(-EARLY_REPORTS_KEPT) };
+  }
   const conditions = { ...(s.conditions ?? {}) };
   delete conditions[report.partitionId];
   const finishedStatus = FINISHED_PARTITION_STATUSES.includes(report.status);
@@ -271,7 +296,14 @@ export function applyCondition(s: RunState, c: PartitionCondition): RunState {
 
 /** In flight before its start resolves: a fast child may report in the same activation. */
 export function launched(s: RunState, partition: { id: string; ordinal: number }): RunState {
-  return { ...s, nextOrdinal: partition.ordinal + 1, inFlight: [...s.inFlight, partition.id] };
+  return nowInFlight({ ...s, nextOrdinal: partition.ordinal + 1 }, partition.id);
+}
+
+/** In flight; a report of it that came early (`early`) settles it at once, and it needs no start. */
+export function nowInFlight(s: RunState, partitionId: string): RunState {
+  const withIt = { ...s, inFlight: [...s.inFlight, partitionId] };
+  const early = s.early?.find((r) => r.partitionId === partitionId);
+  return early ? applyReport({ ...withIt, early: s.early!.filter((r) => r !== early) }, early) : withIt;
 }
 
 /** Passed over without a launch (the canary ran it): the plan moves on as if it had been launched. */

@@ -35,6 +35,7 @@ import { runImages } from '../../src/undo/run-images';
 import { controlRun, followRun, setRunLimits, startRun } from '../../src/operations';
 import { connectClient } from '../../src/temporal/connect';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { stuckRunReport } from './stuck-run';
 
 export const CASES = [
   'kill-workers',
@@ -494,13 +495,16 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   );
   const status = await Promise.race([finished, deadline(CASE_DEADLINE_MS).then(() => 'timed out')]);
   if (status === 'timed out') {
+    // what it waited for, before the cancel changes it: a flake seen only on CI is read from its log
+    for (const line of await stuckRunReport(env.pool, env.client, run.runId, run.workflowId)) say(`chaos: ${fault}: ${line}`);
     // the next case needs the target: this run is cancelled, saying why
     const row = await getRun(env.pool, run.runId);
     if (row)
       await controlRun({ client: env.client, pool: env.pool }, row, 'cancel', { actor: 'chaos', reason: 'did not finish within 5 minutes' }).catch(
         () => undefined,
       );
-    await Promise.race([finished, deadline(60_000)]);
+    const ended = await Promise.race([finished.then(() => true), deadline(60_000).then(() => false)]);
+    if (!ended) for (const line of await stuckRunReport(env.pool, env.client, run.runId, run.workflowId)) say(`chaos: ${fault}: after the cancel, ${line}`);
     notes.push('did not finish within 5 minutes: cancelled');
   }
   const seconds = (Date.now() - started) / 1000;

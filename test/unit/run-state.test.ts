@@ -1,4 +1,5 @@
 import { progress } from '../../src/workflows/progress';
+import * as gates from '../../src/workflows/gate-state';
 import * as run from '../../src/workflows/run-state';
 import type { RunState } from '../../src/workflows/run-state';
 import type { PartitionReport } from '../../src/domain/types';
@@ -210,6 +211,54 @@ describe('partition reports and conditions', () => {
   test('a late condition from a finished partition does not resurrect it', () => {
     const s = run.applyReport(withInFlight('a'), report('a', 'succeeded'));
     expect(run.applyCondition(s, held)).toBe(s);
+  });
+});
+
+describe('a report that comes before its partition is launched (the workflow task that launched it was lost with its worker)', () => {
+  const rules = { keepEarly: true, attempt: 1 };
+
+  test('it is kept, and settles the partition when the run launches it again: nothing left in flight to wait for', () => {
+    // the replayed task applies the signal first: the partition is not in flight yet
+    const early = run.applyReport(withInFlight('a'), { ...report('b', 'succeeded'), runAttempt: 1 }, rules);
+    expect(early).toMatchObject({ inFlight: ['a'], counts: { succeeded: 0, failed: 0, cancelled: 0 } });
+    const relaunched = run.launched(early, { id: 'b', ordinal: 1 });
+    expect(relaunched).toMatchObject({ inFlight: ['a'], nextOrdinal: 2, counts: { succeeded: 1, failed: 0, cancelled: 0 }, early: [] });
+    expect(relaunched.finished.rowsRead).toBe(10);
+    // the partition's own second report, sent by a later attempt of its activity, counts nothing twice
+    expect(run.applyReport(relaunched, report('b', 'succeeded'), rules).counts.succeeded).toBe(1);
+  });
+
+  test('executions recorded before it drop the report as they always did', () => {
+    const early = run.applyReport(withInFlight('a'), report('b', 'succeeded'));
+    expect(early.early).toBeUndefined();
+    expect(run.launched(early, { id: 'b', ordinal: 1 }).inFlight).toEqual(['a', 'b']);
+  });
+
+  test('a report of an earlier attempt of the run is stale: neither counted nor kept', () => {
+    const retry = { keepEarly: true, attempt: 2 };
+    const s = withInFlight('a');
+    expect(run.applyReport(s, { ...report('a', 'failed'), runAttempt: 1 }, retry)).toBe(s);
+    expect(run.applyReport(s, { ...report('b', 'failed'), runAttempt: 1 }, retry)).toBe(s);
+    expect(run.applyReport(s, { ...report('a', 'succeeded'), runAttempt: 2 }, retry).counts.succeeded).toBe(1);
+  });
+
+  test("only finished partitions' reports are kept, one per partition, and duplicates of finished ones age out", () => {
+    let s = withInFlight('a');
+    s = run.applyReport(s, { ...report('x', 'running' as PartitionReport['status']) }, rules);
+    expect(s.early ?? []).toEqual([]);
+    s = run.applyReport(s, report('b', 'failed'), rules);
+    s = run.applyReport(s, report('b', 'succeeded'), rules);
+    expect(s.early!.map((r) => [r.partitionId, r.status])).toEqual([['b', 'succeeded']]);
+    for (let i = 0; i < 100; i++) s = run.applyReport(s, report(`dup-${i}`, 'succeeded'), rules);
+    expect(s.early).toHaveLength(64);
+    expect(s.early!.some((r) => r.partitionId === 'b')).toBe(false);
+  });
+
+  test("the canary's launch settles an early report the same way", () => {
+    const canary = { ...withInFlight(), canary: { partitions: ['c'], launched: 0, phase: 'running' as const } };
+    const early = run.applyReport(canary, report('c', 'succeeded'), rules);
+    const next = gates.canaryLaunched(early);
+    expect(next.s).toMatchObject({ inFlight: [], counts: { succeeded: 1, failed: 0, cancelled: 0 }, canary: { launched: 1 } });
   });
 });
 

@@ -30,7 +30,7 @@ export async function runCanary(x: RunExecution): Promise<void> {
     if (!gates.canaryCanLaunch(x.s)) continue;
     const next = gates.canaryLaunched(x.s);
     x.s = next.s;
-    await x.launch(next.id);
+    if (x.s.inFlight.includes(next.id)) await x.launch(next.id);
     x.publishNow();
   }
 }

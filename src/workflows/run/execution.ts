@@ -68,6 +68,8 @@ export class RunExecution {
   finishing = false;
   /** Partition reports and conditions received by this execution: news from the database's workers (run/worker-watch.ts). */
   reportsApplied = 0;
+  /** How reports of partitions not in flight count (run-state.ts `applyReport`). */
+  readonly reportRules: run.ReportRules | undefined;
   /** Child starts not yet confirmed; continue-as-new waits for them. */
   private starting = 0;
   /** A child start that failed for good, thrown from the loop that waits on it. */
@@ -85,6 +87,8 @@ export class RunExecution {
     this.launchAhead = patched('launch-without-waiting');
     this.startsAlone = patched('partitions-started-alone');
     this.s = input.state ?? run.initialRunState(input.spec.limits, new Date().toISOString());
+    // executions recorded before it dropped a report that came before its partition's launch
+    this.reportRules = patched('reports-before-launch') ? { keepEarly: true, attempt: input.kind === 'retry' ? input.attempt : 1 } : undefined;
   }
 
   get spec() {

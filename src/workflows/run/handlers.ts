@@ -88,7 +88,7 @@ export function installHandlers(x: RunExecution): void {
 
 export function applyReport(x: RunExecution, report: PartitionReport): void {
   // a report came from a worker on the run's database: it is served (run/worker-watch.ts)
-  x.s = run.workerGapSeen(run.applyReport(x.s, report), undefined);
+  x.s = run.workerGapSeen(run.applyReport(x.s, report, x.reportRules), undefined);
   x.reportsApplied++;
   x.show();
 }

@@ -55,7 +55,8 @@ export async function runPartitions(x: RunExecution): Promise<void> {
       continue;
     }
     x.s = run.launched(x.s, next);
-    await x.launch(next.id);
+    // its report came before this launch (the workflow task that first launched it was lost): it is settled
+    if (x.s.inFlight.includes(next.id)) await x.launch(next.id);
     x.publishNow();
   }
 }
