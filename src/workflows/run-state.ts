@@ -227,12 +227,16 @@ export function controlRefusal(s: RunState, runId: string, action: OperatorContr
   return undefined;
 }
 
-/** Why a live limits change is refused (the update's validator), or undefined. */
-export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsChange): string | undefined {
+/**
+ * Why a live limits change is refused (the update's validator), or undefined. `finishing`: past
+ * its loops no chunk is left to use them, and nothing would record the change before the run ends.
+ */
+export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsChange, finishing = false): string | undefined {
   const problem = limitsChangeProblem(change);
   if (problem) return problem;
   if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status))
     return `run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`;
+  if (finishing) return `run ${runId} is finishing (its last partitions are done and its outcome is being recorded); its limits can no longer change`;
   return undefined;
 }
 

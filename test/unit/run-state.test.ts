@@ -138,6 +138,12 @@ describe('operator actions on the run state', () => {
     expect(run.limitsChangeRefusal(s, 'r1', change)).toBe(refusal);
   });
 
+  test('setLimits validator: any change once the run is finishing (no chunk left to use it, nothing to record it)', () => {
+    expect(run.limitsChangeRefusal(started, 'r1', { concurrency: 3, actor: 'x' }, true)).toBe(
+      'run r1 is finishing (its last partitions are done and its outcome is being recorded); its limits can no longer change',
+    );
+  });
+
   const canaryHeld: RunState = { ...started, canary: { partitions: ['p1'], phase: 'held', held: 'the canary failed: 3 rows differ', launched: 1 } };
   test.each<[string, RunState, run.OperatorControl, boolean, string | undefined]>([
     ['pause a running run', started, 'pause', false, undefined],

@@ -23,6 +23,7 @@ import { partitionWorkflowId } from '../../src/domain/ids';
 import { uniqueName } from '../helpers/unique';
 import { partitionStarts } from '../helpers/histories';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
+import { updateAcrossContinueAsNew } from '../../src/temporal/update-across-continue-as-new';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../src/domain/failures';
 
@@ -124,6 +125,43 @@ test('every partition runs once, never more than `concurrency` at a time, paged 
       const order = model.processedOrder();
       expect([...order].sort((a, b) => a - b)).toEqual([...Array(130).keys()]);
       order.forEach((ordinal, i) => expect(Math.abs(ordinal - i)).toBeLessThan(2 * 4));
+    },
+  );
+});
+
+test('limits changed again and again while the run continues as new: every change answers, and the run finishes', async () => {
+  await withRun(
+    { partitions: 130, processMs: 10 },
+    { limits: { concurrency: 4, chunkSize: 1000 } },
+    { maxHistoryEvents: 60 },
+    async ({ model, handle, result }) => {
+      // an update waits for its change to reach the ledger; a run that waited for its handlers
+      // before that sync, about to continue as new, waited for ever
+      let done = false;
+      const finished = result().finally(() => (done = true));
+      let answered = 0;
+      for (let i = 0; !done && i < 400; i++) {
+        const change = { concurrency: 3 + (i % 2), actor: 'test', reason: `turn ${i}` };
+        // sent as `backfill set-limits` sends it: again when a continue-as-new aborted it before the workflow saw it
+        const update = updateAcrossContinueAsNew(() => handle.executeUpdate('setLimits', { args: [change] })).then(
+          () => answered++,
+          (err: Error) => {
+            // refused once the run is finishing or finished, or sent after it closed; never accepted and left unanswered
+            const said = `${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`;
+            if (!/its limits can no longer change|execution already completed/.test(said)) throw err;
+          },
+        );
+        await Promise.race([
+          update,
+          new Promise((r) => setTimeout(r, 15_000)).then(() => Promise.reject(new Error(`the update of turn ${i} did not answer within 15 s`))),
+        ]);
+      }
+      const r = await finished;
+      expect(r).toMatchObject({ status: 'succeeded', partitions: { total: 130, succeeded: 130 } });
+      expect(answered).toBeGreaterThan(5);
+      const { runId } = await client.workflow.getHandle(handle.workflowId).describe();
+      expect(runId).not.toBe(handle.firstExecutionRunId);
+      expect(model.partitions.every((p) => p.processed === 1)).toBe(true);
     },
   );
 });

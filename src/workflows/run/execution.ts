@@ -68,6 +68,8 @@ export class RunExecution {
   finishing = false;
   /** Partition reports and conditions received by this execution: news from the database's workers (run/worker-watch.ts). */
   reportsApplied = 0;
+  /** Continue-as-new syncs until no handler waits (executions before the patch synced once). */
+  private readonly syncsUntilHandled: boolean;
   /** How reports of partitions not in flight count (run-state.ts `applyReport`). */
   readonly reportRules: run.ReportRules | undefined;
   /** Child starts not yet confirmed; continue-as-new waits for them. */
@@ -89,6 +91,8 @@ export class RunExecution {
     this.s = input.state ?? run.initialRunState(input.spec.limits, new Date().toISOString());
     // executions recorded before it dropped a report that came before its partition's launch
     this.reportRules = patched('reports-before-launch') ? { keepEarly: true, attempt: input.kind === 'retry' ? input.attempt : 1 } : undefined;
+    // executions recorded before it synced once before continuing as new, whatever handlers still waited on
+    this.syncsUntilHandled = patched('sync-until-handled');
   }
 
   get spec() {
@@ -152,8 +156,18 @@ export class RunExecution {
   async continueIfFull(): Promise<void> {
     // handlers may be mid-flight; dropping them would lose an operator's action; a child
     // whose start is not yet confirmed is confirmed first
-    await condition(() => allHandlersFinished() && this.starting === 0);
-    if (run.isDirty(this.s)) await this.syncControl();
+    if (!this.syncsUntilHandled) {
+      await condition(() => allHandlersFinished() && this.starting === 0);
+      if (run.isDirty(this.s)) await this.syncControl();
+    } else {
+      // an update answers once its change is in the ledger: synced here, or it and this wait would
+      // wait for each other; one accepted during a sync is synced by the next turn
+      for (;;) {
+        await condition(() => this.starting === 0 && (allHandlersFinished() || run.isDirty(this.s)));
+        if (!run.isDirty(this.s)) break;
+        await this.syncControl();
+      }
+    }
     this.s = { ...this.s, continuedAsNew: this.s.continuedAsNew + 1 };
     await continueAsNew<RunWorkflow>({ ...this.input, state: this.s });
   }

@@ -60,7 +60,7 @@ export function installHandlers(x: RunExecution): void {
     {
       // a rejected update leaves nothing in history
       validator: (change) => {
-        const refusal = run.limitsChangeRefusal(x.s, x.runId, change);
+        const refusal = run.limitsChangeRefusal(x.s, x.runId, change, x.finishing);
         if (refusal) throw new Error(refusal);
       },
       description: HANDLER_DESCRIPTIONS.setLimits,
