@@ -430,7 +430,12 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
           await sleep(LONG_RUN_KILL_MS);
         }
       })();
+      // this case has no deadline of its own (it waits for its run): a run still going after 6 minutes says what it waits for
+      const slow = setTimeout(() => {
+        void stuckRunReport(env.pool, env.client, run.runId, run.workflowId).then((lines) => lines.forEach((line) => say(`chaos: ${fault}: slow, ${line}`)));
+      }, 6 * 60_000);
       await finished;
+      clearTimeout(slow);
       await killing;
       // recovery for this case: from the window's opening to the next chunk
       faultEnd = opensAt;
