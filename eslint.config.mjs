@@ -37,6 +37,8 @@ const nodeOnly = {
 
 /** SQL naming a ledger table: FROM / JOIN / INTO / UPDATE / TABLE / EXISTS backfill.<table>. */
 const LEDGER_SQL = '/(FROM|JOIN|INTO|UPDATE|TABLE|EXISTS)\\s+backfill\\.[a-z_]+/i';
+const UPDATE_MESSAGE =
+  'send updates with executeUpdate/startUpdate from src/temporal/update-across-continue-as-new.ts: a continue-as-new aborts them, and only that helper sends them again';
 const LEDGER_MESSAGE = 'SQL on the ledger (backfill.*) belongs in src/ledger: add or reuse a named function there';
 
 /**
@@ -95,6 +97,10 @@ export default tseslint.config(
         'error',
         { selector: `Literal[value=${LEDGER_SQL}]`, message: LEDGER_MESSAGE },
         { selector: `TemplateElement[value.raw=${LEDGER_SQL}]`, message: LEDGER_MESSAGE },
+        {
+          selector: 'CallExpression[callee.property.name=/^(executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart)$/]',
+          message: UPDATE_MESSAGE,
+        },
       ],
     },
   },

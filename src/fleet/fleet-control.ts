@@ -4,7 +4,7 @@
  * apply, answered once the running members have been told. One member is operated as any run is
  * (`--member NAME`: its run, in its own ledger), so the fleet is found and the member named here.
  */
-import { updateAcrossContinueAsNew } from '../temporal/update-across-continue-as-new';
+import { executeUpdate } from '../temporal/update-across-continue-as-new';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { OperatorAction } from '../domain/types';
 import { UsageError } from '../domain/usage-error';
@@ -30,7 +30,7 @@ export async function controlFleet(client: Client, ref: string, action: FleetAct
   }
   const update = { pause: fleetPauseUpdate, resume: fleetResumeUpdate, cancel: fleetCancelUpdate, approve: approveWaveUpdate }[action];
   try {
-    const outcome = await updateAcrossContinueAsNew(() => handle.executeUpdate(update, { args: [who] }));
+    const outcome = await executeUpdate(handle, update, who);
     return { ...outcome, fleetId: handle.workflowId.split('/')[2] };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot ${action} ${handle.workflowId}: ${err.cause?.message ?? err.message}`);

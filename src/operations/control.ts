@@ -5,9 +5,9 @@
  * with its actor and reason, in backfill.run_events. Each returns once the ledger shows the
  * change, i.e. once running partitions can see it.
  */
-import { updateAcrossContinueAsNew } from '../temporal/update-across-continue-as-new';
+import { executeUpdate, startUpdate } from '../temporal/update-across-continue-as-new';
 import { resolveSpec } from '../specs/resolve';
-import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { acceptInputs, type RunRow } from '../ledger/runs';
 import { readRunControl } from '../ledger/run-control';
@@ -106,9 +106,7 @@ async function sendControl(
   const update = { pause: pauseUpdate, resume: resumeUpdate, cancel: cancelUpdate }[action];
   const args = action === 'cancel' ? { ...who, thenTemporalCancel: true } : who;
   try {
-    const accepted = await client.withDeadline(Date.now() + timeoutMs, () =>
-      updateAcrossContinueAsNew(() => handle.startUpdate(update, { args: [args], waitForStage: WorkflowUpdateStage.ACCEPTED })),
-    );
+    const accepted = await client.withDeadline(Date.now() + timeoutMs, () => startUpdate(handle, update, args));
     // the run is cancelling either way; without Temporal's cancel its execution ends Completed, a minute later
     if (action === 'cancel') await handle.cancel().catch(() => undefined);
     await accepted.result();
@@ -212,7 +210,7 @@ export async function setRunLimits({ client }: Pick<Operated, 'client'>, run: Ru
   if (problem) throw new UsageError(`cannot change the limits of ${ref}: ${problem}`);
   if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); its limits can no longer change`);
   try {
-    return await updateAcrossContinueAsNew(() => client.workflow.getHandle(run.workflow_id).executeUpdate(setLimitsUpdate, { args: [change] }));
+    return await executeUpdate(client.workflow.getHandle(run.workflow_id), setLimitsUpdate, change);
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot change the limits of ${ref}: ${err.cause?.message ?? err.message}`);
     throw err;
@@ -228,7 +226,7 @@ export async function approveRun({ client }: Pick<Operated, 'client'>, run: RunR
   if (!ACTIVE_RUN_STATUSES.includes(run.status)) throw new UsageError(`run ${ref} already finished (${run.status}); there is nothing to approve`);
   if (!who.reason) throw new UsageError(`approving ${ref} needs --reason: it is kept in the audit record with who approved`);
   try {
-    await updateAcrossContinueAsNew(() => client.workflow.getHandle(run.workflow_id).executeUpdate(approveUpdate, { args: [who] }));
+    await executeUpdate(client.workflow.getHandle(run.workflow_id), approveUpdate, who);
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UsageError(`cannot approve ${ref}: ${err.cause?.message ?? err.message}`);
     throw err;

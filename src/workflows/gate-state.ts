@@ -5,7 +5,8 @@
  * functions over RunState like run-state.ts, so replay-safe and unit-tested.
  */
 import type { OperatorAction } from '../domain/types';
-import { actor, decided, gateHeld, nowInFlight, type GateVerdictLike, type RunState } from './run-state';
+import { actor, decided, gateHeld } from './control-state';
+import { nowInFlight, type GateVerdictLike, type RunState } from './run-state';
 
 export { gateHeld };
 

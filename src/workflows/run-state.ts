@@ -1,27 +1,14 @@
 /**
- * The run workflow's state and every change to it, as plain functions: operator actions
- * (pause, resume, cancel, new limits), partition reports and conditions, launches, ledger
- * syncs (the progress view of it is progress.ts). No Temporal API here, and the time and ids come in as
+ * The run workflow's state and the partitions' side of it, as plain functions: reports and
+ * conditions, launches, the plan's progress. The operator's side (pause, resume, cancel, limits,
+ * ledger syncs) is control-state.ts; the progress view of it is progress.ts. No Temporal API here, and the time and ids come in as
  * arguments, so each function is replay-safe and unit-tested over tables of cases.
  * The state is carried across continue-as-new: its fields only ever grow, optional.
  */
 import { rowsPerPartition } from '../domain/partition-average';
-import { applyLimitsChange, limitsChangeProblem } from '../domain/limits';
-import { FINISHED_PARTITION_STATUSES, FINISHED_RUN_STATUSES, type RunStatus } from '../domain/statuses';
+import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../domain/statuses';
 import type { NotifyTarget } from '../specs/notify-schema';
-import type {
-  CanaryProgress,
-  Limits,
-  LimitsChange,
-  OperatorAction,
-  PartitionCondition,
-  CancelRequest,
-  PauseRequest,
-  PartitionReport,
-  RowCounts,
-  RunProgress,
-  WorkerGap,
-} from '../domain/types';
+import type { CanaryProgress, Limits, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress, WorkerGap } from '../domain/types';
 
 /** An operator action waiting to be written to the ledger's run_events; `key` makes the write idempotent. */
 export interface ControlEvent extends OperatorAction {
@@ -74,9 +61,11 @@ export interface RunState {
   early?: PartitionReport[];
 }
 
-/** How do reports of partitions not in flight count: dropped (executions before the patch), or kept for their launch. */
+/**
+ * How reports count under the patch `reports-before-launch` (executions before it have none:
+ * reports of partitions not in flight are dropped, whatever their attempt).
+ */
 export interface ReportRules {
-  keepEarly: boolean;
   /** The run's attempt: a report from a partition of another attempt (its run_attempt) is stale. */
   attempt: number;
 }
@@ -161,105 +150,6 @@ export function opened(s: RunState, opening: RunOpening, retry: boolean): RunSta
   };
 }
 
-export function decided(
-  s: RunState,
-  kind: ControlEvent['kind'],
-  who: OperatorAction | undefined,
-  key: string,
-  change: Partial<RunState>,
-  detail?: Record<string, unknown>,
-): RunState {
-  const event: ControlEvent = { key: `${kind}-${key}`, kind, actor: who?.actor ?? 'unknown', reason: who?.reason, ...(detail ? { detail } : {}) };
-  return { ...s, ...change, controlVersion: s.controlVersion + 1, pendingEvents: [...s.pendingEvents, event] };
-}
-
-export const actor = (a: OperatorAction | undefined): OperatorAction => ({ actor: a?.actor ?? 'unknown', reason: a?.reason });
-
-/** Pausing a paused or cancelling run changes nothing; nor does an engine's request decided before the latest operator action. */
-export function pause(s: RunState, who: PauseRequest | undefined, key: string): RunState {
-  if (s.paused || s.cancelRequested) return s;
-  if (who?.basedOnVersion !== undefined && who.basedOnVersion < s.controlVersion) return s;
-  return decided(s, 'paused', who && { actor: who.actor, reason: who.reason }, key, { paused: true, heldBy: actor(who) });
-}
-
-export function resume(s: RunState, who: OperatorAction | undefined, key: string): RunState {
-  // a canary hold is lifted by approve, which records who decided to expand despite it
-  if (!s.paused || s.cancelRequested || gateHeld(s)) return s;
-  return decided(s, 'resumed', who, key, { paused: false, heldBy: undefined });
-}
-
-/**
- * A cancel by signal or update, or (byTemporal) a Temporal cancellation of the workflow turned
- * into the same orderly stop. The cancel update of `backfill cancel` is followed by Temporal's
- * cancellation, which then only marks the execution to end Canceled: the update recorded who.
- */
-export function requestCancel(s: RunState, who: CancelRequest | undefined, key: string, byTemporal = false): RunState {
-  if (s.cancelRequested) return byTemporal && s.awaitingTemporalCancel ? { ...s, cancelledByTemporal: true } : s;
-  return decided(s, 'cancel-requested', who && { actor: who.actor, reason: who.reason }, key, {
-    cancelRequested: true,
-    heldBy: actor(who),
-    ...(byTemporal ? { cancelledByTemporal: true } : {}),
-    ...(who?.thenTemporalCancel && !byTemporal ? { awaitingTemporalCancel: true } : {}),
-  });
-}
-
-export type OperatorControl = 'pause' | 'resume' | 'cancel';
-
-/**
- * Why an operator's pause, resume or cancel does not apply to the run as it is now (the
- * updates' validator: a refusal leaves nothing in history), or undefined when it does.
- * `finishing`: the run is past its loops, recording its outcome.
- */
-export function controlRefusal(s: RunState, runId: string, action: OperatorControl, finishing = false): string | undefined {
-  if (FINISHED_RUN_STATUSES.includes(s.status)) return `run ${runId} already finished (${s.status}); there is nothing to ${action}`;
-  if (finishing) return `run ${runId} is finishing (its last partitions are done and its outcome is being recorded); there is nothing to ${action}`;
-  if (s.cancelRequested) return action === 'cancel' ? `run ${runId} is already being cancelled` : `run ${runId} is being cancelled; it cannot ${action}`;
-  if (action === 'pause' && s.paused) {
-    const by = s.heldBy ? ` by ${s.heldBy.actor}${s.heldBy.reason ? ` (${s.heldBy.reason})` : ''}` : '';
-    return `run ${runId} is already paused${by}; resume it with: backfill resume ${runId}`;
-  }
-  if (action === 'resume') {
-    const approve = `let it go on with: backfill approve ${runId} --reason "…", or cancel it`;
-    if (s.canary?.phase === 'held') return `run ${runId} is held by its canary, not paused: ${s.canary.held ?? 'waiting for approval'}; ${approve}`;
-    if (s.ramp?.phase === 'held') return `run ${runId} is held by a ramp stage, not paused: ${s.ramp.held ?? 'waiting for approval'}; ${approve}`;
-    if (!s.paused) return `run ${runId} is not paused; there is nothing to resume`;
-  }
-  return undefined;
-}
-
-/**
- * Why a live limits change is refused (the update's validator), or undefined. `finishing`: past
- * its loops no chunk is left to use them, and nothing would record the change before the run ends.
- */
-export function limitsChangeRefusal(s: RunState, runId: string, change: LimitsChange, finishing = false): string | undefined {
-  const problem = limitsChangeProblem(change);
-  if (problem) return problem;
-  if (s.cancelRequested || FINISHED_RUN_STATUSES.includes(s.status))
-    return `run ${runId} is ${s.cancelRequested ? 'cancelling' : s.status}; its limits can no longer change`;
-  if (finishing) return `run ${runId} is finishing (its last partitions are done and its outcome is being recorded); its limits can no longer change`;
-  return undefined;
-}
-
-export function changeLimits(s: RunState, change: LimitsChange, key: string): RunState {
-  const to = applyLimitsChange(s.limits, change);
-  return decided(s, 'limits-changed', change, key, { limits: to }, { from: s.limits, to });
-}
-
-/** Held by a gate (the canary, or a ramp stage): only approve or cancel ends it. */
-export function gateHeld(s: RunState): boolean {
-  return s.canary?.phase === 'held' || s.ramp?.phase === 'held';
-}
-
-/** The ledger now holds `version` and the events sent with it; `status` is the run's status there. */
-export function synced(s: RunState, version: number, sent: ControlEvent[], status: RunStatus): RunState {
-  const keys = new Set(sent.map((e) => e.key));
-  return { ...s, status, syncedVersion: Math.max(s.syncedVersion, version), pendingEvents: s.pendingEvents.filter((e) => !keys.has(e.key)) };
-}
-
-export function isDirty(s: RunState): boolean {
-  return s.controlVersion !== s.syncedVersion;
-}
-
 /**
  * A partition's outcome, from its own signal or from reconciliation; a second report for the same
  * partition is ignored. Under `rules`, a report of another attempt is ignored, and one of a
@@ -269,7 +159,7 @@ export function applyReport(s: RunState, report: PartitionReport, rules?: Report
   if (rules && report.runAttempt !== undefined && report.runAttempt !== rules.attempt) return s;
   if (!s.inFlight.includes(report.partitionId)) {
     // a duplicate, or a partition this run did not start (yet)
-    if (!rules?.keepEarly || !FINISHED_PARTITION_STATUSES.includes(report.status)) return s;
+    if (!rules || !FINISHED_PARTITION_STATUSES.includes(report.status)) return s;
     return { ...s, early: [...(s.early ?? []).filter((r) => r.partitionId !== report.partitionId), report].slice(-EARLY_REPORTS_KEPT) };
   }
   const conditions = { ...(s.conditions ?? {}) };

@@ -3,6 +3,7 @@ import { canaryOrdinals, emptyTally, finalSampleEvery, mergeTallies, type GateTa
 import * as gates from '../../src/workflows/gate-state';
 import { progress } from '../../src/workflows/progress';
 import * as run from '../../src/workflows/run-state';
+import * as control from '../../src/workflows/control-state';
 
 beforeAll(() => loadSqlParser());
 
@@ -118,7 +119,7 @@ describe('the canary in the run state', () => {
     expect(s.heldBy!.reason).toMatch(
       /the canary failed \(1 problem\(s\): invariant x: partition a: 3 violating row\(s\)\); nothing beyond its 3 partition\(s\) was written/,
     );
-    expect(run.resume(s, { actor: 'bob' }, 'k2')).toBe(s);
+    expect(control.resume(s, { actor: 'bob' }, 'k2')).toBe(s);
     expect(gates.approveRefusal(s, 'r1')).toBeUndefined();
     s = gates.approve(s, { actor: 'alice', reason: 'checked' }, 'k3');
     expect(s).toMatchObject({ paused: false, heldBy: undefined, canary: { phase: 'approved', approvedBy: { actor: 'alice', reason: 'checked' } } });
@@ -168,7 +169,7 @@ describe('ramp stages', () => {
     expect(gates.rampCutoff(s)).toBe(6);
     s = gates.rampJudged(s, { passed: false, failures: ['partition p5 failed'], failureCount: 1, partitionsChecked: 3 }, 'r1', 'k2');
     expect(s).toMatchObject({ paused: true, ramp: { phase: 'held', stage: 1 } });
-    expect(run.resume(s, { actor: 'x' }, 'k3')).toBe(s);
+    expect(control.resume(s, { actor: 'x' }, 'k3')).toBe(s);
     expect(gates.approveRefusal(s, 'r1')).toBeUndefined();
     s = gates.approve(s, { actor: 'alice', reason: 'ok' }, 'k4');
     expect(s).toMatchObject({ paused: false, ramp: { phase: 'running', stage: 2 } });

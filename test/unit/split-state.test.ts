@@ -1,5 +1,6 @@
 /** When the run asks for a running partition to be cut (limits.splitTail), and what a cut adds. */
 import * as run from '../../src/workflows/run-state';
+import * as control from '../../src/workflows/control-state';
 import * as gates from '../../src/workflows/gate-state';
 import { partitionsCut, tailKey, wantsSplit } from '../../src/workflows/split-state';
 import type { RunState } from '../../src/workflows/run-state';
@@ -17,8 +18,8 @@ describe('wantsSplit', () => {
     ['the plan still has partitions to start', oneLeft, true, undefined, false],
     ['every slot busy', running(opened, 'p2', 'p3'), false, undefined, false],
     ['nothing running (the run is about to finish)', opened, false, undefined, false],
-    ['paused', run.pause(oneLeft, who, 'k'), false, undefined, false],
-    ['cancelling', run.requestCancel(oneLeft, who, 'k'), false, undefined, false],
+    ['paused', control.pause(oneLeft, who, 'k'), false, undefined, false],
+    ['cancelling', control.requestCancel(oneLeft, who, 'k'), false, undefined, false],
     ['a ramp stage holding back the rest of the plan', gates.rampStarted(oneLeft, [2]), false, undefined, false],
     ['the last cut found nothing worth cutting, and nothing changed since', oneLeft, false, tailKey(oneLeft), false],
     ['the last cut found nothing, then another slot was added', { ...oneLeft, limits: { ...oneLeft.limits, concurrency: 3 } }, false, tailKey(oneLeft), true],

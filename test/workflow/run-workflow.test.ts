@@ -12,7 +12,7 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { cancelUpdate, pauseUpdate, resumeUpdate } from '../../src/workflows/messages';
+import { cancelUpdate, pauseUpdate, resumeUpdate, setLimitsUpdate } from '../../src/workflows/messages';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { specSchema, type SpecInput } from '../../src/specs/schema';
 import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
@@ -23,7 +23,7 @@ import { partitionWorkflowId } from '../../src/domain/ids';
 import { uniqueName } from '../helpers/unique';
 import { partitionStarts } from '../helpers/histories';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
-import { updateAcrossContinueAsNew } from '../../src/temporal/update-across-continue-as-new';
+import { executeUpdate } from '../../src/temporal/update-across-continue-as-new';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../src/domain/failures';
 
@@ -143,7 +143,7 @@ test('limits changed again and again while the run continues as new: every chang
       for (let i = 0; !done && i < 400; i++) {
         const change = { concurrency: 3 + (i % 2), actor: 'test', reason: `turn ${i}` };
         // sent as `backfill set-limits` sends it: again when a continue-as-new aborted it before the workflow saw it
-        const update = updateAcrossContinueAsNew(() => handle.executeUpdate('setLimits', { args: [change] })).then(
+        const update = executeUpdate(handle, setLimitsUpdate, change).then(
           () => answered++,
           (err: Error) => {
             // refused once the run is finishing or finished, or sent after it closed; never accepted and left unanswered

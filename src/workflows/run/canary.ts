@@ -4,7 +4,7 @@
  */
 import { condition } from '@temporalio/workflow';
 import * as gates from '../gate-state';
-import * as run from '../run-state';
+import * as control from '../control-state';
 import { judged } from './proxies';
 import type { RunExecution } from './execution';
 
@@ -12,10 +12,10 @@ export async function runCanary(x: RunExecution): Promise<void> {
   const drainedAfterCancel = () => x.s.cancelRequested && x.s.inFlight.length === 0;
   while (x.s.canary?.phase === 'running' && !drainedAfterCancel()) {
     await condition(
-      () => run.isDirty(x.s) || gates.canaryFinished(x.s) || gates.canaryCanLaunch(x.s) || drainedAfterCancel() || x.historyFull() || x.startFailed,
+      () => control.isDirty(x.s) || gates.canaryFinished(x.s) || gates.canaryCanLaunch(x.s) || drainedAfterCancel() || x.historyFull() || x.startFailed,
     );
     x.rethrowStartFailure();
-    if (run.isDirty(x.s)) {
+    if (control.isDirty(x.s)) {
       await x.syncControl();
       continue;
     }
@@ -38,8 +38,8 @@ export async function runCanary(x: RunExecution): Promise<void> {
 /** Held by a failed canary, or for approval: only approve or cancel ends it. */
 export async function holdWhileHeld(x: RunExecution): Promise<void> {
   while (x.s.canary?.phase === 'held' && !x.s.cancelRequested) {
-    await condition(() => run.isDirty(x.s) || x.s.canary?.phase !== 'held' || x.s.cancelRequested || x.historyFull());
-    if (run.isDirty(x.s)) await x.syncControl();
+    await condition(() => control.isDirty(x.s) || x.s.canary?.phase !== 'held' || x.s.cancelRequested || x.historyFull());
+    if (control.isDirty(x.s)) await x.syncControl();
     else if (x.historyFull()) await x.continueIfFull();
   }
 }

@@ -24,6 +24,7 @@ import { backfillPartitionWorkflow } from '../backfill-partition';
 import { publish, showDetails } from '../publish';
 import { progress } from '../progress';
 import * as run from '../run-state';
+import * as control from '../control-state';
 import type { RunState } from '../run-state';
 import { checkActivities, ledgerActivities, startPartitionWorkflow } from './proxies';
 import type { RunWorkflow, RunWorkflowInput } from './input';
@@ -90,7 +91,7 @@ export class RunExecution {
     this.startsAlone = patched('partitions-started-alone');
     this.s = input.state ?? run.initialRunState(input.spec.limits, new Date().toISOString());
     // executions recorded before it dropped a report that came before its partition's launch
-    this.reportRules = patched('reports-before-launch') ? { keepEarly: true, attempt: input.kind === 'retry' ? input.attempt : 1 } : undefined;
+    this.reportRules = patched('reports-before-launch') ? { attempt: input.kind === 'retry' ? input.attempt : 1 } : undefined;
     // executions recorded before it synced once before continuing as new, whatever handlers still waited on
     this.syncsUntilHandled = patched('sync-until-handled');
   }
@@ -149,7 +150,7 @@ export class RunExecution {
       limits: s.limits,
       events,
     });
-    this.s = run.synced(this.s, version, events, status);
+    this.s = control.synced(this.s, version, events, status);
     this.publishNow();
   }
 
@@ -158,13 +159,13 @@ export class RunExecution {
     // whose start is not yet confirmed is confirmed first
     if (!this.syncsUntilHandled) {
       await condition(() => allHandlersFinished() && this.starting === 0);
-      if (run.isDirty(this.s)) await this.syncControl();
+      if (control.isDirty(this.s)) await this.syncControl();
     } else {
       // an update answers once its change is in the ledger: synced here, or it and this wait would
       // wait for each other; one accepted during a sync is synced by the next turn
       for (;;) {
-        await condition(() => this.starting === 0 && (allHandlersFinished() || run.isDirty(this.s)));
-        if (!run.isDirty(this.s)) break;
+        await condition(() => this.starting === 0 && (allHandlersFinished() || control.isDirty(this.s)));
+        if (!control.isDirty(this.s)) break;
         await this.syncControl();
       }
     }

@@ -21,30 +21,31 @@ import {
 } from '../messages';
 import * as gates from '../gate-state';
 import * as run from '../run-state';
+import * as control from '../control-state';
 import type { RunExecution } from './execution';
 
 export function installHandlers(x: RunExecution): void {
-  setHandler(pauseSignal, (a) => void (x.s = run.pause(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.pause });
-  setHandler(resumeSignal, (a) => void (x.s = run.resume(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.resume });
-  setHandler(cancelSignal, (a) => void (x.s = run.requestCancel(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.cancel });
-  const operatorControl = <A extends OperatorAction>(action: run.OperatorControl, apply: (who: A) => void) => ({
+  setHandler(pauseSignal, (a) => void (x.s = control.pause(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.pause });
+  setHandler(resumeSignal, (a) => void (x.s = control.resume(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.resume });
+  setHandler(cancelSignal, (a) => void (x.s = control.requestCancel(x.s, a, x.eventId())), { description: HANDLER_DESCRIPTIONS.cancel });
+  const operatorControl = <A extends OperatorAction>(action: control.OperatorControl, apply: (who: A) => void) => ({
     handler: async (who: A): Promise<ControlOutcome> => {
       apply(who);
       await untilSynced(x);
       return { status: run.shownStatus(x.s), paused: x.s.paused, cancelRequested: x.s.cancelRequested };
     },
     validator: (_who: A) => {
-      const refusal = run.controlRefusal(x.s, x.runId, action, x.finishing);
+      const refusal = control.controlRefusal(x.s, x.runId, action, x.finishing);
       if (refusal) throw new Error(refusal);
     },
   });
-  const pausing = operatorControl('pause', (who) => void (x.s = run.pause(x.s, who, x.eventId())));
+  const pausing = operatorControl('pause', (who) => void (x.s = control.pause(x.s, who, x.eventId())));
   setHandler(pauseUpdate, pausing.handler, { validator: pausing.validator, description: HANDLER_DESCRIPTIONS.pauseUpdate });
-  const resuming = operatorControl('resume', (who) => void (x.s = run.resume(x.s, who, x.eventId())));
+  const resuming = operatorControl('resume', (who) => void (x.s = control.resume(x.s, who, x.eventId())));
   setHandler(resumeUpdate, resuming.handler, { validator: resuming.validator, description: HANDLER_DESCRIPTIONS.resumeUpdate });
-  const cancelling = operatorControl('cancel', (who) => void (x.s = run.requestCancel(x.s, who, x.eventId())));
+  const cancelling = operatorControl('cancel', (who) => void (x.s = control.requestCancel(x.s, who, x.eventId())));
   setHandler(cancelUpdate, cancelling.handler, { validator: cancelling.validator, description: HANDLER_DESCRIPTIONS.cancelUpdate });
-  // a report for a partition that is not in flight is a duplicate, and run-state ignores it
+  // a report of a partition not in flight is a duplicate, or came before its launch (kept for it: run-state applyReport)
   setHandler(partitionFinishedSignal, (report) => applyReport(x, report), { description: HANDLER_DESCRIPTIONS.partitionFinished });
   setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.reportsApplied++, x.show()), {
     description: HANDLER_DESCRIPTIONS.partitionCondition,
@@ -53,14 +54,14 @@ export function installHandlers(x: RunExecution): void {
   setHandler(
     setLimitsUpdate,
     async (change) => {
-      x.s = run.changeLimits(x.s, change, x.eventId());
+      x.s = control.changeLimits(x.s, change, x.eventId());
       await untilSynced(x);
       return x.s.limits;
     },
     {
       // a rejected update leaves nothing in history
       validator: (change) => {
-        const refusal = run.limitsChangeRefusal(x.s, x.runId, change, x.finishing);
+        const refusal = control.limitsChangeRefusal(x.s, x.runId, change, x.finishing);
         if (refusal) throw new Error(refusal);
       },
       description: HANDLER_DESCRIPTIONS.setLimits,
@@ -82,7 +83,7 @@ export function installHandlers(x: RunExecution): void {
   );
   // an operator cancelling the workflow in the UI or CLI gets the same orderly stop as the cancel signal
   CancellationScope.current().cancelRequested.catch(() => {
-    x.s = run.requestCancel(x.s, { actor: 'temporal', reason: 'workflow cancellation requested' }, x.eventId(), true);
+    x.s = control.requestCancel(x.s, { actor: 'temporal', reason: 'workflow cancellation requested' }, x.eventId(), true);
   });
 }
 

@@ -7,6 +7,7 @@
 import { condition, patched } from '@temporalio/workflow';
 import * as gates from '../gate-state';
 import * as run from '../run-state';
+import * as control from '../control-state';
 import { wantsSplit } from '../split-state';
 import { judged } from './proxies';
 import { splitTail } from './split-tail';
@@ -19,7 +20,7 @@ export async function runPartitions(x: RunExecution): Promise<void> {
   for (;;) {
     await condition(
       () =>
-        run.isDirty(x.s) ||
+        control.isDirty(x.s) ||
         run.isFinished(x.s, x.planLeft()) ||
         (run.canLaunch(x.s, x.planLeft()) && !beyondStage()) ||
         stageFinished() ||
@@ -28,7 +29,7 @@ export async function runPartitions(x: RunExecution): Promise<void> {
         x.startFailed,
     );
     x.rethrowStartFailure();
-    if (run.isDirty(x.s)) {
+    if (control.isDirty(x.s)) {
       await x.syncControl();
       continue;
     }
