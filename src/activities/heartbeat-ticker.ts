@@ -1,8 +1,9 @@
 /**
- * The run's checks and after-actions (checkActivities in workflows/run/proxies.ts) heartbeat
- * every few seconds while they work, not only between pages of work: a worker that dies under
- * one is then noticed within that proxy's short heartbeat timeout, where a heartbeat per page
- * needed one long enough for the slowest page (minutes of a run held for nothing). A statement
+ * The run's activities (its ledger steps, checks and after-actions: workflows/run/proxies.ts)
+ * heartbeat every few seconds while they work, not only between pages of work: a worker that
+ * dies under one is then noticed within the proxies' short heartbeat timeout, where a heartbeat
+ * per page needed one long enough for the slowest page, and a ledger step without heartbeats
+ * waited out its start-to-close bound (minutes of a run held for nothing). A statement
  * that hangs is not kept alive for ever by the ticker: each runs under the run's statement
  * timeout.
  *
@@ -12,7 +13,7 @@
 import { Context } from '@temporalio/activity';
 import { mapActivities, type Activity } from './map-activities';
 
-/** Often enough for checkActivities' heartbeat timeout (30 s); the SDK throttles what it sends. */
+/** Often enough for the run's heartbeat timeout (30 s, proxies.ts); the SDK throttles what it sends. */
 const TICK_MS = 5_000;
 
 const progress = new WeakMap<Context, { details: unknown }>();

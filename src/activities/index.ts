@@ -22,17 +22,20 @@ export function createActivities(deps: ActivityDeps) {
   const contexts = new RunContextCache(deps.trust);
   return refusedAtOnce({
     // registration checks the database it is about to write the run into (register-run.ts)
-    registerRun: registerRunActivity(deps),
-    registerRevert: registerRevertActivity(deps),
+    ...withHeartbeatTicker({ registerRun: registerRunActivity(deps), registerRevert: registerRevertActivity(deps) }),
     // Temporal only, on the common queue: whether a worker serves the run's database
     findWorkerGap,
     // Temporal only, a local activity of the run workflow: starts a partition's workflow
     startPartitionWorkflow: startPartitionActivity(deps.deployment),
     ...onTheRunsDatabase(deps.pools, {
+      // the partition heartbeats its own progress (its cursor), chunk by chunk
       processPartition: processPartitionActivity(deps, contexts),
-      splitTail: splitTailActivity(deps, contexts),
-      ...runControlActivities(deps),
-      ...withHeartbeatTicker({ ...gateActivities(deps, contexts), ...afterActivities(deps) }),
+      ...withHeartbeatTicker({
+        splitTail: splitTailActivity(deps, contexts),
+        ...runControlActivities(deps),
+        ...gateActivities(deps, contexts),
+        ...afterActivities(deps),
+      }),
       ...notifyActivities(deps),
     }),
   });

@@ -37,6 +37,11 @@ export interface ModelOptions {
   failing?: string[];
   /** Partitions whose worker never finishes them (until the activity is cancelled). */
   stuck?: string[];
+  /**
+   * Activities whose first attempt is lost with its worker: it neither answers nor heartbeats
+   * (until this worker shuts down), and only Temporal's timeouts can hand it to another attempt.
+   */
+  lostOnce?: (keyof Activities)[];
 }
 
 export type Verdicts = { canary?: GateVerdict; stages?: Record<number, GateVerdict>; final?: GateVerdict | Error };
@@ -66,7 +71,7 @@ export class ModelLedger {
   private readonly options: Required<ModelOptions>;
 
   constructor(options: ModelOptions) {
-    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], ...options };
+    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], lostOnce: [], ...options };
     this.partitions = Array.from({ length: options.partitions }, (_, i) => ({ id: partitionId(i), ordinal: i, status: 'pending', processed: 0 }));
   }
 
@@ -107,7 +112,7 @@ export class ModelLedger {
    * that should never be handed the run's work records what it was handed anyway).
    */
   activities(label?: string): Partial<Activities> {
-    const all = this.modelActivities();
+    const all = this.losingFirstAttempts(this.modelActivities());
     // the real one: the run's local activity, on the worker of the run's workflow task whatever its
     // queue, touches Temporal alone (its partitions' workflows are the model's to answer)
     const launch = { startPartitionWorkflow: startPartitionActivity(undefined) };
@@ -122,6 +127,28 @@ export class ModelLedger {
       ]),
     ) as Partial<Activities>;
     return { ...recorded, ...launch };
+  }
+
+  /** When did a lost attempt of each `lostOnce` activity begin, and when did the next attempt. */
+  readonly lost: Record<string, { at: number; retriedAt?: number }> = {};
+
+  private losingFirstAttempts(all: Partial<Activities>): Partial<Activities> {
+    const losing = Object.entries(all).map(([name, fn]) => {
+      if (!this.options.lostOnce.includes(name as keyof Activities)) return [name, fn];
+      const once = async (...args: unknown[]) => {
+        const seen = this.lost[name];
+        if (!seen) {
+          this.lost[name] = { at: Date.now() };
+          this.calls.push(`lost:${name}`);
+          // as a dead worker: no answer, no heartbeat; only the worker's shutdown ends it here
+          await Context.current().cancelled;
+        }
+        if (seen && seen.retriedAt === undefined) seen.retriedAt = Date.now();
+        return (fn as (...a: unknown[]) => unknown)(...args);
+      };
+      return [name, once];
+    });
+    return Object.fromEntries(losing) as Partial<Activities>;
   }
 
   private modelActivities(): Partial<Activities> {

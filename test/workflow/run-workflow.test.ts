@@ -166,6 +166,30 @@ test('limits changed again and again while the run continues as new: every chang
   );
 });
 
+test("a ledger step lost with its worker is taken up again within the run's heartbeat timeout, not its start-to-close bound", async () => {
+  // a worker SIGKILLed under the sync of a limits change held a run for the step's ten minutes
+  const lostOnce = ['syncRunControl', 'finalizeRun'] as const;
+  await withRun(
+    { partitions: 12, processMs: 20, lostOnce: [...lostOnce] },
+    { limits: { concurrency: 2, chunkSize: 1000 } },
+    {},
+    async ({ model, handle, result }) => {
+      await until('a partition ran', () => model.count('succeeded') >= 1);
+      const limits = await executeUpdate(handle, setLimitsUpdate, { concurrency: 3, actor: 'test', reason: 'more' });
+      expect(limits).toMatchObject({ concurrency: 3 });
+      const r = await result();
+      expect(r).toMatchObject({ status: 'succeeded', partitions: { succeeded: 12 } });
+      expect(model.events.map((e) => e.kind)).toEqual(['limits-changed']);
+      for (const name of lostOnce) {
+        const { at, retriedAt } = model.lost[name] ?? { at: 0 };
+        expect({ name, retried: retriedAt !== undefined }).toEqual({ name, retried: true });
+        // 30 s of silence, the retry's first second, a workflow task or two
+        expect(retriedAt! - at).toBeLessThan(45_000);
+      }
+    },
+  );
+});
+
 test('the canary runs alone first; a failed canary holds the run, nothing else is written, and cancel ends it', async () => {
   const model = await withRun({ partitions: 12, processMs: 10 }, { validate: { canary: { partitions: 3 } } }, {}, async ({ model, handle, result }) => {
     model.verdicts.canary = { passed: false, failures: ['amount_usd: 2 rows differ'], failureCount: 2, partitionsChecked: 3 };

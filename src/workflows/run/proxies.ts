@@ -9,24 +9,29 @@ import type { PartitionStart, PartitionStarted } from '../../activities/start-pa
 import { FailureType, NON_RETRYABLE_FAILURES } from '../../domain/failures';
 import type { GateVerdictLike } from '../run-state';
 
+/**
+ * How soon a worker that died under one of the run's activities is noticed (they heartbeat while
+ * they work: activities/heartbeat-ticker.ts). Without it a ledger step lost with its worker held
+ * the run for the step's whole start-to-close bound.
+ */
+const RUN_HEARTBEAT_TIMEOUT = '30 seconds';
+
 /** `taskQueue`: the run's database queue (absent: the workflow's own, as runs started before routing). */
 export function ledgerActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: RUN_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
 }
 
-/**
- * The run's last ledger step (finalizeRun: the scope count, bounded to 60 s, and one transaction).
- * Bounded closely: a worker that dies in it is noticed by this timeout alone, and the run's end
- * waited the ledger steps' ten minutes for it.
- */
+/** The run's last ledger step (finalizeRun: the scope count, bounded to 60 s, and one transaction). */
 export function finishActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '3 minutes',
+    heartbeatTimeout: RUN_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1s', maximumInterval: '1 minute', nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
 }
@@ -49,8 +54,7 @@ export function checkActivities(taskQueue?: string) {
   return proxyActivities<Activities>({
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: '24 hours',
-    // the checks heartbeat every few seconds while they work (activities/heartbeat-ticker.ts)
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: RUN_HEARTBEAT_TIMEOUT,
     retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10, nonRetryableErrorTypes: NON_RETRYABLE_FAILURES },
   });
 }
