@@ -6,15 +6,22 @@
  *   (d) the demo spec end to end (91 day partitions, ~1.16M rows, chunks of 25,000)
  *   (b) the 2M-row bench spec (BENCH_PARTITIONS range partitions, chunks of BENCH_CHUNK)
  *   (t) BENCH_TINY one-row partitions at concurrency 20: orchestration alone
+ *   (f3), (f4), (f5) Temporal alone, BENCH_TINY no-op items at concurrency 20 (bench/fanout):
+ *       a workflow started per item; one per BENCH_BATCH items (10), each item a local activity
+ *       reporting by signal; the same with one signal a workflow. What batching partitions into
+ *       workflows would save, server by server (part f)
  *
  * For each: the wall time, the time `start` took to return (its checks and registration), and
  * per-unit figures (rows/s, ms of slot time per partition); then production / dev. Each server
  * runs every part BENCH_ROUNDS times (3); the table gives medians and every round.
  * Run: npm run bench:servers   (DATABASE_URL to use a server; BENCH_TINY (1000), BENCH_SERVERS
- * (dev,production), BENCH_PARTS (d,b,t), BENCH_ROUNDS (3); with BENCH_ROWS=20000000 BENCH_PARTS=b
- * the scaling row)
+ * (dev,production), BENCH_PARTS (d,b,t; f for the floors), BENCH_BATCH (10), BENCH_ROUNDS (3);
+ * with BENCH_ROWS=20000000 BENCH_PARTS=b the scaling row)
  */
 import type pg from 'pg';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { FanOutInput } from './fanout/workflows';
 import { startRun, waitForResult } from '../src/operations';
 import { ensureDemoData } from '../src/dev/demo-data';
 import { MAX_ID, ROWS, TRANSFORM } from './dataset';
@@ -34,6 +41,7 @@ const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orde
 const PARTS = new Set((process.env.BENCH_PARTS || 'd,b,t').split(','));
 const SERVERS = (process.env.BENCH_SERVERS || 'dev,production').split(',') as ('dev' | 'production')[];
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const BATCH = Number(process.env.BENCH_BATCH || 10);
 
 interface Measured {
   seconds: number;
@@ -104,7 +112,50 @@ async function measureRound(env: BenchEnvironment, server: 'dev' | 'production',
     out.t = await timedRun(env, `servers-tiny-${server}-${stamp}`, tinySpec(20));
     say(`  ${server} (t): ${out.t.seconds.toFixed(2)} s`);
   }
+  if (PARTS.has('f')) {
+    Object.assign(out, await floors(env, `${server}-${stamp}`));
+    say(`  ${server} (f3): ${out.f3.seconds.toFixed(2)} s, (f4): ${out.f4.seconds.toFixed(2)} s, (f5): ${out.f5.seconds.toFixed(2)} s`);
+  }
   return out;
+}
+
+/** Temporal's floor on this server: BENCH_TINY no-op items at concurrency 20, a workflow per item, then per BATCH items. */
+async function floors(env: BenchEnvironment, stamp: string): Promise<Record<'f3' | 'f4' | 'f5', Measured>> {
+  const connection = await NativeConnection.connect({ address: env.address });
+  const start = (workflowType: string, workflowId: string, args: unknown[]) =>
+    Context.current().client.workflow.start(workflowType, { taskQueue: 'bench-fanout', workflowId, args });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: 'bench-fanout',
+    workflowsPath: require.resolve('./fanout/workflows'),
+    activities: {
+      noop: async () => undefined,
+      report: async (parentId: string, items?: number) => Context.current().client.workflow.getHandle(parentId).signal('childDone', items),
+      startIndependent: async (workflowId: string, parentId: string) => void (await start('signallingChild', workflowId, [parentId])),
+      startBatch: async (workflowId: string, parentId: string, items: number, together: boolean) =>
+        void (await start(together ? 'reportedBatchChild' : 'batchChild', workflowId, [parentId, items])),
+    },
+    maxConcurrentActivityTaskExecutions: 20,
+  });
+  const running = worker.run();
+  try {
+    const floor = async (workflow: 'startedFanOut' | 'batchedFanOut' | 'reportedFanOut', batch: number): Promise<Measured> => {
+      const prefix = `${workflow}-${stamp}`;
+      const t0 = process.hrtime.bigint();
+      const handle = await env.client.workflow.start(workflow, {
+        taskQueue: 'bench-fanout',
+        workflowId: prefix,
+        args: [{ children: TINY, concurrency: 20, prefix, batch } satisfies FanOutInput],
+      });
+      await handle.result();
+      return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, startSeconds: 0, rows: 0, partitions: TINY, concurrency: 20 };
+    };
+    return { f3: await floor('startedFanOut', 1), f4: await floor('batchedFanOut', BATCH), f5: await floor('reportedFanOut', BATCH) };
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  }
 }
 
 /** The round with the median wall time (the lower middle of an even count). */
@@ -130,6 +181,9 @@ async function main(): Promise<void> {
     ['d', '(d) demo spec, day partitions'],
     ['b', `(b) ${ROWS.toLocaleString('en-US')}-row bench spec, ${PARTITIONS} range partitions`],
     ['t', `(t) ${TINY.toLocaleString('en-US')} one-row partitions, concurrency 20`],
+    ['f3', `(f3) Temporal alone: ${TINY.toLocaleString('en-US')} no-op items, a workflow each, concurrency 20`],
+    ['f4', `(f4) Temporal alone: the same, ${BATCH} items a workflow, a signal each`],
+    ['f5', `(f5) Temporal alone: the same, ${BATCH} items a workflow, one signal for them`],
   ];
   const cell = (m: Measured | undefined, f: (m: Measured) => string) => (m ? f(m) : '—');
   const rate = (m: Measured) => `${Math.round(m.rows / m.seconds).toLocaleString('en-US')} rows/s`;
@@ -141,11 +195,11 @@ async function main(): Promise<void> {
     '| run | partitions | dev: seconds (start) | production: seconds (start) | dev per unit | production per unit | production / dev | dev rounds, s | production rounds, s |',
     '|---|---|---|---|---|---|---|---|---|',
     ...labels
-      .filter(([key]) => PARTS.has(key))
+      .filter(([key]) => PARTS.has(key[0]))
       .map(([key, label]) => {
         const a = medianRound(dev?.[key]);
         const b = medianRound(prod?.[key]);
-        const unit = key === 't' ? slot : rate;
+        const unit = key === 'b' || key === 'd' ? rate : slot;
         const ratio = a && b ? (b.seconds / a.seconds).toFixed(2) : '—';
         return (
           `| ${label} | ${(a ?? b)?.partitions ?? '—'} | ${cell(a, (m) => `${m.seconds.toFixed(2)} (${m.startSeconds.toFixed(2)})`)} | ` +

@@ -7,6 +7,11 @@
  * - startedFanOut: as signalFanOut, but the parent starts each child as a workflow of its own
  *   from a local activity (a client call), so no child event reaches the parent's history: the
  *   floor of a run that starts its partitions that way.
+ * - batchedFanOut: as startedFanOut, but each workflow started carries `batch` items, each a
+ *   local activity that signals the parent: what Temporal's part would cost if partitions were
+ *   started several to a workflow (bench/servers.ts, part f);
+ * - reportedFanOut: as batchedFanOut, but the workflow reports its items in one signal once
+ *   all are done.
  * bench/small-partitions.ts runs both beside the backfill on the same server, so the backfill's
  * orchestration cost per partition is read as a ratio to them. Every GENERATION children the
  * parent drains and continues as new, so its history stays bounded at any size.
@@ -25,17 +30,26 @@ import {
 } from '@temporalio/workflow';
 
 const { noop, report } = proxyActivities<{ noop(): Promise<void>; report(parentId: string): Promise<void> }>({ startToCloseTimeout: '1 minute' });
-const { startIndependent } = proxyLocalActivities<{ startIndependent(workflowId: string, parentId: string): Promise<void> }>({
+const { startIndependent, startBatch } = proxyLocalActivities<{
+  startIndependent(workflowId: string, parentId: string): Promise<void>;
+  startBatch(workflowId: string, parentId: string, items: number, together: boolean): Promise<void>;
+}>({
+  startToCloseTimeout: '1 minute',
+});
+const local = proxyLocalActivities<{ noop(): Promise<void>; report(parentId: string, items?: number): Promise<void> }>({
   startToCloseTimeout: '1 minute',
 });
 const GENERATION = 1000;
-export const childDone = defineSignal('childDone');
+/** An item done, or `items` of them. */
+export const childDone = defineSignal<[number?]>('childDone');
 
 export interface FanOutInput {
   children: number;
   concurrency: number;
   prefix: string;
   from?: number;
+  /** Items a started workflow carries (batchedFanOut); 1 elsewhere. */
+  batch?: number;
 }
 
 export async function bareChild(): Promise<void> {
@@ -74,16 +88,39 @@ export async function startedFanOut(input: FanOutInput): Promise<number> {
   return fanOutBySignal(input, (workflowId) => void startIndependent(workflowId, parentId));
 }
 
-/** Keeps `concurrency` items in flight, each started by `start` and counted back by its childDone signal. */
-async function fanOutBySignal(input: FanOutInput, start: (workflowId: string) => void): Promise<number> {
+/** A workflow of `items` items, run at once, each a local activity that reports to the parent. */
+export async function batchChild(parentId: string, items: number): Promise<void> {
+  await Promise.all(Array.from({ length: items }, () => local.report(parentId)));
+}
+
+export async function batchedFanOut(input: FanOutInput): Promise<number> {
+  const parentId = workflowInfo().workflowId;
+  return fanOutBySignal(input, (workflowId, items) => void startBatch(workflowId, parentId, items, false));
+}
+
+/** A workflow of `items` items, run at once as local activities, reported together when all are done. */
+export async function reportedBatchChild(parentId: string, items: number): Promise<void> {
+  await Promise.all(Array.from({ length: items }, () => local.noop()));
+  await local.report(parentId, items);
+}
+
+export async function reportedFanOut(input: FanOutInput): Promise<number> {
+  const parentId = workflowInfo().workflowId;
+  return fanOutBySignal(input, (workflowId, items) => void startBatch(workflowId, parentId, items, true));
+}
+
+/** Keeps `concurrency` items in flight, started `batch` at a time by `start` and each counted back by its childDone signal. */
+async function fanOutBySignal(input: FanOutInput, start: (workflowId: string, items: number) => void): Promise<number> {
   const from = input.from ?? 0;
   const to = Math.min(input.children, from + GENERATION);
+  const batch = input.batch ?? 1;
   let inFlight = 0;
-  setHandler(childDone, () => void inFlight--);
-  for (let i = from; i < to; i++) {
-    await condition(() => inFlight < input.concurrency);
-    inFlight++;
-    start(`${input.prefix}-${i}`);
+  setHandler(childDone, (items) => void (inFlight -= items ?? 1));
+  for (let i = from; i < to; i += batch) {
+    const items = Math.min(batch, to - i);
+    await condition(() => inFlight + items <= input.concurrency);
+    inFlight += items;
+    start(`${input.prefix}-${i}`, items);
   }
   await condition(() => inFlight === 0);
   // continues as the workflow type that called it

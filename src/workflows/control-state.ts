@@ -4,8 +4,7 @@
  * and unit-tested, as in run-state.ts (the partitions' side).
  */
 import { applyLimitsChange, limitsChangeProblem } from '../domain/limits';
-import { FINISHED_RUN_STATUSES } from '../domain/statuses';
-import type { RunStatus } from '../domain/statuses';
+import { FINISHED_RUN_STATUSES, type RunStatus } from '../domain/statuses';
 import type { CancelRequest, LimitsChange, OperatorAction, PauseRequest } from '../domain/types';
 import type { ControlEvent, RunState } from './run-state';
 
