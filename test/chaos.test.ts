@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CASES, faultTable, type CaseResult } from './chaos/fault-matrix';
+import { CASES, LONG_RUN_STALL_LIMIT_SECONDS, faultTable, type CaseResult } from './chaos/fault-matrix';
 import { startsFirst } from './helpers/turns';
 
 startsFirst('five minutes of faults, each waited out on servers of its own: the other slot works through the suite meanwhile');
@@ -81,6 +81,8 @@ test(
         ledger: [],
         crashes: 0,
       });
+      // a run that ends succeeded after waiting out a ten-minute bound has still failed its operator
+      expect(r.longestStallSeconds ?? 0).toBeLessThan(LONG_RUN_STALL_LIMIT_SECONDS);
     }
     expect(code).toBe(0);
   },

@@ -74,7 +74,16 @@ export interface CaseResult {
   notes: string[];
   /** Worker processes that exited on their own during the case. */
   workerCrashes: number;
+  /** The longest time without a committed chunk, in seconds (long-run: the closed hours and every recovery in it). */
+  longestStallSeconds?: number;
 }
+
+/**
+ * long-run fails past this: its closed hours (under a minute) and its recoveries (a partition's
+ * heartbeat, 15 s; a ledger step's, 30 s) add up to well under it, and a run that waited out a
+ * ten-minute bound once ended succeeded with nothing to show for it.
+ */
+export const LONG_RUN_STALL_LIMIT_SECONDS = 240;
 
 export interface ChaosOptions {
   rows?: number;
@@ -309,6 +318,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
   const notes: string[] = [];
   let injected = '';
   let faultEnd = 0;
+  let longestStallSeconds: number | undefined;
   const finished = followRun(env.pool, run.runId, () => undefined, {
     intervalMs: 250,
     outageMs: 5 * 60_000,
@@ -444,9 +454,10 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
            FROM (SELECT committed_at - lag(committed_at) OVER (ORDER BY committed_at) AS gap FROM backfill.chunks WHERE run_id = $1) g`,
         [run.runId],
       );
+      longestStallSeconds = Number(gap[0].s ?? 0);
       notes.push(
         `${await executions(env.client, run.handle.workflowId, run.handle.firstExecutionRunId)} executions (continue-as-new), ${kills} worker SIGKILLs ${LONG_RUN_KILL_MS / 1000} s apart; ` +
-          `no chunk committed for ${Number(gap[0].s ?? 0).toFixed(0)} s around the closed hours`,
+          `no chunk committed for ${longestStallSeconds.toFixed(0)} s around the closed hours`,
       );
       injected = `${LONG_RUN_PARTITIONS.toLocaleString('en-US')} partitions at a low rows/s cap; a quarter in, the allowed hours moved to start at the next minute (the run held until then); a worker SIGKILLed at intervals to the end`;
       break;
@@ -531,6 +542,7 @@ async function runCase(env: ChaosEnvironment, fault: ChaosCase, rows: number, ru
     status: String(status),
     notes,
     workerCrashes: crashes,
+    ...(longestStallSeconds !== undefined ? { longestStallSeconds } : {}),
   };
 }
 
