@@ -1,10 +1,11 @@
 /**
  * A run's partition workflows, found from the run's own history. Partitions are workflows of
  * their own, started by the run's local activity (src/activities/start-partition.ts), so the
- * run's history has no child events to follow: every partition reports by a `partitionFinished`
- * signal carrying its id, and its workflow id is the run's with the partition id after a slash
- * (src/domain/ids.ts, partitionWorkflowId). Runs recorded while partitions were children name
- * them in their child-initiated events instead; both are read.
+ * run's history has no child events to follow. Every partition reports by a signal
+ * (`partitionFinished`, or a group's `partitionsFinished`), and its workflow id, or its group's,
+ * is the run's followed by a slash (src/domain/ids.ts): they are found by that prefix in the
+ * workflow list. Runs recorded while partitions were children name them in their
+ * child-initiated events instead; both are read.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -18,25 +19,25 @@ export async function historyEvents(client: Client, workflowId: string, runId?: 
   return (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
 }
 
-/** The run's `partitionFinished` signals, in order. */
+const REPORTS = ['partitionFinished', 'partitionsFinished'];
+
+/** The run's report signals (a partition's, a group's), in order. */
 export function reportSignals(events: HistoryEvent[]): HistoryEvent[] {
   return events.filter(
-    (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && e.workflowExecutionSignaledEventAttributes?.signalName === 'partitionFinished',
+    (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && REPORTS.includes(e.workflowExecutionSignaledEventAttributes?.signalName ?? ''),
   );
 }
 
-/** The workflow ids of the partitions this history of the run reported or started as children. */
-export function partitionWorkflowIds(runWorkflowId: string, events: HistoryEvent[]): string[] {
+/** The workflow ids of the partitions (and groups) this history of the run reported or started as children. */
+export async function partitionWorkflowIds(client: Client, runWorkflowId: string, events: HistoryEvent[]): Promise<string[]> {
   const ids = new Set<string>();
   for (const e of events) {
     const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
     if (e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && child) ids.add(child);
   }
-  for (const s of reportSignals(events)) {
-    const payload = s.workflowExecutionSignaledEventAttributes!.input!.payloads![0];
-    const report = JSON.parse(Buffer.from(payload.data!).toString()) as { partitionId: string };
-    ids.add(`${runWorkflowId}/${report.partitionId}`);
-  }
+  // partitions and groups of partitions are workflows of their own under the run's id
+  if (reportSignals(events).length > 0)
+    for await (const w of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runWorkflowId}/"` })) ids.add(w.workflowId);
   return [...ids];
 }
 

@@ -65,7 +65,7 @@ export async function runHops(client: Client, workflowId: string, firstRunId: st
   const signals = reportSignals(run);
   // each partition workflow: when it started (the run's local activity started it), and when its activity started
   const children = await Promise.all(
-    partitionWorkflowIds(workflowId, run).map(async (id) => {
+    (await partitionWorkflowIds(client, workflowId, run)).map(async (id) => {
       const p = partitionTimes(await historyEvents(client, id));
       return { initiated: p.started, activityStarted: p.activityStarted };
     }),

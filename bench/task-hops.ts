@@ -107,7 +107,7 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
   const events = await historyEvents(env.client, workflowId);
   const tasks = runHops(events, hops);
   const signals = reportSignals(events).map(at);
-  for (const id of partitionWorkflowIds(workflowId, events)) {
+  for (const id of await partitionWorkflowIds(env.client, workflowId, events)) {
     const partition = await historyEvents(env.client, id);
     partitionHops(partition, hops);
     // a partition in a freed slot: the report that freed it → its workflow started (the run's task and local activity)

@@ -7,7 +7,7 @@
  */
 import { temporal } from '@temporalio/proto';
 import { waitForResult } from '../src/operations';
-import { partitionWorkflowId } from '../src/domain/ids';
+import { partitionGroupWorkflowId, partitionWorkflowId } from '../src/domain/ids';
 import type { PartitionReport } from '../src/domain/types';
 import { localAttemptsOf, partitionStarts } from './helpers/histories';
 import { useTestEnvironment } from './helpers/environment';
@@ -114,4 +114,44 @@ test('partitions of more than two chunks on average start as activities: a local
     expect(localAttemptsOf(h, 'processPartition')).toEqual([]);
     expect(activityInputs(h)).toEqual([{ database: env.db.envVar, runId: started.runId, partitionId: row.partition_id }]);
   }
+});
+
+test('small partitions of a run of many run in groups: each partition once, in its own attempt, reported with its group, linked to the workflow that ran it', async () => {
+  await env.db.pool.query('TRUNCATE app.orders_usd');
+  const name = 'local-groups';
+  // ~320 rows a partition in chunks of 1,000, some 75 partitions: a run of many small ones
+  const spec = ordersSpec(env.db.envVar, { name, partition: { by: 'range', column: 'id', size: 1000 }, limits: { chunkSize: 1000, concurrency: 6 } });
+  const started = await env.start(spec);
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  expect(await diffAgainstExpected(env.db.pool)).toMatchObject({ missing: 0, extra: 0 });
+
+  const { rows } = await env.db.pool.query<{ partition_id: string; attempts: number; completions: number; workflow_id: string }>(
+    'SELECT partition_id, attempts, completions, workflow_id FROM backfill.partitions WHERE run_id = $1 ORDER BY ordinal',
+    [started.runId],
+  );
+  expect(rows.length).toBeGreaterThanOrEqual(40);
+  for (const row of rows) expect({ attempts: row.attempts, completions: row.completions }).toEqual({ attempts: 1, completions: 1 });
+  const groups = new Map<string, string[]>();
+  for (const row of rows) groups.set(row.workflow_id, [...(groups.get(row.workflow_id) ?? []), row.partition_id]);
+  // at most six may start at once: groups of up to six, far fewer workflows than partitions
+  expect(groups.size).toBeLessThanOrEqual(rows.length / 2);
+  for (const [workflowId, members] of groups) {
+    expect(members.length).toBeLessThanOrEqual(6);
+    if (members.length === 1 && !workflowId.includes('/group/')) continue;
+    expect(workflowId).toBe(partitionGroupWorkflowId(name, started.runId, members));
+    const h = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    // every member's local attempt in the group's one workflow task; no activity
+    expect(localAttemptsOf(h, 'processPartition')).toEqual(members.map(() => 1));
+    expect(count(h, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(0);
+    expect(
+      localReports(h)
+        .map((r) => ({ id: r.partitionId, status: r.status, reported: r.reported ?? false }))
+        .sort((a, b) => a.id.localeCompare(b.id)),
+    ).toEqual(members.map((id) => ({ id, status: 'succeeded', reported: false })).sort((a, b) => a.id.localeCompare(b.id)));
+  }
+  // the run heard of them in fewer signals than partitions
+  const signals = (await started.handle.fetchHistory()).events!.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+  expect(signals.some((e) => e.workflowExecutionSignaledEventAttributes!.signalName === 'partitionsFinished')).toBe(true);
+  expect(signals.length).toBeLessThan(rows.length);
 });

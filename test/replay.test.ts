@@ -50,26 +50,42 @@ test("a fresh run with a pause, a resume and continue-as-new replays: the run's 
   for (const wf of executions) {
     const history = await env.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
     await replay(history, wf.workflowId);
-    if (process.env.RECORD_HISTORIES) {
-      mkdirSync(HISTORIES, { recursive: true });
-      const name = `${wf.workflowId === started.workflowId ? 'run' : 'partition'}-${wf.runId.slice(0, 8)}`;
-      // the CLI's JSON is the canonical export format (what `temporal workflow show -o json` gives operators)
-      const json = execFileSync(process.env.TEMPORAL_CLI!, [
-        'workflow',
-        'show',
-        '--address',
-        temporalAddress(),
-        '-w',
-        wf.workflowId,
-        '-r',
-        wf.runId,
-        '-o',
-        'json',
-      ]);
-      writeFileSync(path.join(HISTORIES, `${name}.json`), json);
-    }
+    if (process.env.RECORD_HISTORIES) record(wf.workflowId, wf.runId, `${wf.workflowId === started.workflowId ? 'run' : 'partition'}-${wf.runId.slice(0, 8)}`);
   }
 });
+
+test('a fresh run of many small partitions replays: the run and one of its groups', async () => {
+  // some 80 partitions of ~250 rows in chunks of 1,000: a run of many small ones, started in groups
+  const spec = ordersSpec(env.db.envVar, {
+    name: 'replay-groups',
+    partition: { by: 'range', column: 'id', size: 800 },
+    limits: { chunkSize: 1000, concurrency: 4 },
+  });
+  const started = await env.start(spec);
+  const result = await waitForResult(started.handle);
+  expect(result.status).toBe('succeeded');
+  const { rows } = await env.db.pool.query<{ workflow_id: string }>(
+    "SELECT workflow_id FROM backfill.partitions WHERE run_id = $1 AND workflow_id LIKE '%/group/%' ORDER BY ordinal LIMIT 1",
+    [started.runId],
+  );
+  expect(rows).toHaveLength(1);
+  const group = await env.client.workflow.getHandle(rows[0].workflow_id).describe();
+  const run = await env.client.workflow.getHandle(started.workflowId).describe();
+  for (const wf of [
+    { workflowId: run.workflowId, runId: run.runId, kind: 'run' },
+    { workflowId: group.workflowId, runId: group.runId, kind: 'group' },
+  ]) {
+    await replay(await env.client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory(), wf.workflowId);
+    if (process.env.RECORD_HISTORIES) record(wf.workflowId, wf.runId, `${wf.kind}-${wf.runId.slice(0, 8)}`);
+  }
+});
+
+/** Saves an execution's history to test/histories, as the CLI exports it (what `temporal workflow show -o json` gives operators). */
+function record(workflowId: string, runId: string, name: string): void {
+  mkdirSync(HISTORIES, { recursive: true });
+  const json = execFileSync(process.env.TEMPORAL_CLI!, ['workflow', 'show', '--address', temporalAddress(), '-w', workflowId, '-r', runId, '-o', 'json']);
+  writeFileSync(path.join(HISTORIES, `${name}.json`), json);
+}
 
 /** The run's executions, first to last, followed through their continue-as-new events (visibility may lag). */
 async function executionChain(workflowId: string, firstRunId: string): Promise<string[]> {

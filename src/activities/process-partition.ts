@@ -39,6 +39,8 @@ export interface ProcessPartitionInput {
   localBudgetMs?: number;
   /** The activity taking over from a local attempt that handed over: the same attempt, carried on. */
   continues?: boolean;
+  /** Its group's workflow reports it with the group's other finished members, in one signal (backfill-partition.ts). */
+  deferReport?: boolean;
 }
 
 export function processPartitionActivity(deps: ActivityDeps, contexts: RunContextCache) {
@@ -52,7 +54,13 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
     const activity = Context.current();
     const localBudgetMs = activity.info.isLocal ? input.localBudgetMs : undefined;
     // a retry of the activity after a handover is a new attempt: its first try was the handover's
-    const row = await startAttempt(pool, runId, partitionId, input.continues === true && activity.info.attempt === 1);
+    const row = await startAttempt(
+      pool,
+      runId,
+      partitionId,
+      input.continues === true && activity.info.attempt === 1,
+      activity.info.workflowExecution?.workflowId,
+    );
     const reporting = new PartitionReporting(pool, activity, { runId, partitionId, runWorkflowId: ctx.run.workflow_id }, row, log);
     try {
       log.info({ attempt: activity.info.attempt, cursor: row.cursor, local: localBudgetMs !== undefined }, 'partition started');
@@ -75,6 +83,7 @@ export function processPartitionActivity(deps: ActivityDeps, contexts: RunContex
       const paused = await loop.run();
       if (paused) return paused;
       log.info({ status: loop.row.status, rowsWritten: loop.row.rows_written, chunks: loop.row.chunks }, 'partition finished');
+      if (input.deferReport) return partitionReport(loop.row);
       return await reportToRun(activity, ctx.run.workflow_id, partitionReport(loop.row), log);
     } finally {
       await reporting.close();

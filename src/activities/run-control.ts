@@ -108,12 +108,19 @@ export function runControlActivities(deps: ActivityDeps) {
       return nextUnfinished(deps.pools.get(input.database), input.runId, input.fromOrdinal, input.limit);
     },
 
-    async reconcilePartitions(input: { database: string; runId: string; name: string; partitionIds: string[] }): Promise<PartitionReport[]> {
+    /** `groups`: the group workflow that runs a partition, where one does (run-state.ts `groups`). */
+    async reconcilePartitions(input: {
+      database: string;
+      runId: string;
+      name: string;
+      partitionIds: string[];
+      groups?: Record<string, string>;
+    }): Promise<PartitionReport[]> {
       const pool = deps.pools.get(input.database);
       const client = Context.current().client;
       const reports: PartitionReport[] = [];
       for (const partitionId of input.partitionIds) {
-        const workflowId = partitionWorkflowId(input.name, input.runId, partitionId);
+        const workflowId = input.groups?.[partitionId] ?? partitionWorkflowId(input.name, input.runId, partitionId);
         let status: string;
         try {
           status = (await withCallDeadline(client, () => client.workflow.getHandle(workflowId).describe())).status.name;

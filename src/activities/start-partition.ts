@@ -15,7 +15,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { PartitionWorkflowInput } from '../domain/types';
+import type { PartitionGroupInput, PartitionWorkflowInput } from '../domain/types';
 import type { WorkerDeployment } from '../temporal/worker-versioning';
 import { withCallDeadline } from './temporal-call-deadline';
 
@@ -26,6 +26,8 @@ export interface PartitionStart {
   input: PartitionWorkflowInput;
   /** What the Web UI shows on the partition's row and page. */
   summary: string;
+  /** Small partitions started together, in one group workflow (`input` is then its first member's). */
+  group?: PartitionGroupInput;
 }
 
 export interface PartitionStarted {
@@ -46,10 +48,10 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
       const handle = await withCallDeadline(
         client,
         () =>
-          client.workflow.start('backfillPartitionWorkflow', {
+          client.workflow.start(start.group ? 'backfillPartitionGroupWorkflow' : 'backfillPartitionWorkflow', {
             workflowId: start.workflowId,
             taskQueue: start.taskQueue,
-            args: [start.input],
+            args: [start.group ?? start.input],
             staticSummary: start.summary,
             staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
             // where this worker polls the partition's queue and has a workflow slot free, the

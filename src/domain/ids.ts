@@ -16,6 +16,15 @@ export function partitionWorkflowId(name: string, runId: string, partitionId: st
 }
 
 /**
+ * A group of small partitions run by one workflow: named by its first member, its size and a
+ * hash of every member, so a relaunch of other members (a lost workflow task, replayed with a
+ * member settled meanwhile) is a workflow of its own, never refused as the first one's.
+ */
+export function partitionGroupWorkflowId(name: string, runId: string, partitionIds: readonly string[]): string {
+  return `${runWorkflowId(name, runId)}/group/${partitionIds[0]}+${partitionIds.length}-${fnv1a(partitionIds.join('\n'))}`;
+}
+
+/**
  * The task queue of the workers that serve one database through one variable, from the
  * deployment's base queue, the variable a spec names and the identity of the database it
  * reached when the run was planned (`<system identifier>:<database oid>`, src/db/identity.ts):

@@ -126,6 +126,11 @@ export interface PartitionWorkflowInput {
   localBudgetMs?: number;
 }
 
+/** Small partitions run by one workflow (backfill-partition.ts), each with its own attempt in the ledger. */
+export interface PartitionGroupInput {
+  members: PartitionWorkflowInput[];
+}
+
 export interface PartitionReport extends RowCounts {
   partitionId: string;
   status: PartitionStatus;

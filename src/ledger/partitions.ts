@@ -38,6 +38,8 @@ export interface PartitionRow {
   split_from: string | null;
   /** The revert run that put its rows back (migration 0015); null while nothing has. */
   reverted_by: string | null;
+  /** The workflow that ran its latest attempt, its own or its group's (migration 0019); null before. */
+  workflow_id: string | null;
   started_at: Date | null;
   finished_at: Date | null;
 }
@@ -86,14 +88,14 @@ export async function lockPartition(client: pg.PoolClient, runId: string, partit
  * the partition's activity taking over what its local attempt handed over in good order
  * (process-partition.ts), the same attempt carried on, not counted again.
  */
-export async function startAttempt(db: Queryable, runId: string, partitionId: string, continues = false): Promise<PartitionRow> {
+export async function startAttempt(db: Queryable, runId: string, partitionId: string, continues = false, workflowId?: string): Promise<PartitionRow> {
   const { rows } = await db.query<PartitionRow>(
     `UPDATE backfill.partitions
         SET status = 'running', attempts = attempts + CASE WHEN $4 THEN 0 ELSE 1 END, started_at = coalesce(started_at, now()), updated_at = now(),
-            last_error = NULL, error_range = NULL, error_detail = NULL
+            last_error = NULL, error_range = NULL, error_detail = NULL, workflow_id = coalesce($5, workflow_id)
       WHERE run_id = $1 AND partition_id = $2 AND status = ANY($3)
       RETURNING *`,
-    [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running'), continues],
+    [runId, partitionId, allowedFrom(PARTITION_TRANSITIONS, 'running'), continues, workflowId ?? null],
   );
   if (rows[0]) return rows[0];
   const existing = await getPartition(db, runId, partitionId);

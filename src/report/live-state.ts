@@ -71,7 +71,8 @@ export async function liveState(pool: pg.Pool, runId: string, webUi: (workflowId
         rowsWritten: Number(p.rows_written),
         note: state === 'held' ? p.hold_reason : state === 'reverted' ? `reverted by ${p.reverted_by}` : p.last_error,
         errorRange: p.error_range,
-        workflowUrl: webUi(partitionWorkflowId(run.name, runId, p.partition_id)),
+        // its group's, where it ran with other small partitions; attempts before the column had their own
+        workflowUrl: webUi(p.workflow_id ?? partitionWorkflowId(run.name, runId, p.partition_id)),
       };
     });
   return {

@@ -16,6 +16,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  condition,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -24,8 +25,8 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../domain/failures';
-import type { PartitionReport, PartitionWorkflowInput } from '../domain/types';
-import { partitionFinishedSignal, pauseSignal } from './messages';
+import type { PartitionGroupInput, PartitionReport, PartitionWorkflowInput } from '../domain/types';
+import { partitionFinishedSignal, partitionsFinishedSignal, pauseSignal } from './messages';
 
 /**
  * How long a partition runs as its workflow's local activity before its activity carries on:
@@ -37,8 +38,65 @@ export const LOCAL_BUDGET_MS = 2_000;
 
 /** What the local attempt left: the partition's report, or the activity to carry on (as the same attempt or a new one). */
 type LocalOutcome = { report: PartitionReport } | { continues: boolean };
+/** A local attempt's outcome, or the error it failed with for good (the activity's catch records it). */
+type Settled = LocalOutcome | { failure: unknown };
 
 export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): Promise<PartitionReport> {
+  return carryOn(input, input.localFirst ? await settledLocally(input, false) : { continues: false });
+}
+
+/**
+ * Small partitions of a run of many, in one workflow (the run asks for it: run-state.ts
+ * `groupSize`): their local attempts run at once, in the workflow task that started the group,
+ * and those that finished together reach the run in one signal. A member handed over to its
+ * activity, or failed, carries on as a partition workflow would, reporting on its own. A worker
+ * that dies under the local attempts is noticed when the group's workflow task times out; the
+ * task runs again elsewhere, and members already finished return their recorded outcome.
+ */
+export async function backfillPartitionGroupWorkflow(input: PartitionGroupInput): Promise<void> {
+  const { members } = input;
+  const settled: (Settled | undefined)[] = members.map(() => undefined);
+  members.forEach((member, i) => void settledLocally(member, true).then((outcome) => (settled[i] = outcome)));
+  const carried: Promise<PartitionReport>[] = [];
+  const seen = members.map(() => false);
+  // the members that finished since the last look reach the run in one signal: a slow member holds no other's slot
+  for (let left = members.length; left > 0;) {
+    await condition(() => settled.some((outcome, i) => outcome !== undefined && !seen[i]));
+    const finished: PartitionReport[] = [];
+    settled.forEach((outcome, i) => {
+      if (outcome === undefined || seen[i]) return;
+      seen[i] = true;
+      left--;
+      if ('report' in outcome && !outcome.report.pauseRequest) finished.push(outcome.report);
+      else carried.push(carryOn(members[i], outcome));
+    });
+    if (finished.length > 0) await reportTogether(members[0].runWorkflowId, finished);
+  }
+  // each member's failure is in the ledger and reported; the group shows Failed, as a failed partition's workflow would
+  const failures = (await Promise.allSettled(carried)).flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
+  if (failures.length > 0)
+    throw ApplicationFailure.nonRetryable(`${failures.length} of ${members.length} partitions failed: ${failures.join('; ')}`, FailureType.PartitionFailed);
+}
+
+async function reportTogether(runWorkflowId: string, reports: PartitionReport[]): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(runWorkflowId).signal(partitionsFinishedSignal, reports);
+  } catch (err) {
+    // the run was terminated by hand; the ledger still holds these partitions' outcomes
+    log.warn('could not report to the run workflow', { runWorkflowId, error: (err as Error).message });
+  }
+}
+
+async function settledLocally(input: PartitionWorkflowInput, deferReport: boolean): Promise<Settled> {
+  try {
+    return await locally(input, deferReport);
+  } catch (failure) {
+    return { failure };
+  }
+}
+
+/** The partition from its local attempt's outcome on: its activity if handed over, its failure recorded, its report sent. */
+async function carryOn(input: PartitionWorkflowInput, local: Settled): Promise<PartitionReport> {
   const acts = proxyActivities<Activities>({
     // a partition may take hours; liveness comes from the heartbeat, not from this bound
     startToCloseTimeout: '24 hours',
@@ -54,7 +112,7 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
   let report: PartitionReport;
   let failure: unknown;
   try {
-    const local = input.localFirst ? await locally(input) : { continues: false };
+    if ('failure' in local) throw local.failure;
     let continues = 'continues' in local && local.continues;
     report = 'report' in local ? local.report : await activity(continues);
     while (report.pauseRequest) {
@@ -93,7 +151,7 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
  * the activity's would; anything else (a lost connection, a worker on another database, no local
  * slot free on this worker) is the activity's to retry, as a new attempt.
  */
-async function locally(input: PartitionWorkflowInput): Promise<LocalOutcome> {
+async function locally(input: PartitionWorkflowInput, deferReport: boolean): Promise<LocalOutcome> {
   const local = proxyLocalActivities<Activities>({
     // a local attempt ends at its budget's first chunk boundary; this bounds one stuck chunk
     startToCloseTimeout: '1 hour',
@@ -109,6 +167,7 @@ async function locally(input: PartitionWorkflowInput): Promise<LocalOutcome> {
       runId: input.runId,
       partitionId: input.partitionId,
       localBudgetMs: input.localBudgetMs ?? LOCAL_BUDGET_MS,
+      ...(deferReport ? { deferReport } : {}),
     });
     return report.handedOver ? { continues: true } : { report };
   } catch (err) {

@@ -27,6 +27,8 @@ export const resumeUpdate = defineUpdate<ControlOutcome, [OperatorAction]>('resu
 export const cancelUpdate = defineUpdate<ControlOutcome, [CancelRequest]>('cancel');
 /** Sent by each partition workflow to its run, by workflow id only, so it reaches the newest run after continue-as-new. */
 export const partitionFinishedSignal = defineSignal<[PartitionReport]>('partitionFinished');
+/** A group's members that finished in their local attempts, reported together. */
+export const partitionsFinishedSignal = defineSignal<[PartitionReport[]]>('partitionsFinished');
 /** Sent by a partition's worker when the partition starts or stops being slowed or held, so progress and the Web UI say why. */
 export const partitionConditionSignal = defineSignal<[PartitionCondition]>('partitionCondition');
 export const progressQuery = defineQuery<RunProgress>('progress');
@@ -47,6 +49,7 @@ export const HANDLER_DESCRIPTIONS = {
     'Cancel the backfill, refused when it is already cancelling or finished; running partitions stop at their next chunk boundary. Args: {"actor": "...", "reason": "...", "thenTemporalCancel": true when the caller then cancels the workflow, so it ends Canceled}',
   approve: 'Let a run held by its canary (failed, or passed and waiting for approval) expand to the rest of its scope. Args: {"actor": "...", "reason": "..."}',
   partitionFinished: 'Internal: a partition workflow reports its outcome.',
+  partitionsFinished: 'Internal: a group of small partitions reports the outcomes of several.',
   partitionCondition: 'Internal: a running partition is slowed or held by a guard, the window or a lock, or writes again.',
   progress: 'Partitions by status, rows of finished partitions, rate and ETA, and which partitions are slowed or held and why.',
   setLimits:

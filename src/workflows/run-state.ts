@@ -59,6 +59,8 @@ export interface RunState {
    * task ran again. Each settles its partition when it is launched again (`nowInFlight`).
    */
   early?: PartitionReport[];
+  /** Partitions in flight that run in a group's workflow, by partition id: the workflow reconciliation asks about. */
+  groups?: Record<string, string>;
 }
 
 /**
@@ -69,6 +71,11 @@ export interface ReportRules {
   /** The run's attempt: a report from a partition of another attempt (its run_attempt) is stale. */
   attempt: number;
 }
+
+/** A group's members at most: its local attempts run at once on the worker that takes it. */
+export const GROUP_SIZE = 10;
+/** Runs of fewer partitions keep one workflow each: their orchestration is a small part of them. */
+export const GROUP_MIN_PARTITIONS = 40;
 
 /** More than one lost workflow task can have launched: duplicates of finished partitions age out. */
 const EARLY_REPORTS_KEPT = 64;
@@ -166,7 +173,7 @@ export function applyReport(s: RunState, report: PartitionReport, rules?: Report
   delete conditions[report.partitionId];
   const finishedStatus = FINISHED_PARTITION_STATUSES.includes(report.status);
   return {
-    ...s,
+    ...withoutGroup(s, report.partitionId),
     inFlight: s.inFlight.filter((id) => id !== report.partitionId),
     conditions,
     counts: finishedStatus ? { ...s.counts, [report.status]: s.counts[report.status as keyof RunState['counts']] + 1 } : s.counts,
@@ -207,7 +214,29 @@ export function passedOver(s: RunState, partition: { id: string; ordinal: number
 
 /** Its start failed for good: no longer in flight. */
 export function launchFailed(s: RunState, partitionId: string): RunState {
-  return { ...s, inFlight: s.inFlight.filter((id) => id !== partitionId) };
+  return { ...withoutGroup(s, partitionId), inFlight: s.inFlight.filter((id) => id !== partitionId) };
+}
+
+/** These partitions, launched and still in flight, run in the group workflow `workflowId`. */
+export function groupLaunched(s: RunState, partitionIds: readonly string[], workflowId: string): RunState {
+  return { ...s, groups: { ...(s.groups ?? {}), ...Object.fromEntries(partitionIds.map((id) => [id, workflowId])) } };
+}
+
+function withoutGroup(s: RunState, partitionId: string): RunState {
+  if (!s.groups?.[partitionId]) return s;
+  const groups = { ...s.groups };
+  delete groups[partitionId];
+  return { ...s, groups };
+}
+
+/**
+ * Small partitions of a run of many go in groups of up to GROUP_SIZE, a workflow each: their
+ * orchestration, a workflow and a report per partition, is most of their time (README, "Small
+ * partitions in groups"). `free`: the slots the window may fill now.
+ */
+export function groupSize(s: RunState, free: number): number {
+  if (!smallPartitions(s) || s.partitionsTotal < GROUP_MIN_PARTITIONS) return 1;
+  return Math.max(1, Math.min(GROUP_SIZE, free));
 }
 
 export function canLaunch(s: RunState, planLeft: boolean): boolean {

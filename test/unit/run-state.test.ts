@@ -156,3 +156,31 @@ test('progress: pending excludes done and in-flight partitions; rate and ETA com
   expect(p.partitionsPerMinute).toBe(1);
   expect(p.etaSeconds).toBe(180);
 });
+
+describe('small partitions in groups', () => {
+  const many = (rowsPlanned: number, partitionsTotal = 100) =>
+    run.opened(run.initialRunState({ chunkSize: 1000, concurrency: 20 }, '2026-11-30T12:00:00.000Z'), { partitionsTotal, rowsPlanned, firstPage: [] }, false);
+
+  test.each([
+    ['small partitions of a run of many: as many as may start, up to ten', many(100_000), 20, 10],
+    ['fewer slots free than ten: the slots', many(100_000), 3, 3],
+    ['one slot: alone', many(100_000), 1, 1],
+    ['partitions of more than two chunks on average: alone', many(300_000), 20, 1],
+    ['a run of fewer than 40 partitions: alone', many(30_000, 30), 20, 1],
+    ['rows not planned: alone', run.opened(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), { partitionsTotal: 100, firstPage: [] }, false), 20, 1],
+  ])('%s', (_title, s, free, expected) => {
+    expect(run.groupSize(s, free)).toBe(expected);
+  });
+
+  test("a member's report or failed launch forgets its group; reconciliation asks the group about the others", () => {
+    let s = withInFlight('a', 'b', 'c');
+    s = run.groupLaunched(s, ['a', 'b', 'c'], 'run/group/a+3-x');
+    expect(s.groups).toEqual({ a: 'run/group/a+3-x', b: 'run/group/a+3-x', c: 'run/group/a+3-x' });
+    s = run.applyReport(s, report('a', 'succeeded'));
+    s = run.launchFailed(s, 'b');
+    expect(s.groups).toEqual({ c: 'run/group/a+3-x' });
+    expect(s.inFlight).toEqual(['c']);
+    // a second report of a finished member changes nothing
+    expect(run.applyReport(s, report('a', 'succeeded'))).toBe(s);
+  });
+});

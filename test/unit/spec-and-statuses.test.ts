@@ -4,7 +4,7 @@ import { specJsonSchema } from '../../src/specs/json-schema';
 import { loadSpecFile, parseSpecText } from '../../src/specs/load';
 import { SpecError } from '../../src/specs/errors';
 import { PARTITION_TRANSITIONS, RUN_TRANSITIONS, RunStatus, PartitionStatus, canTransition } from '../../src/domain/statuses';
-import { partitionWorkflowId, runWorkflowId } from '../../src/domain/ids';
+import { partitionGroupWorkflowId, partitionWorkflowId, runWorkflowId } from '../../src/domain/ids';
 
 const valid = `
 name: orders-usd-fix
@@ -101,6 +101,13 @@ describe('status transitions', () => {
 test('workflow ids follow backfill/<name>/<runId>[/<partitionId>]', () => {
   expect(runWorkflowId('orders', 'r1')).toBe('backfill/orders/r1');
   expect(partitionWorkflowId('orders', 'r1', 'day:2024-03-01')).toBe('backfill/orders/r1/day:2024-03-01');
+});
+
+test("a group's workflow id names its first member, its size and every member: other members are another group", () => {
+  const group = partitionGroupWorkflowId('orders', 'r1', ['day:2024-03-01', 'day:2024-03-02']);
+  expect(group).toMatch(/^backfill\/orders\/r1\/group\/day:2024-03-01\+2-[0-9a-f]{8}$/);
+  expect(partitionGroupWorkflowId('orders', 'r1', ['day:2024-03-01', 'day:2024-03-02'])).toBe(group);
+  expect(partitionGroupWorkflowId('orders', 'r1', ['day:2024-03-01', 'day:2024-03-03'])).not.toBe(group);
 });
 
 test('examples/spec.schema.json is the JSON Schema generated from the zod spec schema (regenerate: backfill schema)', () => {

@@ -42,6 +42,8 @@ export interface ModelOptions {
    * (until this worker shuts down), and only Temporal's timeouts can hand it to another attempt.
    */
   lostOnce?: (keyof Activities)[];
+  /** The rows the plan counted, as registration reports them: with a chunk or two a partition, partitions are small. */
+  rowsPlanned?: number;
 }
 
 export type Verdicts = { canary?: GateVerdict; stages?: Record<number, GateVerdict>; final?: GateVerdict | Error };
@@ -71,7 +73,7 @@ export class ModelLedger {
   private readonly options: Required<ModelOptions>;
 
   constructor(options: ModelOptions) {
-    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], lostOnce: [], ...options };
+    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], lostOnce: [], rowsPlanned: 0, ...options };
     this.partitions = Array.from({ length: options.partitions }, (_, i) => ({ id: partitionId(i), ordinal: i, status: 'pending', processed: 0 }));
   }
 
@@ -155,7 +157,8 @@ export class ModelLedger {
     return {
       registerRun: async (input: { pageSize: number }): Promise<RunOpening> => {
         this.calls.push('registerRun');
-        return { partitionsTotal: this.partitions.length, firstPage: this.page(0, input.pageSize) };
+        const rowsPlanned = this.options.rowsPlanned > 0 ? { rowsPlanned: this.options.rowsPlanned } : {};
+        return { partitionsTotal: this.partitions.length, ...rowsPlanned, firstPage: this.page(0, input.pageSize) };
       },
       nextPartitions: async (input) => {
         this.calls.push(`nextPartitions:${input.fromOrdinal}`);
@@ -254,6 +257,8 @@ export class ModelLedger {
       reconcilePartitions: async (input) => {
         const reports: PartitionReport[] = [];
         for (const id of input.partitionIds) {
+          // which workflow the run asked about: the partition's own, or its group's
+          this.calls.push(`reconcileAsked:${id}:${input.groups?.[id] ?? 'own'}`);
           if (!(await this.workflowClosed(id))) continue;
           this.calls.push(`reconciled:${id}`);
           const p = this.partition(id);

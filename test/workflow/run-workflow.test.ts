@@ -19,9 +19,9 @@ import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
 import type { BackfillRunInput, RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
 import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
-import { partitionWorkflowId } from '../../src/domain/ids';
+import { partitionGroupWorkflowId, partitionWorkflowId } from '../../src/domain/ids';
 import { uniqueName } from '../helpers/unique';
-import { partitionStarts } from '../helpers/histories';
+import { localAttemptsOf, partitionStarts } from '../helpers/histories';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
 import { executeUpdate } from '../../src/temporal/update-across-continue-as-new';
 import { ApplicationFailure } from '@temporalio/common';
@@ -186,6 +186,41 @@ test("a ledger step lost with its worker is taken up again within the run's hear
         // 30 s of silence, the retry's first second, a workflow task or two
         expect(retriedAt! - at).toBeLessThan(45_000);
       }
+    },
+  );
+});
+
+test('small partitions of a run of many start in groups: each runs once, the window holds, a group reports its members together', async () => {
+  await withRun({ partitions: 60, processMs: 5, rowsPlanned: 600 }, { limits: { concurrency: 6, chunkSize: 1000 } }, {}, async ({ model, handle, result }) => {
+    const r = await result();
+    expect(r).toMatchObject({ status: 'succeeded', partitions: { total: 60, succeeded: 60, failed: 0 }, rowsWritten: 600 });
+    expect(model.partitions.every((p) => p.processed === 1 && p.status === 'succeeded')).toBe(true);
+    expect(model.maxInFlight).toBeLessThanOrEqual(6);
+    // far fewer workflows started than partitions, and reports in far fewer signals
+    const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
+    const starts = localAttemptsOf(history, 'startPartitionWorkflow').length;
+    const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes);
+    expect(starts).toBeLessThanOrEqual(30);
+    expect(signals.length).toBeLessThanOrEqual(30);
+    expect(signals.some((e) => e.workflowExecutionSignaledEventAttributes!.signalName === 'partitionsFinished')).toBe(true);
+  });
+});
+
+test("a stuck member holds none of its group's other slots; its group terminated by hand is found by reconciliation through the group", async () => {
+  await withRun(
+    { partitions: 48, processMs: 5, rowsPlanned: 480, stuck: ['p0000'] },
+    { limits: { concurrency: 4, chunkSize: 1000 } },
+    { reconcileIntervalMs: 1000 },
+    async ({ model, handle, result }) => {
+      // p0000 never finishes its local attempt; its group, the run's first (p0000–p0003), stays running
+      const group = partitionGroupWorkflowId('model', handle.workflowId.slice('model/'.length), ['p0000', 'p0001', 'p0002', 'p0003']);
+      await until('every other partition finished', () => model.count('succeeded') === 47, 60_000);
+      model.workflowClosed = async (id) => id === 'p0000' && (await client.workflow.getHandle(group).describe()).status.name !== 'RUNNING';
+      await client.workflow.getHandle(group).terminate('stuck worker');
+      const r = await result();
+      expect(r).toMatchObject({ status: 'failed', partitions: { succeeded: 47, failed: 1 } });
+      expect(model.calls).toContain(`reconcileAsked:p0000:${group}`);
+      expect(model.calls).toContain('reconciled:p0000');
     },
   );
 });

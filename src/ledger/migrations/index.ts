@@ -20,6 +20,7 @@ import { m0015Reverts } from './0015-reverts';
 import { m0016Fleets } from './0016-fleets';
 import { m0017Subsets } from './0017-subsets';
 import { m0018Notifications } from './0018-notifications';
+import { m0019PartitionWorkflows } from './0019-partition-workflows';
 
 import type { Migration } from './migration';
 
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly Migration[] = [
   m0016Fleets,
   m0017Subsets,
   m0018Notifications,
+  m0019PartitionWorkflows,
 ];

@@ -19,7 +19,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { partitionWorkflowId } from '../../domain/ids';
+import { partitionGroupWorkflowId, partitionWorkflowId } from '../../domain/ids';
+import type { PartitionWorkflowInput } from '../../domain/types';
 import { backfillPartitionWorkflow } from '../backfill-partition';
 import { publish, showDetails } from '../publish';
 import { progress } from '../progress';
@@ -73,6 +74,8 @@ export class RunExecution {
   private readonly syncsUntilHandled: boolean;
   /** How reports of partitions not in flight count (run-state.ts `applyReport`). */
   readonly reportRules: run.ReportRules | undefined;
+  /** Executions recorded before groups started every small partition alone. */
+  private readonly groupsSmall: boolean;
   /** Child starts not yet confirmed; continue-as-new waits for them. */
   private starting = 0;
   /** A child start that failed for good, thrown from the loop that waits on it. */
@@ -94,6 +97,8 @@ export class RunExecution {
     this.reportRules = patched('reports-before-launch') ? { attempt: input.kind === 'retry' ? input.attempt : 1 } : undefined;
     // executions recorded before it synced once before continuing as new, whatever handlers still waited on
     this.syncsUntilHandled = patched('sync-until-handled');
+    // executions recorded before it started each small partition as a workflow of its own
+    this.groupsSmall = patched('partition-groups');
   }
 
   get spec() {
@@ -192,10 +197,56 @@ export class RunExecution {
       .finally(() => void this.starting--);
   }
 
+  /**
+   * How many of the plan's next partitions to launch together, in one group workflow (1: alone).
+   * Groups need the local first attempt: small partitions of a SQL transform, started on their own.
+   */
+  groupSize(free: number): number {
+    if (!this.groupsSmall || !this.startsAlone || this.input.transform.kind === 'module') return 1;
+    return run.groupSize(this.s, free);
+  }
+
+  /** Starts a group of launched partitions (partitions.length > 1); as `launch`, without waiting for the start. */
+  launchGroup(partitionIds: string[]): void {
+    const workflowId = partitionGroupWorkflowId(this.spec.name, this.runId, partitionIds);
+    this.s = run.groupLaunched(this.s, partitionIds, workflowId);
+    this.starting++;
+    this.startGroup(workflowId, partitionIds)
+      .catch((err: Error) => void (this.startFailure ??= err))
+      .finally(() => void this.starting--);
+  }
+
+  private async startGroup(workflowId: string, partitionIds: string[]): Promise<void> {
+    const { spec, runId } = this;
+    const members = partitionIds.map((partitionId) => this.partitionInput(partitionId, true));
+    const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
+    const summary = `${partitionIds.length} partitions of ${spec.name}/${runId}, from ${partitionIds[0]}`;
+    try {
+      await startPartitionWorkflow({ workflowId, taskQueue, input: members[0], group: { members }, summary });
+    } catch (err) {
+      // already running (started by an earlier execution of this run): its members will report to us
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      for (const id of partitionIds) this.s = run.launchFailed(this.s, id);
+      if (isCancellation(err)) return;
+      throw err;
+    }
+  }
+
+  private partitionInput(partitionId: string, localFirst: boolean): PartitionWorkflowInput {
+    const budget = this.input.partitionLocalBudgetMs;
+    return {
+      database: this.database,
+      runId: this.runId,
+      partitionId,
+      runWorkflowId: workflowInfo().workflowId,
+      heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs,
+      ...(localFirst ? { localFirst, ...(budget !== undefined ? { localBudgetMs: budget } : {}) } : {}),
+    };
+  }
+
   private async startPartition(partitionId: string): Promise<void> {
-    const { spec, runId, database } = this;
+    const { spec, runId } = this;
     const workflowId = partitionWorkflowId(spec.name, runId, partitionId);
-    const input = { database, runId, partitionId, runWorkflowId: workflowInfo().workflowId, heartbeatTimeoutMs: this.input.partitionHeartbeatTimeoutMs };
     const summary = `partition ${partitionId} of ${spec.name}/${runId}`;
     try {
       if (this.startsAlone) {
@@ -205,14 +256,12 @@ export class RunExecution {
         // transform runs its first attempt locally: its work is the database's. A module transform
         // computes in the worker, and its partitions spread over the workers as activities
         const localFirst = this.input.transform.kind !== 'module' && run.smallPartitions(this.s);
-        const budget = this.input.partitionLocalBudgetMs;
-        const local = localFirst ? { localFirst, ...(budget !== undefined ? { localBudgetMs: budget } : {}) } : {};
-        await startPartitionWorkflow({ workflowId, taskQueue, input: { ...input, ...local }, summary });
+        await startPartitionWorkflow({ workflowId, taskQueue, input: this.partitionInput(partitionId, localFirst), summary });
         return;
       }
       await startChild(backfillPartitionWorkflow, {
         workflowId,
-        args: [input],
+        args: [this.partitionInput(partitionId, false)],
         // continue-as-new closes this execution, and the default (TERMINATE) would kill every running partition
         parentClosePolicy: ParentClosePolicy.ABANDON,
         ...(this.input.databaseQueue ? { taskQueue: this.input.databaseQueue } : {}),

@@ -12,6 +12,7 @@ import {
   HANDLER_DESCRIPTIONS,
   partitionConditionSignal,
   partitionFinishedSignal,
+  partitionsFinishedSignal,
   pauseSignal,
   pauseUpdate,
   progressQuery,
@@ -47,6 +48,9 @@ export function installHandlers(x: RunExecution): void {
   setHandler(cancelUpdate, cancelling.handler, { validator: cancelling.validator, description: HANDLER_DESCRIPTIONS.cancelUpdate });
   // a report of a partition not in flight is a duplicate, or came before its launch (kept for it: run-state applyReport)
   setHandler(partitionFinishedSignal, (report) => applyReport(x, report), { description: HANDLER_DESCRIPTIONS.partitionFinished });
+  setHandler(partitionsFinishedSignal, (reports) => reports.forEach((report) => applyReport(x, report)), {
+    description: HANDLER_DESCRIPTIONS.partitionsFinished,
+  });
   setHandler(partitionConditionSignal, (c) => ((x.s = run.applyCondition(x.s, c)), x.reportsApplied++, x.show()), {
     description: HANDLER_DESCRIPTIONS.partitionCondition,
   });

@@ -23,7 +23,10 @@ export async function reconcileLoop(x: RunExecution): Promise<void> {
     if (suspects.length === 0) continue;
     let reports: PartitionReport[];
     try {
-      reports = await x.acts.reconcilePartitions({ database: x.database, runId: x.runId, name: x.spec.name, partitionIds: suspects });
+      // a partition run by a group is asked about by its group's workflow
+      const groups = Object.fromEntries(suspects.flatMap((id) => (x.s.groups?.[id] ? [[id, x.s.groups[id]]] : [])));
+      const input = { database: x.database, runId: x.runId, name: x.spec.name, partitionIds: suspects };
+      reports = await x.acts.reconcilePartitions(Object.keys(groups).length > 0 ? { ...input, groups } : input);
     } catch (err) {
       // this loop runs beside the phases, unawaited: a failure thrown from here would be an
       // unhandled rejection that fails every workflow task of the run, for good. A reconciliation

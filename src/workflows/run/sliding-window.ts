@@ -56,6 +56,20 @@ export async function runPartitions(x: RunExecution): Promise<void> {
       continue;
     }
     x.s = run.launched(x.s, next);
+    const size = x.groupSize(x.s.limits.concurrency - x.s.inFlight.length + 1);
+    if (size > 1) {
+      // small partitions of a run of many: the plan's next ones that may start now go in one workflow
+      const group = x.s.inFlight.includes(next.id) ? [next.id] : [];
+      while (group.length < size && x.queue.length > 0 && run.canLaunch(x.s, true) && !beyondStage() && !gates.ranInCanary(x.s, x.queue[0].id)) {
+        const more = x.queue.shift()!;
+        x.s = run.launched(x.s, more);
+        if (x.s.inFlight.includes(more.id)) group.push(more.id);
+      }
+      if (group.length > 1) x.launchGroup(group);
+      else if (group.length === 1) await x.launch(group[0]);
+      x.publishNow();
+      continue;
+    }
     // its report came before this launch (the workflow task that first launched it was lost): it is settled
     if (x.s.inFlight.includes(next.id)) await x.launch(next.id);
     x.publishNow();
