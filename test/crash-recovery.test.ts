@@ -10,7 +10,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { partitionWorkflowId } from '../src/domain/ids';
 import { localAttemptsOf } from './helpers/histories';
 import { startRun, waitForResult } from '../src/operations';
 import { createTestDatabase, type TestDatabase } from './helpers/db';
@@ -181,14 +180,18 @@ test('a worker killed under partitions running as local attempts: their workflow
     attempts: number;
     rows_read: number;
     rows_written: number;
-  }>('SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+    workflow_id: string;
+  }>('SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int, workflow_id FROM backfill.partitions WHERE run_id = $1', [
+    started.runId,
+  ]);
   expect(rows.every((r) => r.status === 'succeeded' && r.completions === 1)).toBe(true);
   // the target started empty: every row written exactly once, across the attempts
   expect(rows.reduce((n, r) => n + r.rows_written, 0)).toBe(rows.reduce((n, r) => n + r.rows_read, 0));
-  // the kill landed in a local attempt: its partition's workflow task timed out, and the partition ran again
+  // the kill landed in a local attempt: the workflow task of its partition (or of the group it ran in:
+  // a run of many small partitions) timed out, and the partition ran again there
   const timedOut = [];
   for (const r of rows.filter((p) => p.attempts > 1)) {
-    const history = await client.workflow.getHandle(partitionWorkflowId('crash-local', started.runId, r.partition_id)).fetchHistory();
+    const history = await client.workflow.getHandle(r.workflow_id).fetchHistory();
     const taskTimedOut = history.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
     // the attempt that finished it was local too: no activity took over
     if (taskTimedOut && localAttemptsOf(history, 'processPartition').length > 0 && !history.events!.some((e) => e.activityTaskScheduledEventAttributes))

@@ -16,7 +16,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  condition,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -48,30 +47,24 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
 /**
  * Small partitions of a run of many, in one workflow (the run asks for it: run-state.ts
  * `groupSize`): their local attempts run at once, in the workflow task that started the group,
- * and those that finished together reach the run in one signal. A member handed over to its
- * activity, or failed, carries on as a partition workflow would, reporting on its own. A worker
- * that dies under the local attempts is noticed when the group's workflow task times out; the
- * task runs again elsewhere, and members already finished return their recorded outcome.
+ * and those that finished there reach the run in one signal, so the run frees their slots
+ * together and fills them with the next group. A member waits for the slowest local attempt
+ * beside it, at most its local budget and a chunk: a local attempt hands over by then. A member
+ * handed over to its activity, or failed, carries on as a partition workflow would, reporting
+ * on its own. A worker that dies under the local attempts is noticed when the group's workflow
+ * task times out; the task runs again elsewhere, and members already finished return their
+ * recorded outcome.
  */
 export async function backfillPartitionGroupWorkflow(input: PartitionGroupInput): Promise<void> {
   const { members } = input;
-  const settled: (Settled | undefined)[] = members.map(() => undefined);
-  members.forEach((member, i) => void settledLocally(member, true).then((outcome) => (settled[i] = outcome)));
+  const settled = await Promise.all(members.map((member) => settledLocally(member, true)));
+  const finished: PartitionReport[] = [];
   const carried: Promise<PartitionReport>[] = [];
-  const seen = members.map(() => false);
-  // the members that finished since the last look reach the run in one signal: a slow member holds no other's slot
-  for (let left = members.length; left > 0;) {
-    await condition(() => settled.some((outcome, i) => outcome !== undefined && !seen[i]));
-    const finished: PartitionReport[] = [];
-    settled.forEach((outcome, i) => {
-      if (outcome === undefined || seen[i]) return;
-      seen[i] = true;
-      left--;
-      if ('report' in outcome && !outcome.report.pauseRequest) finished.push(outcome.report);
-      else carried.push(carryOn(members[i], outcome));
-    });
-    if (finished.length > 0) await reportTogether(members[0].runWorkflowId, finished);
-  }
+  settled.forEach((outcome, i) => {
+    if ('report' in outcome && !outcome.report.pauseRequest) finished.push(outcome.report);
+    else carried.push(carryOn(members[i], outcome));
+  });
+  if (finished.length > 0) await reportTogether(members[0].runWorkflowId, finished);
   // each member's failure is in the ledger and reported; the group shows Failed, as a failed partition's workflow would
   const failures = (await Promise.allSettled(carried)).flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
   if (failures.length > 0)
