@@ -102,3 +102,23 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: planned, run exactly, ve
   expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, first.runId))!)).clean).toBe(true);
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
 });
+
+test('a run of many small partitions in groups, on quoted names with a space, a quote and a reserved word and a composite key: exact, verified', async () => {
+  const s = SHAPES.find((shape) => shape.name === 'Order Lines')!;
+  // 400 orders in ranges of 10: some 40 partitions of 30 rows, in chunks of 150
+  const spec = { ...specOf(s), name: 'matrix-order-lines-grouped', partition: { by: 'range' as const, column: 'order', size: 10 } };
+  await env.db.pool.query(`TRUNCATE public.${q(`${s.name}Out`)}`);
+  const run = await env.start(spec);
+  expect(await waitForResult(run.handle)).toMatchObject({ status: 'succeeded', rowsWritten: ROWS });
+  expect(await targetDifferences(env.db.pool, s)).toBe(0);
+  expect((await verifyRun(env.db.pool, (await getRun(env.db.pool, run.runId))!)).clean).toBe(true);
+  const { rows } = await env.db.pool.query<{ partitions: number; groups: number; grouped: number }>(
+    `SELECT count(*)::int AS partitions, count(DISTINCT workflow_id)::int AS groups, count(*) FILTER (WHERE workflow_id LIKE '%/group/%')::int AS grouped
+       FROM backfill.partitions WHERE run_id = $1`,
+    [run.runId],
+  );
+  expect(rows[0].partitions).toBeGreaterThanOrEqual(40);
+  expect(rows[0].grouped).toBeGreaterThan(rows[0].partitions / 2);
+  // concurrency 2: groups of two, a few alone (a page of the plan ending mid-group)
+  expect(rows[0].groups).toBeLessThanOrEqual(rows[0].partitions * 0.6);
+});
