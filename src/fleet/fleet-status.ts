@@ -86,11 +86,18 @@ export async function findFleet(client: Client, ref: string): Promise<WorkflowHa
   return handle;
 }
 
+/** Temporal's visibility lists a workflow a moment after its start: a fleet started just now is looked for again before it is unknown. */
+const VISIBILITY_LOOKS = 10;
+const VISIBILITY_PAUSE_MS = 300;
+
 async function lookUpFleet(client: Client, ref: string): Promise<WorkflowHandle | undefined> {
   if (ref.startsWith('backfill/')) return client.workflow.getHandle(ref);
-  for await (const w of client.workflow.list({ query: `BackfillRunId = '${ref.replace(/'/g, '')}' AND WorkflowType = 'backfillFleetWorkflow'` }))
-    return client.workflow.getHandle(w.workflowId);
-  return undefined;
+  const query = `BackfillRunId = '${ref.replace(/'/g, '')}' AND WorkflowType = 'backfillFleetWorkflow'`;
+  for (let look = 1; ; look++) {
+    for await (const w of client.workflow.list({ query })) return client.workflow.getHandle(w.workflowId);
+    if (look >= VISIBILITY_LOOKS) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, VISIBILITY_PAUSE_MS));
+  }
 }
 
 /** Its own word (a query, answered from its history even once it has closed, by any worker); undefined when Temporal knows no such fleet. */
