@@ -21,6 +21,7 @@ import {
   log,
   proxyActivities,
   proxyLocalActivities,
+  type SignalDefinition,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { FailureType, NON_RETRYABLE_FAILURES } from '../domain/failures';
@@ -64,18 +65,18 @@ export async function backfillPartitionGroupWorkflow(input: PartitionGroupInput)
     if ('report' in outcome && !outcome.report.pauseRequest) finished.push(outcome.report);
     else carried.push(carryOn(members[i], outcome));
   });
-  if (finished.length > 0) await reportTogether(members[0].runWorkflowId, finished);
+  if (finished.length > 0) await tellRun(members[0].runWorkflowId, partitionsFinishedSignal, finished);
   // each member's failure is in the ledger and reported; the group shows Failed, as a failed partition's workflow would
   const failures = (await Promise.allSettled(carried)).flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
   if (failures.length > 0)
     throw ApplicationFailure.nonRetryable(`${failures.length} of ${members.length} partitions failed: ${failures.join('; ')}`, FailureType.PartitionFailed);
 }
 
-async function reportTogether(runWorkflowId: string, reports: PartitionReport[]): Promise<void> {
+/** Tells the run by its workflow id; a run terminated by hand cannot hear it, and the ledger still holds the outcome. */
+async function tellRun<Args extends unknown[]>(runWorkflowId: string, signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
   try {
-    await getExternalWorkflowHandle(runWorkflowId).signal(partitionsFinishedSignal, reports);
+    await getExternalWorkflowHandle(runWorkflowId).signal(signal, ...args);
   } catch (err) {
-    // the run was terminated by hand; the ledger still holds these partitions' outcomes
     log.warn('could not report to the run workflow', { runWorkflowId, error: (err as Error).message });
   }
 }
@@ -119,13 +120,8 @@ async function carryOn(input: PartitionWorkflowInput, local: Settled): Promise<P
     const message = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
     report = await ledger.recordPartitionFailure({ ...partition, message });
   }
-  try {
-    // no patch needed: histories recorded before `reported` existed hold results without it, and replay this signal
-    if (!report.reported) await getExternalWorkflowHandle(input.runWorkflowId).signal(partitionFinishedSignal, report);
-  } catch (err) {
-    // the run was terminated by hand; the ledger still holds this partition's outcome
-    log.warn('could not report to the run workflow', { runWorkflowId: input.runWorkflowId, error: (err as Error).message });
-  }
+  // no patch needed: histories recorded before `reported` existed hold results without it, and replay this signal
+  if (!report.reported) await tellRun(input.runWorkflowId, partitionFinishedSignal, report);
   if (failure) {
     throw ApplicationFailure.nonRetryable(report.error ?? `partition ${input.partitionId} failed: ${(failure as Error).message}`, FailureType.PartitionFailed);
   }

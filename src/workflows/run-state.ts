@@ -229,12 +229,23 @@ function withoutGroup(s: RunState, partitionId: string): RunState {
   return { ...s, groups };
 }
 
+/** What the execution allows: groups need the local first attempt, which partitions started on their own and a SQL transform have. */
+export interface GroupingAllowed {
+  /** The execution passed the patch `partition-groups` (executions recorded before it never grouped). */
+  groups: boolean;
+  /** Partitions start as workflows of their own, with a local first attempt (patch `partitions-started-alone`). */
+  startsAlone: boolean;
+  /** The transform is SQL; a module's runs in the worker's module host, not in a local attempt. */
+  sqlTransform: boolean;
+}
+
 /**
  * Small partitions of a run of many go in groups of up to GROUP_SIZE, a workflow each: their
  * orchestration, a workflow and a report per partition, is most of their time (README, "Small
  * partitions in groups"). `free`: the slots the window may fill now.
  */
-export function groupSize(s: RunState, free: number): number {
+export function groupSize(s: RunState, free: number, allowed: GroupingAllowed): number {
+  if (!allowed.groups || !allowed.startsAlone || !allowed.sqlTransform) return 1;
   if (!smallPartitions(s) || s.partitionsTotal < GROUP_MIN_PARTITIONS) return 1;
   return Math.max(1, Math.min(GROUP_SIZE, free));
 }

@@ -158,6 +158,7 @@ test('progress: pending excludes done and in-flight partitions; rate and ETA com
 });
 
 describe('small partitions in groups', () => {
+  const allowed = { groups: true, startsAlone: true, sqlTransform: true };
   const many = (rowsPlanned: number, partitionsTotal = 100) =>
     run.opened(run.initialRunState({ chunkSize: 1000, concurrency: 20 }, '2026-11-30T12:00:00.000Z'), { partitionsTotal, rowsPlanned, firstPage: [] }, false);
 
@@ -169,7 +170,15 @@ describe('small partitions in groups', () => {
     ['a run of fewer than 40 partitions: alone', many(30_000, 30), 20, 1],
     ['rows not planned: alone', run.opened(run.initialRunState(limits, '2026-11-30T12:00:00.000Z'), { partitionsTotal: 100, firstPage: [] }, false), 20, 1],
   ])('%s', (_title, s, free, expected) => {
-    expect(run.groupSize(s, free)).toBe(expected);
+    expect(run.groupSize(s, free, allowed)).toBe(expected);
+  });
+
+  test.each([
+    ['an execution recorded before groups', { ...allowed, groups: false }],
+    ['partitions started as children of the run (no local first attempt)', { ...allowed, startsAlone: false }],
+    ["a module transform (it runs in the worker's module host)", { ...allowed, sqlTransform: false }],
+  ])('%s: alone, however many and small', (_title, flags) => {
+    expect(run.groupSize(many(100_000), 20, flags)).toBe(1);
   });
 
   test("a member's report or failed launch forgets its group; reconciliation asks the group about the others", () => {

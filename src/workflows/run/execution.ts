@@ -202,8 +202,7 @@ export class RunExecution {
    * Groups need the local first attempt: small partitions of a SQL transform, started on their own.
    */
   groupSize(free: number): number {
-    if (!this.groupsSmall || !this.startsAlone || this.input.transform.kind === 'module') return 1;
-    return run.groupSize(this.s, free);
+    return run.groupSize(this.s, free, { groups: this.groupsSmall, startsAlone: this.startsAlone, sqlTransform: this.input.transform.kind !== 'module' });
   }
 
   /** Starts a group of launched partitions (partitions.length > 1); as `launch`, without waiting for the start. */
