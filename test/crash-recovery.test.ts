@@ -4,7 +4,8 @@
  * and ends exact: every partition succeeded exactly once, and the counts add up to the
  * source. Workers here are real processes (dist/worker.js), as operators deploy them.
  * A revert (docs/undo.md) killed the same way puts back every row exactly, and so does a run
- * whose partitions were killed in their first attempt, which runs as a local activity.
+ * whose partitions were killed in their first attempt, which runs as a local activity, and one
+ * killed while a group of small partitions waited for its last member, the others done.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -200,3 +201,81 @@ test('a worker killed under partitions running as local attempts: their workflow
   expect(timedOut.length).toBeGreaterThan(0);
   await kill(worker);
 });
+
+test('a worker killed after most of a group finished but before the group’s workflow task completed: the task runs again, the finished members return what the ledger holds, the run counts each once', async () => {
+  await db.pool.query('TRUNCATE app.orders_usd');
+  // some 65 one-chunk partitions: the run starts them ten to a group (src/workflows/backfill-partition.ts)
+  const spec = ordersSpec(db.envVar, {
+    name: 'crash-group',
+    partition: { by: 'range', column: 'id', size: 3000 },
+    limits: { chunkSize: 2000, concurrency: 10 },
+  });
+  // an uncommitted row in the target holds one member's chunk at its write: the group's other
+  // members finish their local attempts, and the group's task waits for the held one
+  const holder = await db.pool.connect();
+  const source = await db.pool.query<{ id: string }>(`SELECT id FROM app.orders WHERE ${WHERE} AND id > 12000 ORDER BY id LIMIT 1`);
+  const heldId = source.rows[0].id;
+  await holder.query('BEGIN');
+  await holder.query('INSERT INTO app.orders_usd (id) VALUES ($1)', [heldId]);
+
+  let worker = startWorkerProcess();
+  let released = false;
+  try {
+    const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
+    const group = await waitForGroupHeldAtOneMember(started.runId);
+    const before = await client.workflow.getHandle(group.workflowId).fetchHistory();
+    // the kill lands before the group's first workflow task completed: nothing of it is in the history yet
+    expect(before.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(false);
+    await kill(worker);
+    await holder.query('ROLLBACK');
+    released = true;
+    worker = startWorkerProcess();
+
+    const result = await waitForResult(started.handle);
+    expect(result.status).toBe('succeeded');
+    const expected = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM app.orders WHERE ${WHERE}`);
+    // counted once: a member reported twice would add its rows twice
+    expect(result.rowsRead).toBe(expected.rows[0].n);
+    expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: expected.rows[0].n });
+    const { rows } = await db.pool.query<{ status: string; completions: number; attempts: number; rows_read: number; rows_written: number }>(
+      'SELECT status, completions, attempts, rows_read::int, rows_written::int FROM backfill.partitions WHERE run_id = $1 AND workflow_id = $2',
+      [started.runId, group.workflowId],
+    );
+    expect(rows).toHaveLength(group.members);
+    expect(rows.every((r) => r.status === 'succeeded' && r.completions === 1)).toBe(true);
+    // the finished members were not written again; the held one wrote its rows once, on its second attempt
+    expect(rows.reduce((n, r) => n + r.rows_written, 0)).toBe(rows.reduce((n, r) => n + r.rows_read, 0));
+    expect(rows.filter((r) => r.attempts > 1)).toHaveLength(1);
+
+    const history = await client.workflow.getHandle(group.workflowId).fetchHistory();
+    const types = history.events!.map((e) => e.eventType);
+    expect(types).toContain(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+    // one report for the group, sent by the task that ran again
+    expect(types.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)).toHaveLength(1);
+  } finally {
+    if (!released) await holder.query('ROLLBACK');
+    holder.release();
+    await kill(worker);
+  }
+});
+
+/** The group whose members all finished but the one held at its write, found through the ledger. */
+async function waitForGroupHeldAtOneMember(runId: string): Promise<{ workflowId: string; members: number }> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const { rows } = await db.pool.query<{ workflow_id: string; succeeded: number; running: number }>(
+      `SELECT workflow_id,
+              count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+              count(*) FILTER (WHERE status = 'running')::int AS running
+         FROM backfill.partitions WHERE run_id = $1 AND workflow_id LIKE '%/group/%'
+        GROUP BY workflow_id`,
+      [runId],
+    );
+    for (const r of rows) {
+      const members = Number(/\+(\d+)-[0-9a-z]+$/.exec(r.workflow_id)?.[1]);
+      if (members > 2 && r.running === 1 && r.succeeded === members - 1) return { workflowId: r.workflow_id, members };
+    }
+    if (Date.now() > deadline) throw new Error(`run ${runId} never had a group held at one member (${JSON.stringify(rows)})`);
+    await sleep(25);
+  }
+}

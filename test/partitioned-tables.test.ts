@@ -5,7 +5,8 @@
  * comparison: planned, written exactly, checked, verified and re-run without a write, by time
  * (walking (occurred_at, id)) and by range on the key's first column (walking the key, with an
  * id's rows split across chunk boundaries). Naming one column of such a key is refused with the
- * key that works.
+ * key that works. Cut into many one-chunk day partitions, it runs in groups (README, "Small
+ * partitions in groups").
  */
 import { resolveSpec } from '../src/specs/resolve';
 import { verifyRun, waitForResult } from '../src/operations';
@@ -188,6 +189,23 @@ test('partition.by native with rows: a big leaf is cut into key ranges of about 
   expect(explained).toContain('events_2024_02');
   expect(explained).not.toMatch(/events_2024_01|events_2024_03|events_default/);
 
+  expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
+});
+
+test('a partitioned table in some seventy day partitions of one chunk: they run in groups; exact, verified, re-run without a write', async () => {
+  await env.db.pool.query('TRUNCATE public.event_totals');
+  const spec = eventsSpec({
+    name: 'partitioned-events-grouped',
+    partition: { by: 'time', column: 'occurred_at', size: '1 day' },
+    limits: { chunkSize: 300, concurrency: 4 },
+  });
+  const run = await runExactAndVerified(spec);
+  const { rows } = await env.db.pool.query<{ partitions: number; grouped: number }>(
+    `SELECT count(*)::int AS partitions, count(*) FILTER (WHERE workflow_id LIKE '%/group/%')::int AS grouped FROM backfill.partitions WHERE run_id = $1`,
+    [run.run_id],
+  );
+  expect(rows[0].partitions).toBeGreaterThanOrEqual(40);
+  expect(rows[0].grouped).toBeGreaterThan(rows[0].partitions / 2);
   expect(await waitForResult((await env.start(spec)).handle)).toMatchObject({ status: 'succeeded', rowsWritten: 0, rowsUnchanged: ROWS });
 });
 
