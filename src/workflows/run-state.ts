@@ -72,9 +72,16 @@ export interface ReportRules {
   attempt: number;
 }
 
-/** A group's members at most: its local attempts run at once on the worker that takes it. */
+/**
+ * A group's members at most: its local attempts run at once on the worker that takes it. Ten
+ * keeps two groups in flight at concurrency 20; five and twenty were slower on both servers
+ * (bench/RESULTS-LOG.md, "Groups sized by measure").
+ */
 export const GROUP_SIZE = 10;
-/** Runs of fewer partitions keep one workflow each: their orchestration is a small part of them. */
+/**
+ * Runs of fewer partitions keep one workflow each, a row per partition in the Web UI: grouping
+ * would save them about half a second a run (same section).
+ */
 export const GROUP_MIN_PARTITIONS = 40;
 
 /** More than one lost workflow task can have launched: duplicates of finished partitions age out. */
