@@ -21,7 +21,7 @@ export interface RunHops {
   registrationMs: number;
   /** registerRun done → the first partition's activity started. */
   toFirstPartitionMs: number;
-  /** Each later partition: the signal that freed its slot → its activity started. */
+  /** Each later launch (a partition, or a group of small ones): the report that freed its slots → its work started. */
   handOversMs: number[];
   /** The last partition's signal → the whole-run check started. */
   toFinalCheckMs: number;
@@ -100,7 +100,7 @@ export function hopRows(h: RunHops): string[] {
     ['the run workflow → registration starts on a worker', h.toRegistrationMs],
     ['registration (the checks again, the scope count, the run’s rows)', h.registrationMs],
     ['registration → the first partition’s activity starts', h.toFirstPartitionMs],
-    [`each later partition: the signal that freed its slot → its activity starts (${h.handOversMs.length}, on one slot each)`, handOver],
+    [`each later launch, a partition or a group of them: the report that freed its slots → its work starts (${h.handOversMs.length})`, handOver],
     ['the last partition’s signal → the whole-run check starts', h.toFinalCheckMs],
     ['the whole-run check', h.finalCheckMs],
     ['finalize, cleanup, the workflow’s end', h.closingMs],
