@@ -117,7 +117,9 @@ async function ledgerValue<T>(variable: Var, sql: string, params: unknown[], non
 const memberOf = (started: StartedFleetInfo, variable: Var) => started.members.find((m) => m.variable === variable)!;
 
 test('a fleet in two waves: each member a run of its own, exact in its own database; a member no worker serves waits, said, and goes on once one does', async () => {
-  const started = await backfill.startFleet(fleetSpec('fleet-run-main', { waves: [1, '100%'], concurrency: 2 }), { actor: 'test' });
+  // some 45 partitions of a chunk each: every member's run starts them in groups, on its own database's queue
+  const small = { partition: { by: 'range', column: 'id', size: 400 }, limits: { chunkSize: 500, concurrency: 6 } };
+  const started = await backfill.startFleet(fleetSpec('fleet-run-main', { waves: [1, '100%'], concurrency: 2 }, small), { actor: 'test' });
   expect(started.fleetId).toMatch(/^fleet-\d{8}-\d{4}-[0-9a-f]{16}$/);
   expect(started.members.map((m) => [m.variable, m.wave])).toEqual([
     [A, 1],
@@ -153,6 +155,15 @@ test('a fleet in two waves: each member a run of its own, exact in its own datab
   expect(result.members.map((m) => m.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   for (const v of VARS) await expectExact(v, memberOf(started, v).runId);
   expect(result.rowsWritten).toBe(result.members.reduce((n, m) => n + m.result!.rowsWritten, 0));
+  for (const v of VARS) {
+    const { rows } = await pools
+      .get(v)!
+      .query<{ partitions: number; grouped: number }>(
+        `SELECT count(*)::int AS partitions, count(*) FILTER (WHERE workflow_id LIKE '%/group/%')::int AS grouped FROM backfill.partitions WHERE run_id = $1`,
+        [memberOf(started, v).runId],
+      );
+    expect({ v, grouped: rows[0].grouped > rows[0].partitions / 2, partitions: rows[0].partitions >= 40 }).toEqual({ v, grouped: true, partitions: true });
+  }
 
   // every member's ledger keeps the fleet's record and its run's place in it
   for (const v of VARS) {
