@@ -53,7 +53,7 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
             taskQueue: start.taskQueue,
             args: [start.group ?? start.input],
             staticSummary: start.summary,
-            staticDetails: `Started by the run workflow \`${start.input.runWorkflowId}\` (it is not a child: the run learns of the partition by its report).`,
+            staticDetails: startDetails(start),
             // where this worker polls the partition's queue and has a workflow slot free, the
             // partition's first workflow task comes back in the start's reply (the SDK asks only then).
             // Not for a partition whose first attempt is local: that attempt runs where its workflow
@@ -77,4 +77,15 @@ export function startPartitionActivity(deployment: WorkerDeployment | undefined)
       throw err;
     }
   };
+}
+
+/** What the Web UI shows on a partition's or a group's page: the run that started it, and a group's members. */
+export function startDetails(start: Pick<PartitionStart, 'input' | 'group'>): string {
+  const run = `Started by the run workflow \`${start.input.runWorkflowId}\``;
+  if (!start.group) return `${run} (it is not a child: the run learns of the partition by its report).`;
+  const members = start.group.members.map((m) => `\`${m.partitionId}\``).join(', ');
+  return (
+    `${run} (it is not a child: the run learns of its partitions by their reports). ` +
+    `Its partitions: ${members}. Each runs its first attempt in this workflow's first task; one that needs longer carries on as its own activity here.`
+  );
 }
