@@ -17,9 +17,9 @@ import { checkSpec } from '../src/operations/check-spec';
 import { estimatePlan } from '../src/operations/estimate-plan';
 import { imagedRows } from '../src/undo/run-images';
 import { say, startBenchEnvironment } from './harness';
-import { estimateYear } from './estimate-year';
+import { estimateYear, groupPace } from './estimate-year';
 
-/** Which parts run: `year` (the estimate's steadiness, estimate-year.ts), `demo` (two sizes, two write mixes). */
+/** Which parts run: `year` (the estimate's steadiness, estimate-year.ts), `pace` (groups against single partitions, estimate-year.ts), `demo` (two sizes, two write mixes). */
 const PARTS = new Set((process.env.BENCH_PARTS || 'year,demo').split(','));
 const SMALL_DAYS = Number(process.env.BENCH_SMALL_DAYS || 20);
 const demoSpec = parse(readFileSync(path.join(__dirname, '..', 'examples', 'orders-usd.yaml'), 'utf8')) as Record<string, unknown> & {
@@ -46,6 +46,7 @@ async function main(): Promise<void> {
   const planPool = createPool(env.url, { max: 7 });
   const lines: string[] = [];
   try {
+    if (PARTS.has('pace')) lines.push(...(await groupPace(env)), '');
     if (PARTS.has('year')) lines.push(...(await estimateYear(env, planPool, specDir)), '');
     if (PARTS.has('demo')) await demoParts();
   } finally {

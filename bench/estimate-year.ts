@@ -4,6 +4,10 @@
  * `--measure-writes` and then run, BENCH_YEAR_RUNS times (5) over the same starting state.
  * Goal: every run within ±25 % of its projection, and the projections' spread
  * ((max − min) / median) under 15 %.
+ * Part `pace`: the same year run with its partitions in groups and each a workflow of its own,
+ * alternating, BENCH_PACE_ROUNDS times (3) each: how many times the single partitions' reference
+ * each run's orchestration took (orchestration-pace.ts paceFactor), and the ratio of the two
+ * medians, which is what the grouped reference (REFERENCE_GROUPED_PACE) scales that reference by.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,10 +15,13 @@ import type pg from 'pg';
 import { stringify } from 'yaml';
 import { checkSpec } from '../src/operations/check-spec';
 import { estimatePlan } from '../src/operations/estimate-plan';
+import { recentUndisturbedRuns } from '../src/ledger/run-timings';
+import { paceFactor, REFERENCE_GROUPED_PACE, REFERENCE_PACE } from '../src/operations/orchestration-pace';
 import { say, type BenchEnvironment } from './harness';
 
 const ROWS = Number(process.env.BENCH_YEAR_ROWS || 300_000);
 const RUNS = Number(process.env.BENCH_YEAR_RUNS || 5);
+const PACE_ROUNDS = Number(process.env.BENCH_PACE_ROUNDS || 3);
 
 const TRANSFORM = `SELECT c.id, c.currency, round(c.amount_cents * r.usd_rate / 100.0, 2) AS amount_usd
   FROM chunk c LEFT JOIN est.rates r USING (currency)`;
@@ -90,5 +97,43 @@ export async function estimateYear(env: BenchEnvironment, planPool: pg.Pool, spe
     ),
     '',
     `Within ±25 %: ${rows.filter((r) => Math.abs(r.projected / r.actual - 1) <= 0.25).length} of ${RUNS}; the projections' spread ((max − min) / median): ${(spread * 100).toFixed(0)} %.`,
+  ];
+}
+
+/** Part `pace`: groups against single partitions, on the year run. */
+export async function groupPace(env: BenchEnvironment): Promise<string[]> {
+  await createYear(env.pool);
+  const factors: Record<'grouped' | 'alone', number[]> = { grouped: [], alone: [] };
+  const seconds: Record<'grouped' | 'alone', number[]> = { grouped: [], alone: [] };
+  for (let i = 1; i <= PACE_ROUNDS; i++) {
+    for (const kind of ['grouped', 'alone'] as const) {
+      await resetTarget(env.pool);
+      const name = `pace-year-${kind}-${Date.now()}`;
+      const started = process.hrtime.bigint();
+      const result = await env.backfill(name, spec, { partitionsAlone: kind === 'alone' });
+      seconds[kind].push(Number(process.hrtime.bigint() - started) / 1e9);
+      const timing = (await recentUndisturbedRuns(env.pool, { limit: 50, minPartitions: 12, withinDays: 1 })).find((t) => t.runId === result.runId);
+      if (!timing) throw new Error(`run ${result.runId} (${kind}) is not an undisturbed run the pace can be measured by`);
+      if (timing.grouped !== (kind === 'grouped')) throw new Error(`run ${result.runId} was to run ${kind} but its ledger says otherwise`);
+      // against the single partitions' reference, both: their ratio is the grouped reference's scale
+      const factor = paceFactor({ ...timing, grouped: false });
+      if (factor === undefined) throw new Error(`run ${result.runId} spent too much of its time in chunks to measure its orchestration`);
+      factors[kind].push(factor);
+      say(`pace, round ${i}, ${kind}: ${seconds[kind][i - 1].toFixed(2)} s, ${factor.toFixed(2)} × the single partitions' reference`);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const ratio = median(factors.grouped) / median(factors.alone);
+  const row = (kind: 'grouped' | 'alone') =>
+    `| ${kind === 'grouped' ? 'in groups' : 'a workflow each'} | ${seconds[kind].map((x) => x.toFixed(2)).join(' / ')} | ${factors[kind].map((x) => x.toFixed(2)).join(' / ')} | ${median(factors[kind]).toFixed(2)} |`;
+  return [
+    `The year run (365 day partitions of about ${Math.round(ROWS / 365)} rows, concurrency ${spec.limits.concurrency}), ${PACE_ROUNDS} rounds each way, alternating:`,
+    '',
+    "| partitions | run seconds | × the single partitions' reference (orchestration) | median |",
+    '|---|---|---|---:|',
+    row('grouped'),
+    row('alone'),
+    '',
+    `Groups / single: ${ratio.toFixed(2)} (the grouped reference now: ${(REFERENCE_GROUPED_PACE.slotMs / REFERENCE_PACE.slotMs).toFixed(2)}).`,
   ];
 }

@@ -15,7 +15,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { stringify } from 'yaml';
-import { startRun, waitForResult } from '../src/operations';
+import { startRun, waitForResult, type StartRunOptions } from '../src/operations';
 import type { RunResult } from '../src/workflows/backfill-run';
 import { createPool } from '../src/db/pool';
 import { ensureDatabase, startPostgres } from '../src/dev/postgres';
@@ -37,7 +37,11 @@ export interface BenchEnvironment {
   address: string;
   client: Client;
   /** Runs a spec (an object; database and name filled in) to completion; throws unless it succeeded. */
-  backfill(name: string, spec: Record<string, unknown>): Promise<RunResult & { workflowId: string; firstRunId: string }>;
+  backfill(
+    name: string,
+    spec: Record<string, unknown>,
+    options?: Pick<StartRunOptions, 'partitionsAlone'>,
+  ): Promise<RunResult & { workflowId: string; firstRunId: string }>;
   /** The worker processes' pids (BENCH_WORKERS); none when the worker runs in this process. */
   workerPids: number[];
   /**
@@ -92,10 +96,10 @@ export async function startBenchEnvironment(options: BenchOptions = {}): Promise
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-bench-'));
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v;
   say(`PostgreSQL ${version}, ${ROWS} rows, ${os.cpus().length} cores`);
-  const backfill: BenchEnvironment['backfill'] = async (name, spec) => {
+  const backfill: BenchEnvironment['backfill'] = async (name, spec, options = {}) => {
     const file = path.join(specDir, `${name}.yaml`);
     writeFileSync(file, stringify({ name, reason: 'benchmark', database: 'BENCH_DATABASE_URL', ...spec }));
-    const started = await startRun({ client, taskQueue: 'bench' }, { specFile: file, actor: 'bench' });
+    const started = await startRun({ client, taskQueue: 'bench' }, { specFile: file, actor: 'bench', ...options });
     const result = await waitForResult(started.handle);
     if (result.status !== 'succeeded') throw new Error(`bench run ${started.runId} ended ${result.status}`);
     return { ...result, workflowId: started.handle.workflowId, firstRunId: started.handle.firstExecutionRunId };

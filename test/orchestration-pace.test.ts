@@ -9,7 +9,7 @@
  */
 import { createPool } from '../src/db/pool';
 import { recentUndisturbedRuns } from '../src/ledger/run-timings';
-import { PACE_HISTORY, paceFactor } from '../src/operations/orchestration-pace';
+import { PACE_HISTORY, paceFactor, REFERENCE_GROUPED_PACE } from '../src/operations/orchestration-pace';
 import { runCli } from './helpers/cli';
 import { useTestEnvironment } from './helpers/environment';
 import { ordersSpec, writeSpec } from './helpers/orders';
@@ -41,14 +41,18 @@ test('before any run the plan reckons with the reference and says why; after a r
   runId = run.run_id;
   expect(run.partitions_total).toBeGreaterThanOrEqual(12);
   const [timing] = await recentUndisturbedRuns(env.db.pool, PACE_HISTORY);
-  expect(timing).toMatchObject({ runId, partitions: run.partitions_total, concurrency: 2 });
+  // some 45 partitions of under a chunk each: the run started them in groups, and the ledger says so
+  expect(timing).toMatchObject({ runId, partitions: run.partitions_total, concurrency: 2, grouped: true });
   expect(timing.chunkMs).toBeGreaterThan(0);
   expect(timing.spanMs).toBeGreaterThan(0);
 
   const after = await planJson(file);
   const factor = paceFactor(timing)!;
   expect(after.pace.basis).toEqual({ kind: 'measured', factor: expect.closeTo(factor, 6), runs: 1, newest: timing.finishedAt.toISOString() });
-  expect(after.pace.slotMs).toBeCloseTo(110 * factor);
+  // the plan is of the same run, which will start its partitions in groups: the grouped reference, scaled
+  expect(before.pace.grouped).toBe(true);
+  expect(after.pace.grouped).toBe(true);
+  expect(after.pace.slotMs).toBeCloseTo(REFERENCE_GROUPED_PACE.slotMs * factor);
   expect(after.assumes.join('\n')).toContain(`${factor.toFixed(2)} × the reference, as measured from the last undisturbed run in this database's ledger`);
 });
 

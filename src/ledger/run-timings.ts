@@ -18,6 +18,8 @@ export interface RunTiming {
   spanMs: number;
   /** The chunks' own time (each chunk's transaction), summed over every partition. */
   chunkMs: number;
+  /** Its partitions ran in groups (workflows/backfill-partition.ts), as the ledger's workflow ids say. */
+  grouped: boolean;
 }
 
 /**
@@ -43,7 +45,15 @@ async function readRecentRuns(db: Queryable, options: { limit: number; minPartit
   // a database without the ledger has no history: `plan` works before any run
   const { rows: ledger } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.chunks')::text AS t");
   if (ledger[0].t === null) return [];
-  const { rows } = await db.query<{ run_id: string; finished_at: Date; partitions: number; concurrency: number; span_ms: number; chunk_ms: string }>(
+  const { rows } = await db.query<{
+    run_id: string;
+    finished_at: Date;
+    partitions: number;
+    concurrency: number;
+    span_ms: number;
+    chunk_ms: string;
+    grouped: boolean;
+  }>(
     // the newest candidates first, so a ledger of years costs a few runs' partitions and chunks
     `WITH candidates AS (
          SELECT * FROM backfill.runs r
@@ -54,12 +64,13 @@ async function readRecentRuns(db: Queryable, options: { limit: number; minPartit
                               AND e.kind IN ('paused', 'resumed', 'limits-changed', 'canary-passed', 'canary-failed', 'stage-passed', 'stage-failed', 'approved'))
           ORDER BY r.finished_at DESC
           LIMIT 50)
-       SELECT r.run_id, r.finished_at, p.partitions, (r.limits->>'concurrency')::int AS concurrency, p.span_ms, c.chunk_ms
+       SELECT r.run_id, r.finished_at, p.partitions, (r.limits->>'concurrency')::int AS concurrency, p.span_ms, c.chunk_ms, p.grouped
          FROM candidates r
         CROSS JOIN LATERAL (
           SELECT count(*)::int AS partitions,
                  (extract(epoch FROM max(finished_at) - min(started_at)) * 1000)::float8 AS span_ms,
-                 bool_and(status = 'succeeded' AND attempts = 1 AND started_at IS NOT NULL AND finished_at IS NOT NULL) AS all_succeeded
+                 bool_and(status = 'succeeded' AND attempts = 1 AND started_at IS NOT NULL AND finished_at IS NOT NULL) AS all_succeeded,
+                 coalesce(bool_or(workflow_id LIKE '%/group/%'), false) AS grouped
             FROM backfill.partitions WHERE run_id = r.run_id) p
         CROSS JOIN LATERAL (
           SELECT coalesce(sum(duration_ms), 0) AS chunk_ms, bool_or(wait_ms > 0) AS waited
@@ -76,5 +87,6 @@ async function readRecentRuns(db: Queryable, options: { limit: number; minPartit
     concurrency: r.concurrency,
     spanMs: r.span_ms,
     chunkMs: Number(r.chunk_ms),
+    grouped: r.grouped,
   }));
 }

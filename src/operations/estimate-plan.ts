@@ -24,6 +24,7 @@ import { measureParallelism, samplePartitions, sampleWork, type RowPreview } fro
 import { project, type Projection, type ScopeFacts } from './estimate-projection';
 import { recentUndisturbedRuns } from '../ledger/run-timings';
 import { PACE_HISTORY, paceFrom } from './orchestration-pace';
+import { startsInGroups } from '../domain/partition-average';
 
 export { samplePartitions, type RowPreview } from './estimate-sample';
 
@@ -69,7 +70,9 @@ export async function estimatePlan(pool: pg.Pool, input: EstimateInput, options:
   const picks = samplePartitions(input.partitions);
   const work = await sampleWork(pool, ctx, picks, types, options.measureWrites === true);
   const parallel = await measureParallelism(pool, ctx, picks, types, Math.min(spec.limits.concurrency, input.partitions.length), spec.limits.chunkSize);
-  const pace = paceFrom(await recentUndisturbedRuns(pool, PACE_HISTORY));
+  // the run will start small partitions of many in groups (workflows/run-state.ts groupSize), if its transform is SQL
+  const grouped = spec.transform.module === undefined && startsInGroups(scope.rows, input.partitions.length, spec.limits.chunkSize);
+  const pace = paceFrom(await recentUndisturbedRuns(pool, PACE_HISTORY), grouped);
   const keep = undoKeep(spec);
   const w = work.written;
   return {

@@ -105,7 +105,7 @@ export function project(spec: ResolvedSpec, partitions: number, scope: ScopeFact
       if (paced === orchestrationSeconds && orchestrationSeconds > slotSeconds)
         return `orchestration: ${partitions} partitions at about ${Math.round(pace.msPerPartition)} ms each, the most Temporal starts and reports a second`;
       if (paced === slotSeconds && slotSeconds > databaseSeconds)
-        return `orchestration: ${partitions} partitions, ${slots} at a time (limits.concurrency), each holding its slot about ${Math.round(pace.slotMs)} ms for Temporal besides its database work`;
+        return `orchestration: ${partitions} partitions, ${slots} at a time (limits.concurrency)${pace.grouped ? ' in groups' : ''}, each holding its slot about ${Math.round(pace.slotMs)} ms for Temporal besides its database work`;
       return w ? `the database: ${at}` : `reading and transforming, ${at}; writes not measured`;
     })(),
   );

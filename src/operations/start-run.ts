@@ -34,6 +34,7 @@ export interface StartRunOptions {
   maxHistoryEvents?: number;
   partitionHeartbeatTimeoutMs?: number;
   partitionLocalBudgetMs?: number;
+  partitionsAlone?: boolean;
   reconcileIntervalMs?: number;
   notifyPollMs?: number;
   /** How long to wait for a worker to register the run (default 60 s). */
@@ -107,6 +108,7 @@ export async function startRun(temporal: { client: Client; taskQueue: string }, 
       maxHistoryEvents: options.maxHistoryEvents,
       partitionHeartbeatTimeoutMs: options.partitionHeartbeatTimeoutMs,
       ...(options.partitionLocalBudgetMs !== undefined ? { partitionLocalBudgetMs: options.partitionLocalBudgetMs } : {}),
+      ...(options.partitionsAlone ? { partitionsAlone: true } : {}),
       reconcileIntervalMs: options.reconcileIntervalMs,
       ...(options.notifyPollMs ? { notifyPollMs: options.notifyPollMs } : {}),
       ...(approvedPlan ? { approval: { plan: approvedPlan, approvedBy: options.approval!.approvedBy } } : {}),

@@ -5,7 +5,7 @@
  * arguments, so each function is replay-safe and unit-tested over tables of cases.
  * The state is carried across continue-as-new: its fields only ever grow, optional.
  */
-import { rowsPerPartition } from '../domain/partition-average';
+import { GROUP_SIZE, smallOnAverage, startsInGroups } from '../domain/partition-average';
 import { FINISHED_PARTITION_STATUSES, type RunStatus } from '../domain/statuses';
 import type { NotifyTarget } from '../specs/notify-schema';
 import type { CanaryProgress, Limits, OperatorAction, PartitionCondition, PartitionReport, RowCounts, RunProgress, WorkerGap } from '../domain/types';
@@ -71,18 +71,6 @@ export interface ReportRules {
   /** The run's attempt: a report from a partition of another attempt (its run_attempt) is stale. */
   attempt: number;
 }
-
-/**
- * A group's members at most: its local attempts run at once on the worker that takes it. Ten
- * keeps two groups in flight at concurrency 20; five and twenty were slower on both servers
- * (bench/RESULTS-LOG.md, "Groups sized by measure").
- */
-export const GROUP_SIZE = 10;
-/**
- * Runs of fewer partitions keep one workflow each, a row per partition in the Web UI: grouping
- * would save them about half a second a run (same section).
- */
-export const GROUP_MIN_PARTITIONS = 40;
 
 /** More than one lost workflow task can have launched: duplicates of finished partitions age out. */
 const EARLY_REPORTS_KEPT = 64;
@@ -253,7 +241,7 @@ export interface GroupingAllowed {
  */
 export function groupSize(s: RunState, free: number, allowed: GroupingAllowed): number {
   if (!allowed.groups || !allowed.startsAlone || !allowed.sqlTransform) return 1;
-  if (!smallPartitions(s) || s.partitionsTotal < GROUP_MIN_PARTITIONS) return 1;
+  if (!startsInGroups(s.rowsPlanned, s.partitionsTotal, s.limits.chunkSize)) return 1;
   return Math.max(1, Math.min(GROUP_SIZE, free));
 }
 
@@ -287,6 +275,5 @@ export function workerGapSeen(s: RunState, gap: WorkerGap | undefined): RunState
  * attempt would hand them over at once, a hop for nothing.
  */
 export function smallPartitions(s: RunState): boolean {
-  const average = rowsPerPartition(s.rowsPlanned, s.partitionsTotal);
-  return average !== undefined && average <= 2 * s.limits.chunkSize;
+  return smallOnAverage(s.rowsPlanned, s.partitionsTotal, s.limits.chunkSize);
 }

@@ -112,6 +112,7 @@ test("a pace measured on this deployment replaces the reference in Temporal's pa
   const slow = {
     slotMs: 2 * ORCHESTRATION_SLOT_MS,
     msPerPartition: 2 * ORCHESTRATION_MS_PER_PARTITION,
+    grouped: false,
     basis: { kind: 'measured' as const, factor: 2, runs: 3, newest },
   };
   const tiny: SampledWork = { rows: 30, computeMs: 3, inserts: 30, updates: 0, preview: [] };

@@ -1,4 +1,4 @@
-import { likelyLastChunk, rowsPerPartition } from '../../src/domain/partition-average';
+import { likelyLastChunk, rowsPerPartition, startsInGroups } from '../../src/domain/partition-average';
 
 describe("the plan's average partition", () => {
   test('is rows planned over partitions, and unknown without a count or without partitions', () => {
@@ -18,5 +18,12 @@ describe("the plan's average partition", () => {
     // a partition larger than the average, read past it: still likely last
     expect(likelyLastChunk(12_000, 4, 9_000, 1_000)).toBe(true);
     expect(likelyLastChunk(undefined, 4, 0, 1_000_000)).toBe(false);
+  });
+
+  test('the run starts partitions in groups where there are 40 or more of a chunk or two on average; the plan guesses the same', () => {
+    expect(startsInGroups(40 * 2_000, 40, 1_000)).toBe(true);
+    expect(startsInGroups(40 * 2_001, 40, 1_000)).toBe(false); // more than two chunks on average
+    expect(startsInGroups(39 * 10, 39, 1_000)).toBe(false); // too few partitions
+    expect(startsInGroups(undefined, 365, 1_000)).toBe(false); // no row count
   });
 });

@@ -202,7 +202,11 @@ export class RunExecution {
    * Groups need the local first attempt: small partitions of a SQL transform, started on their own.
    */
   groupSize(free: number): number {
-    return run.groupSize(this.s, free, { groups: this.groupsSmall, startsAlone: this.startsAlone, sqlTransform: this.input.transform.kind !== 'module' });
+    return run.groupSize(this.s, free, {
+      groups: this.groupsSmall && !this.input.partitionsAlone,
+      startsAlone: this.startsAlone,
+      sqlTransform: this.input.transform.kind !== 'module',
+    });
   }
 
   /** Starts a group of launched partitions (partitions.length > 1); as `launch`, without waiting for the start. */

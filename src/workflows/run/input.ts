@@ -33,6 +33,8 @@ interface RunInputBase {
   partitionHeartbeatTimeoutMs?: number;
   /** Test knob: how long a partition's local attempt runs before it hands over (default 2 s, backfill-partition.ts). */
   partitionLocalBudgetMs?: number;
+  /** Bench knob: every partition a workflow of its own, never in groups (bench/estimate-year.ts measures groups against it). */
+  partitionsAlone?: boolean;
   /** How often the run looks for partition workflows that closed without reporting (default 5 minutes). */
   reconcileIntervalMs?: number;
   /** Test knob: how often the run's notifier reads its ledger (default 15 s). */
