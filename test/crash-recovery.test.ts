@@ -55,6 +55,22 @@ async function kill(child: ChildProcess): Promise<void> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A partition's ledger row, as the cases read it back. */
+interface PartitionOutcome {
+  partition_id: string;
+  status: string;
+  completions: number;
+  attempts: number;
+  rows_read: number;
+  rows_written: number;
+  workflow_id: string;
+}
+
+/** The orders in some 65 partitions of 3,000 ids (about 965 rows each): small, unthrottled. */
+function smallPartitionsSpec(name: string, limits: { chunkSize: number; concurrency: number }) {
+  return ordersSpec(db.envVar, { name, partition: { by: 'range', column: 'id', size: 3000 }, limits });
+}
+
 async function ledger(runId: string) {
   const { rows } = await db.pool.query(
     `SELECT coalesce(sum(rows_read), 0)::int AS read,
@@ -159,11 +175,7 @@ test('a worker killed under partitions running as local attempts: their workflow
   await db.pool.query('TRUNCATE app.orders_usd');
   // small and unthrottled (~965 rows a partition, chunks of 500): each partition's first attempt runs
   // as its workflow's local activity (src/workflows/backfill-partition.ts)
-  const spec = ordersSpec(db.envVar, {
-    name: 'crash-local',
-    partition: { by: 'range', column: 'id', size: 3000 },
-    limits: { chunkSize: 500, concurrency: 3 },
-  });
+  const spec = smallPartitionsSpec('crash-local', { chunkSize: 500, concurrency: 3 });
   let worker = startWorkerProcess();
   const started = await startRun({ client, taskQueue }, { specFile: writeSpec(spec), actor: 'test', partitionHeartbeatTimeoutMs: 3000 });
   // the first chunk of a partition committed, its second not yet: inside its local attempt
@@ -174,17 +186,10 @@ test('a worker killed under partitions running as local attempts: their workflow
   const result = await waitForResult(started.handle);
   expect(result.status).toBe('succeeded');
   expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: result.rowsRead });
-  const { rows } = await db.pool.query<{
-    partition_id: string;
-    status: string;
-    completions: number;
-    attempts: number;
-    rows_read: number;
-    rows_written: number;
-    workflow_id: string;
-  }>('SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int, workflow_id FROM backfill.partitions WHERE run_id = $1', [
-    started.runId,
-  ]);
+  const { rows } = await db.pool.query<PartitionOutcome>(
+    'SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int, workflow_id FROM backfill.partitions WHERE run_id = $1',
+    [started.runId],
+  );
   expect(rows.every((r) => r.status === 'succeeded' && r.completions === 1)).toBe(true);
   // the target started empty: every row written exactly once, across the attempts
   expect(rows.reduce((n, r) => n + r.rows_written, 0)).toBe(rows.reduce((n, r) => n + r.rows_read, 0));
@@ -205,11 +210,7 @@ test('a worker killed under partitions running as local attempts: their workflow
 test('a worker killed while a group waits for one held member, others finished: the group runs again, the finished members keep their one attempt, the run counts each once', async () => {
   await db.pool.query('TRUNCATE app.orders_usd');
   // some 65 one-chunk partitions: the run starts them four to a group (src/workflows/backfill-partition.ts)
-  const spec = ordersSpec(db.envVar, {
-    name: 'crash-group',
-    partition: { by: 'range', column: 'id', size: 3000 },
-    limits: { chunkSize: 2000, concurrency: 4 },
-  });
+  const spec = smallPartitionsSpec('crash-group', { chunkSize: 2000, concurrency: 4 });
   // an uncommitted row in the target holds one member's chunk at its write: the group's other
   // members finish, and the group waits for the held one before it reports
   const holder = await db.pool.connect();
@@ -241,15 +242,8 @@ test('a worker killed while a group waits for one held member, others finished: 
     // counted once: a member reported twice would add its rows twice
     expect(result.rowsRead).toBe(expected.rows[0].n);
     expect(await diffAgainstExpected(db.pool)).toMatchObject({ missing: 0, extra: 0, targetRows: expected.rows[0].n });
-    const { rows } = await db.pool.query<{
-      partition_id: string;
-      status: string;
-      completions: number;
-      attempts: number;
-      rows_read: number;
-      rows_written: number;
-    }>(
-      'SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int FROM backfill.partitions WHERE run_id = $1 AND workflow_id = $2',
+    const { rows } = await db.pool.query<PartitionOutcome>(
+      'SELECT partition_id, status, completions, attempts, rows_read::int, rows_written::int, workflow_id FROM backfill.partitions WHERE run_id = $1 AND workflow_id = $2',
       [started.runId, held.workflowId],
     );
     expect(rows).toHaveLength(held.members);
