@@ -43,6 +43,9 @@ test('no history: the reference of the planned kind', () => {
   expect(REFERENCE_GROUPED_PACE.slotMs).toBeLessThan(REFERENCE_PACE.slotMs);
   expect(describePace(REFERENCE_GROUPED_PACE)).toContain('the partitions started in groups of up to 10');
   expect(describePace(REFERENCE_PACE)).not.toContain('groups');
+  // Temporal's server on PostgreSQL persistence adds less to a group's partitions than to a partition's own workflow
+  expect(describePace(REFERENCE_PACE)).toContain('a server on PostgreSQL persistence takes about twice that');
+  expect(describePace(REFERENCE_GROUPED_PACE)).toContain('a server on PostgreSQL persistence takes about half as much again');
 });
 
 test("a run is measured against the reference of its own kind, and the factor scales the planned run's kind", () => {
