@@ -39,8 +39,8 @@ const GROUPED_FACTOR = 0.51;
  * estimate's pace for groups").
  */
 export const REFERENCE_GROUPED_PACE: OrchestrationPace = {
-  slotMs: 110 * GROUPED_FACTOR,
-  msPerPartition: 18 * GROUPED_FACTOR,
+  slotMs: REFERENCE_PACE.slotMs * GROUPED_FACTOR,
+  msPerPartition: REFERENCE_PACE.msPerPartition * GROUPED_FACTOR,
   grouped: true,
   basis: { kind: 'reference' },
 };

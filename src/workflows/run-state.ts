@@ -226,7 +226,7 @@ function withoutGroup(s: RunState, partitionId: string): RunState {
 
 /** What the execution allows: groups need the local first attempt, which partitions started on their own and a SQL transform have. */
 export interface GroupingAllowed {
-  /** The execution passed the patch `partition-groups` (executions recorded before it never grouped). */
+  /** The execution passed the patch `partition-groups` (executions recorded before it never grouped), and no bench asked for partitions alone. */
   groups: boolean;
   /** Partitions start as workflows of their own, with a local first attempt (patch `partitions-started-alone`). */
   startsAlone: boolean;
