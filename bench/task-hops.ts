@@ -93,6 +93,21 @@ function partitionHops(events: HistoryEvent[], hops: Hops): void {
   hops.add('partition: started → closed', closed - start);
 }
 
+/** Which activity a local activity's marker records (its details' `data`, JSON), if the event is one. */
+function localActivityType(e: HistoryEvent): string | undefined {
+  const marker = e.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity') return undefined;
+  const data = marker.details?.data?.payloads?.[0]?.data;
+  return data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type : undefined;
+}
+
+/** A group's members that finished in their local attempt, and those that went on to their activity (a missed local start, a handover). */
+function groupMembers(events: HistoryEvent[]): { local: number; activities: number } {
+  const locals = events.filter((e) => localActivityType(e) === 'processPartition').length;
+  const activities = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length;
+  return { local: locals - activities, activities };
+}
+
 async function round(env: BenchEnvironment, dir: string, n: number): Promise<string[]> {
   await env.pool.query('TRUNCATE bench_small.tiny_out');
   const name = `hops-${Date.now()}-${n}`;
@@ -107,9 +122,16 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
   const events = await historyEvents(env.client, workflowId);
   const tasks = runHops(events, hops);
   const signals = reportSignals(events).map(at);
+  const members = { groups: 0, local: 0, activities: 0 };
   for (const id of await partitionWorkflowIds(env.client, workflowId, events)) {
     const partition = await historyEvents(env.client, id);
     partitionHops(partition, hops);
+    if (id.includes('/group/')) {
+      const counted = groupMembers(partition);
+      members.groups++;
+      members.local += counted.local;
+      members.activities += counted.activities;
+    }
     // a partition in a freed slot: the report that freed it → its workflow started (the run's task and local activity)
     const { started: startedAt } = partitionTimes(partition);
     const freedBy = signals.filter((t) => t <= startedAt).pop();
@@ -119,6 +141,9 @@ async function round(env: BenchEnvironment, dir: string, n: number): Promise<str
   say(`  round ${n}: ${wall} ms, slot ${slot.toFixed(0)} ms a partition`);
   return [
     `Round ${n}: ${(wall / 1000).toFixed(2)} s, slot time ${slot.toFixed(0)} ms a partition, the run's history ${events.length} events in ${tasks} workflow tasks.`,
+    ...(members.groups > 0
+      ? [`${members.groups} groups: ${members.local} members finished in their local attempt, ${members.activities} went on to their activity.`]
+      : []),
     '',
     '| hop (ms) | mean | median | slowest | samples |',
     '|---|---|---|---|---|',

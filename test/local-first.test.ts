@@ -20,10 +20,13 @@ const env = useTestEnvironment('local-first', { rows: 24_000 });
 
 const count = (h: History, type: number) => h.events!.filter((e) => e.eventType === type).length;
 
-/** What each local attempt returned, from its marker. */
+/** What each local attempt of the partition returned, from its marker (a group's report has one too). */
 function localReports(h: History): PartitionReport[] {
+  const marker = (e: temporal.api.history.v1.IHistoryEvent) => e.markerRecordedEventAttributes?.details;
+  const activityType = (e: temporal.api.history.v1.IHistoryEvent) =>
+    (JSON.parse(Buffer.from(marker(e)!.data!.payloads![0].data!).toString()) as { activity_type: string }).activity_type;
   return h
-    .events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+    .events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity' && activityType(e) === 'processPartition')
     .filter((m) => m.markerRecordedEventAttributes!.details!.result)
     .map((m) => JSON.parse(Buffer.from(m.markerRecordedEventAttributes!.details!.result!.payloads![0].data!).toString()) as PartitionReport);
 }
@@ -144,6 +147,10 @@ test('small partitions of a run of many run in groups: each partition once, in i
     // every member's local attempt in the group's one workflow task; no activity
     expect(localAttemptsOf(h, 'processPartition')).toEqual(members.map(() => 1));
     expect(count(h, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(0);
+    // their reports in one signal from that task (report-partitions.ts), and the group closed in it
+    expect(localAttemptsOf(h, 'reportPartitions')).toEqual([1]);
+    expect(count(h, EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)).toBe(0);
+    expect(count(h, EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(1);
     expect(
       localReports(h)
         .map((r) => ({ id: r.partitionId, status: r.status, reported: r.reported ?? false }))

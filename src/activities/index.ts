@@ -15,6 +15,7 @@ import { refusedAtOnce } from './refused-at-once';
 import { RunContextCache } from './run-context';
 import { runControlActivities } from './run-control';
 import { startPartitionActivity } from './start-partition';
+import { reportPartitions } from './report-partitions';
 import { splitTailActivity } from '../split-tail/split-activity';
 import { notifyActivities } from '../notify/notify-activities';
 
@@ -27,6 +28,8 @@ export function createActivities(deps: ActivityDeps) {
     findWorkerGap,
     // Temporal only, a local activity of the run workflow: starts a partition's workflow
     startPartitionWorkflow: startPartitionActivity(deps.deployment),
+    // Temporal only, a local activity of a group of partitions: their reports to the run, in one signal
+    reportPartitions,
     ...onTheRunsDatabase(deps.pools, {
       // the partition heartbeats its own progress (its cursor), chunk by chunk
       processPartition: processPartitionActivity(deps, contexts),

@@ -129,6 +129,8 @@ export interface PartitionWorkflowInput {
 /** Small partitions run by one workflow (backfill-partition.ts), each with its own attempt in the ledger. */
 export interface PartitionGroupInput {
   members: PartitionWorkflowInput[];
+  /** Its finished members' reports go from a local activity, not a workflow command; groups started before that was so lack it. */
+  reportsLocally?: boolean;
 }
 
 export interface PartitionReport extends RowCounts {

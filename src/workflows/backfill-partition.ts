@@ -36,6 +36,15 @@ import { partitionFinishedSignal, partitionsFinishedSignal, pauseSignal } from '
  */
 export const LOCAL_BUDGET_MS = 2_000;
 
+/**
+ * How long a group's member waits for a local slot on its worker. The slots it waits for are
+ * mostly its own group's, each held for a chunk or two; on its activity instead it would report
+ * on its own and keep its group open for it. On a worker of four slots, 1,000 one-row partitions
+ * at concurrency 20 took about 60 % of the production server's time with this wait against
+ * 50 ms (bench/RESULTS.md, "A group's members wait for a local slot").
+ */
+const MEMBER_SLOT_WAIT = '1s';
+
 /** What the local attempt left: the partition's report, or the activity to carry on (as the same attempt or a new one). */
 type LocalOutcome = { report: PartitionReport } | { continues: boolean };
 /** A local attempt's outcome, or the error it failed with for good (the activity's catch records it). */
@@ -50,7 +59,10 @@ export async function backfillPartitionWorkflow(input: PartitionWorkflowInput): 
  * `groupSize`): their local attempts run at once, in the workflow task that started the group,
  * and those that finished there reach the run in one signal, so the run frees their slots
  * together and fills them with the next group. A member waits for the slowest local attempt
- * beside it, at most its local budget and a chunk: a local attempt hands over by then. A member
+ * beside it, at most its local budget and a chunk: a local attempt hands over by then. Their
+ * report goes from a local activity in the same task, so a group whose members all finished
+ * closes there (report-partitions.ts says what that saves); groups started before that was so
+ * send it as a command, and wait for its delivery in a task of their own. A member
  * handed over to its activity, or failed, carries on as a partition workflow would, reporting
  * on its own. A worker that dies under the local attempts is noticed when the group's workflow
  * task times out; the task runs again elsewhere, and members already finished return their
@@ -65,11 +77,34 @@ export async function backfillPartitionGroupWorkflow(input: PartitionGroupInput)
     if ('report' in outcome && !outcome.report.pauseRequest) finished.push(outcome.report);
     else carried.push(carryOn(members[i], outcome));
   });
-  if (finished.length > 0) await tellRun(members[0].runWorkflowId, partitionsFinishedSignal, finished);
+  if (finished.length > 0) await reportFinished(input, finished);
   // each member's failure is in the ledger and reported; the group shows Failed, as a failed partition's workflow would
   const failures = (await Promise.allSettled(carried)).flatMap((e) => (e.status === 'rejected' ? [(e.reason as Error).message] : []));
   if (failures.length > 0)
     throw ApplicationFailure.nonRetryable(`${failures.length} of ${members.length} partitions failed: ${failures.join('; ')}`, FailureType.PartitionFailed);
+}
+
+/** The finished members' reports, in one signal: from a local activity where the run asked for it, else (or when that failed) as a command. */
+async function reportFinished(group: PartitionGroupInput, reports: PartitionReport[]): Promise<void> {
+  const runWorkflowId = group.members[0].runWorkflowId;
+  if (group.reportsLocally && (await reportedLocally(runWorkflowId, reports))) return;
+  await tellRun(runWorkflowId, partitionsFinishedSignal, reports);
+}
+
+/** Sent from this workflow task (report-partitions.ts): a group whose members all finished closes in the task that started it. */
+async function reportedLocally(runWorkflowId: string, reports: PartitionReport[]): Promise<boolean> {
+  const local = proxyLocalActivities<Activities>({
+    // one signal with its own deadline (temporal-call-deadline.ts); a failure falls back to the command
+    startToCloseTimeout: '30s',
+    retry: { maximumAttempts: 1 },
+    summary: `${reports.length} partition reports`,
+  });
+  try {
+    return await local.reportPartitions({ runWorkflowId, reports });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    return false;
+  }
 }
 
 /** Tells the run by its workflow id; a run terminated by hand cannot hear it, and the ledger still holds the outcome. */
@@ -144,9 +179,9 @@ async function locally(input: PartitionWorkflowInput, deferReport: boolean): Pro
   const local = proxyLocalActivities<Activities>({
     // a local attempt ends at its budget's first chunk boundary; this bounds one stuck chunk
     startToCloseTimeout: '1 hour',
-    // a worker whose local slots are all taken does not queue it: the partition goes to its activity,
-    // which any worker of the database may take
-    scheduleToStartTimeout: '50ms',
+    // a worker whose local slots are all taken does not queue a single partition: it goes to its
+    // activity, which any worker of the database may take. A group's member waits a little longer
+    scheduleToStartTimeout: deferReport ? MEMBER_SLOT_WAIT : '50ms',
     retry: { maximumAttempts: 1 },
     summary: `partition ${input.partitionId}`,
   });

@@ -9,6 +9,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Activities } from '../../src/activities';
+import { reportPartitions } from '../../src/activities/report-partitions';
 import { startPartitionActivity } from '../../src/activities/start-partition';
 import type { GateVerdict } from '../../src/gates/gate-activities';
 import type { FinalizeRunResult, SyncRunControlInput } from '../../src/activities/run-control';
@@ -44,6 +45,10 @@ export interface ModelOptions {
   lostOnce?: (keyof Activities)[];
   /** The rows the plan counted, as registration reports them: with a chunk or two a partition, partitions are small. */
   rowsPlanned?: number;
+  /** A group's report signal from its local activity fails (the run unreachable for it), so the group sends it as a command. */
+  groupReportFails?: boolean;
+  /** The model's worker runs at most this many local activities at once (the SDK's default when absent). */
+  localSlots?: number;
 }
 
 export type Verdicts = { canary?: GateVerdict; stages?: Record<number, GateVerdict>; final?: GateVerdict | Error };
@@ -56,6 +61,8 @@ export const partitionId = (ordinal: number) => `p${String(ordinal).padStart(4, 
 export class ModelLedger {
   readonly partitions: ModelPartition[];
   paused = false;
+  /** processPartition calls that ran as activities, not as their workflow's local attempt. */
+  activityAttempts = 0;
   cancelRequested = false;
   version = 0;
   readonly events: ControlEvent[] = [];
@@ -73,7 +80,7 @@ export class ModelLedger {
   private readonly options: Required<ModelOptions>;
 
   constructor(options: ModelOptions) {
-    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], lostOnce: [], rowsPlanned: 0, ...options };
+    this.options = { processMs: 50, rows: 10, failing: [], stuck: [], lostOnce: [], rowsPlanned: 0, groupReportFails: false, localSlots: 0, ...options };
     this.partitions = Array.from({ length: options.partitions }, (_, i) => ({ id: partitionId(i), ordinal: i, status: 'pending', processed: 0 }));
   }
 
@@ -117,7 +124,11 @@ export class ModelLedger {
     const all = this.losingFirstAttempts(this.modelActivities());
     // the real one: the run's local activity, on the worker of the run's workflow task whatever its
     // queue, touches Temporal alone (its partitions' workflows are the model's to answer)
-    const launch = { startPartitionWorkflow: startPartitionActivity(undefined) };
+    // and a group's report, sent the same way (or failing, for the group's command to send it)
+    const launch = {
+      startPartitionWorkflow: startPartitionActivity(undefined),
+      reportPartitions: this.options.groupReportFails ? async () => false : reportPartitions,
+    };
     if (!label) return { ...all, ...launch };
     const recorded = Object.fromEntries(
       Object.entries(all).map(([name, fn]) => [
@@ -215,6 +226,7 @@ export class ModelLedger {
           return this.report(p);
         }
         this.calls.push(`processPartition:${p.id}`);
+        if (!Context.current().info.isLocal) this.activityAttempts++;
         p.processed++;
         p.status = 'running';
         this.inFlightNow++;

@@ -19,13 +19,16 @@ import { QUIET_BUNDLER_LOGGER } from '../../src/temporal/prebuilt-bundle';
 import type { BackfillRunInput, RunResult, RunWorkflowInput } from '../../src/workflows/backfill-run';
 import { waitForResult } from '../../src/operations/run-workflow';
 import { ordersSpec } from '../helpers/orders';
-import { partitionGroupWorkflowId, partitionWorkflowId } from '../../src/domain/ids';
+import { partitionGroupWorkflowId, partitionWorkflowId, runWorkflowId } from '../../src/domain/ids';
 import { uniqueName } from '../helpers/unique';
 import { localAttemptsOf, partitionStarts } from '../helpers/histories';
 import { ModelLedger, partitionId, type ModelOptions } from './model-ledger';
 import { executeUpdate } from '../../src/temporal/update-across-continue-as-new';
 import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../../src/domain/failures';
+import { temporal } from '@temporalio/proto';
+
+const EventType = temporal.api.enums.v1.EventType;
 
 const address = () => process.env.BACKFILL_WORKFLOW_TEMPORAL_ADDRESS!;
 let client: Client;
@@ -83,6 +86,7 @@ async function withRun(
         taskQueue: queue,
         workflowBundle: bundle,
         activities: queue === taskQueue && input.databaseQueue ? model.activities('common queue') : model.activities(),
+        ...(options.localSlots ? { maxConcurrentLocalActivityExecutions: options.localSlots } : {}),
       }),
     ),
   );
@@ -204,6 +208,48 @@ test('small partitions of a run of many start in groups: each runs once, the win
     expect(signals.length).toBeLessThanOrEqual(30);
     expect(signals.some((e) => e.workflowExecutionSignaledEventAttributes!.signalName === 'partitionsFinished')).toBe(true);
   });
+});
+
+test.each([
+  ['from its own workflow task, and closes there', false],
+  ['as a command when the signal from its task fails, and closes once it is delivered', true],
+])('a group of finished partitions reports to the run %s', async (_how, groupReportFails) => {
+  await withRun(
+    { partitions: 50, processMs: 5, rowsPlanned: 500, groupReportFails },
+    { limits: { concurrency: 5, chunkSize: 1000 } },
+    {},
+    async ({ model, handle, result }) => {
+      expect(await result()).toMatchObject({ status: 'succeeded', partitions: { total: 50, succeeded: 50 }, rowsWritten: 500 });
+      expect(model.partitions.every((p) => p.processed === 1)).toBe(true);
+      const groups: string[] = [];
+      for await (const w of client.workflow.list({
+        query: `WorkflowId STARTS_WITH "${runWorkflowId('model', handle.workflowId.slice('model/'.length))}/group/"`,
+      }))
+        groups.push(w.workflowId);
+      expect(groups.length).toBeGreaterThan(0);
+      for (const id of groups) {
+        const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+        const counted = (type: temporal.api.enums.v1.EventType) => events.filter((e) => e.eventType === type).length;
+        expect(localAttemptsOf({ events }, 'reportPartitions')).toEqual([1]);
+        expect(counted(EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED)).toBe(groupReportFails ? 1 : 0);
+        expect(counted(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toBe(groupReportFails ? 2 : 1);
+      }
+    },
+  );
+});
+
+test("a group's members wait for the worker's local slots rather than go on to their activities", async () => {
+  // groups of six on a worker with two local slots: four members of each wait for a slot, three turns of 100 ms
+  await withRun(
+    { partitions: 48, processMs: 100, rowsPlanned: 480, localSlots: 2 },
+    { limits: { concurrency: 6, chunkSize: 1000 } },
+    {},
+    async ({ model, result }) => {
+      expect(await result()).toMatchObject({ status: 'succeeded', partitions: { total: 48, succeeded: 48 } });
+      expect(model.partitions.every((p) => p.processed === 1)).toBe(true);
+      expect(model.activityAttempts).toBe(0);
+    },
+  );
 });
 
 test('a group workflow terminated by hand is found by reconciliation through the group: its finished members count, the stuck one is recorded failed', async () => {

@@ -225,7 +225,7 @@ export class RunExecution {
     const taskQueue = this.input.databaseQueue ?? workflowInfo().taskQueue;
     const summary = `${partitionIds.length} partitions of ${spec.name}/${runId}, from ${partitionIds[0]}`;
     try {
-      await startPartitionWorkflow({ workflowId, taskQueue, input: members[0], group: { members }, summary });
+      await startPartitionWorkflow({ workflowId, taskQueue, input: members[0], group: { members, reportsLocally: true }, summary });
     } catch (err) {
       // already running (started by an earlier execution of this run): its members will report to us
       if (err instanceof WorkflowExecutionAlreadyStartedError) return;
