@@ -98,8 +98,8 @@ export function paceFrom(runs: RunTiming[], grouped: boolean): OrchestrationPace
 export function describePace(pace: OrchestrationPace): string {
   const started = pace.grouped ? `, the partitions started in groups of up to ${GROUP_SIZE} (small partitions of a run of many)` : '';
   const figures = `Temporal holding each partition's slot about ${Math.round(pace.slotMs)} ms besides its database work, and orchestrating at most one partition every ${Math.round(pace.msPerPartition)} ms${started}`;
-  // the production server against the dev server: about 2 × a partition workflow, about 1.4 × grouped (bench/RESULTS.md)
-  const production = pace.grouped ? 'about half as much again' : 'about twice that';
+  // the production server against the dev server: about 2 × a partition workflow, 1.0–1.26 × grouped (bench/RESULTS.md)
+  const production = pace.grouped ? 'up to about a quarter more' : 'about twice that';
   if (pace.basis.kind === 'reference')
     return `${figures}, as a dev server on a 2-core machine does (no recent undisturbed run of ${PACE_HISTORY.minPartitions} partitions or more in this database's ledger, or none this role may read, to measure this deployment by; a server on PostgreSQL persistence takes ${production})`;
   const { factor, runs, newest } = pace.basis;

@@ -45,7 +45,7 @@ test('no history: the reference of the planned kind', () => {
   expect(describePace(REFERENCE_PACE)).not.toContain('groups');
   // Temporal's server on PostgreSQL persistence adds less to a group's partitions than to a partition's own workflow
   expect(describePace(REFERENCE_PACE)).toContain('a server on PostgreSQL persistence takes about twice that');
-  expect(describePace(REFERENCE_GROUPED_PACE)).toContain('a server on PostgreSQL persistence takes about half as much again');
+  expect(describePace(REFERENCE_GROUPED_PACE)).toContain('a server on PostgreSQL persistence takes up to about a quarter more');
 });
 
 test("a run is measured against the reference of its own kind, and the factor scales the planned run's kind", () => {
