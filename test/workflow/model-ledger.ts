@@ -236,8 +236,10 @@ export class ModelLedger {
           // heartbeat and end when cancelled, as the real ones do: a worker shutting down after a
           // failed assertion must not wait for a pause nobody will lift
           const activity = Context.current();
+          // a local attempt has no heartbeat (Temporal watches its workflow task); the real one sends none
+          const beat = () => void (activity.info.isLocal || activity.heartbeat());
           while (this.paused && !this.cancelRequested && !activity.cancellationSignal.aborted) {
-            activity.heartbeat();
+            beat();
             await sleep(20);
           }
           if (activity.cancellationSignal.aborted) throw activity.cancellationSignal.reason;
@@ -247,7 +249,7 @@ export class ModelLedger {
           }
           if (this.options.stuck.includes(p.id)) {
             while (!activity.cancellationSignal.aborted) {
-              activity.heartbeat();
+              beat();
               await sleep(50);
             }
             return this.report(p);
