@@ -116,9 +116,10 @@ async function tellRun<Args extends unknown[]>(runWorkflowId: string, signal: Si
   }
 }
 
-async function settledLocally(input: PartitionWorkflowInput, deferReport: boolean): Promise<Settled> {
+/** `inGroup`: a group's member, which waits longer for a local slot and leaves its report to the group. */
+async function settledLocally(input: PartitionWorkflowInput, inGroup: boolean): Promise<Settled> {
   try {
-    return await locally(input, deferReport);
+    return await locally(input, inGroup);
   } catch (failure) {
     return { failure };
   }
@@ -175,13 +176,13 @@ async function carryOn(input: PartitionWorkflowInput, local: Settled): Promise<P
  * the activity's would; anything else (a lost connection, a worker on another database, no local
  * slot free on this worker) is the activity's to retry, as a new attempt.
  */
-async function locally(input: PartitionWorkflowInput, deferReport: boolean): Promise<LocalOutcome> {
+async function locally(input: PartitionWorkflowInput, inGroup: boolean): Promise<LocalOutcome> {
   const local = proxyLocalActivities<Activities>({
     // a local attempt ends at its budget's first chunk boundary; this bounds one stuck chunk
     startToCloseTimeout: '1 hour',
     // a worker whose local slots are all taken does not queue a single partition: it goes to its
     // activity, which any worker of the database may take. A group's member waits a little longer
-    scheduleToStartTimeout: deferReport ? MEMBER_SLOT_WAIT : '50ms',
+    scheduleToStartTimeout: inGroup ? MEMBER_SLOT_WAIT : '50ms',
     retry: { maximumAttempts: 1 },
     summary: `partition ${input.partitionId}`,
   });
@@ -191,7 +192,7 @@ async function locally(input: PartitionWorkflowInput, deferReport: boolean): Pro
       runId: input.runId,
       partitionId: input.partitionId,
       localBudgetMs: input.localBudgetMs ?? LOCAL_BUDGET_MS,
-      ...(deferReport ? { deferReport } : {}),
+      ...(inGroup ? { deferReport: true } : {}),
     });
     return report.handedOver ? { continues: true } : { report };
   } catch (err) {
