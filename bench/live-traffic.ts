@@ -7,13 +7,17 @@
  * database serving an application can spare (BENCH_GUARDED_CONCURRENCY). The phases are
  * repeated (BENCH_ROUNDS, default 3) so that this machine's occasional disk stalls show as
  * outliers rather than as a phase's character.
+ * The probe runs in a process of its own (bench/traffic-probe.ts), as an application does, not
+ * on the event loop of this process's worker.
  * Prints the probe's p50/p90/p99 and the backfill's rows/s per phase.
  * Run: npm run bench:traffic   (DATABASE_URL to use a server; otherwise an embedded PostgreSQL)
  */
+import { fork } from 'node:child_process';
 import os from 'node:os';
-import pg from 'pg';
+import path from 'node:path';
 import { MAX_ID, ROWS, TRANSFORM } from './dataset';
 import { say, startBenchEnvironment } from './harness';
+import type { ProbeLatencies, ProbeSettings } from './traffic-probe';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const PROBE_RATE = Number(process.env.BENCH_PROBE_RATE || 200);
@@ -29,52 +33,35 @@ const FULL_CONCURRENCY = 2;
  */
 const GUARDED_CONCURRENCY = (process.env.BENCH_GUARDED_CONCURRENCY || `${FULL_CONCURRENCY},1`).split(',').map(Number);
 
-interface Probe {
-  latencies: number[];
-  /** The updates' latencies alone (each ends with a commit). */
-  updates: number[];
-  /** The reads' latencies alone (no commit waits for the disk). */
-  reads: number[];
+interface Probe extends ProbeLatencies {
   stop(): Promise<void>;
 }
 
-/** Reads and updates by primary key at PROBE_RATE ops/s on its own connection; records each latency in ms. */
+/**
+ * Starts the probe (bench/traffic-probe.ts) in a process of its own, PROBE_RATE ops/s on its
+ * own connection; `stop()` collects every latency in ms.
+ */
 async function startProbe(url: string): Promise<Probe> {
-  const client = new pg.Client({ connectionString: url, application_name: 'live-traffic-probe' });
-  await client.connect();
-  const latencies: number[] = [];
-  const updates: number[] = [];
-  const reads: number[] = [];
-  let running = true;
-  let n = 0;
-  const loop = (async () => {
-    const interval = 1000 / PROBE_RATE;
-    let next = performance.now();
-    while (running) {
-      n += 1;
-      // ids spread over the whole key range: the backfill rewrites these rows while we touch them
-      const id = ((n * 2654435761) % ROWS) * 3;
-      const started = performance.now();
-      if (n % 2 === 0) await client.query('SELECT * FROM bench.orders_usd WHERE id = $1', [id]);
-      else await client.query('UPDATE bench.orders SET amount_cents = amount_cents WHERE id = $1', [id]);
-      const ms = performance.now() - started;
-      latencies.push(ms);
-      (n % 2 !== 0 ? updates : reads).push(ms);
-      next += interval;
-      const wait = next - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    }
-  })();
-  return {
-    latencies,
-    updates,
-    reads,
+  const settings: ProbeSettings = { url, rate: PROBE_RATE, rows: ROWS };
+  const child = fork(path.join(__dirname, 'traffic-probe.ts'), [JSON.stringify(settings)], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the traffic probe exited (${code}) before it answered`))));
+  exited.catch(() => undefined); // its normal end, after the answer to `stop`
+  const message = () => Promise.race([new Promise<unknown>((resolve) => child.once('message', resolve)), exited]);
+  await message(); // 'ready': connected
+  const recorded: Probe = {
+    latencies: [],
+    updates: [],
+    reads: [],
     async stop() {
-      running = false;
-      await loop;
-      await client.end();
+      child.send('stop');
+      Object.assign(recorded, (await message()) as ProbeLatencies);
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
     },
   };
+  return recorded;
 }
 
 function percentile(sorted: number[], p: number): number {
