@@ -41,3 +41,22 @@ test('a port the caller fixed that is taken: the start fails at once and names t
     await taken.release();
   }
 });
+
+test('a port nothing listens on is known to hold no server at once, without the wait a starting server gets', async () => {
+  const port = await freePort();
+  const started = Date.now();
+  expect(await isServerUp(`127.0.0.1:${port}`)).toBe(false);
+  // a refused connection ends it: the wait for an answer is two seconds
+  expect(Date.now() - started).toBeLessThan(1_000);
+});
+
+test('a port that accepts but never answers as Temporal is given its two seconds, then said to hold no server', async () => {
+  const taken = await takenPort();
+  try {
+    const started = Date.now();
+    expect(await isServerUp(`127.0.0.1:${taken.port}`)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
+  } finally {
+    await taken.release();
+  }
+});

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
@@ -130,12 +131,31 @@ async function startOnce(options: DevServerOptions, port: number, uiPort: number
 
 /** True when a Temporal frontend answers at the address. */
 export async function isServerUp(address: string, namespace = 'default'): Promise<boolean> {
+  // nothing listening (a first `demo` or `dev`) is known at once; only a port that accepts gets
+  // the two seconds a server still starting may need to answer
+  if (await refusesConnections(address)) return false;
   try {
     await waitForServer(address, namespace, 2_000);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Whether `host:port` refuses a TCP connection outright: nothing listens there. */
+export function refusesConnections(address: string): Promise<boolean> {
+  const at = address.lastIndexOf(':');
+  const [host, port] = [address.slice(0, at).replace(/^\[|\]$/g, ''), Number(address.slice(at + 1))];
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 2_000 });
+    const done = (refused: boolean) => {
+      socket.destroy();
+      resolve(refused);
+    };
+    socket.once('connect', () => done(false));
+    socket.once('timeout', () => done(false));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'ECONNREFUSED'));
+  });
 }
 
 async function waitForServer(address: string, namespace: string, timeoutMs: number, alive: () => boolean = () => true): Promise<void> {
