@@ -1,6 +1,7 @@
 /**
  * The first thing a newcomer runs must work, and must never leave a process behind: `dev`
- * interrupted while it starts or after, or failing, stops the dev server it started; a dev
+ * interrupted while it starts or after, or failing, and a demo whose reader went away stop the
+ * dev server they started; a dev
  * server that never becomes ready is stopped; and as root, the embedded PostgreSQL runs even
  * from a clone the postgres OS user cannot enter, after another clone was removed.
  */
@@ -86,6 +87,17 @@ test('dev stopped with Ctrl-C once up stops its dev server and exits 0', async (
   expect(await dev.exit).toBe(0);
   await expectNothingLeft(dev);
 });
+
+test('a demo whose reader goes away (`backfill demo 2>&1 | head`) stops what it started and exits 0, quietly', async () => {
+  const demo = await startDev({}, ['demo', '--exit']);
+  await waitUntil(async () => /Temporal: starting the dev server/.test(demo.stderr()), 'the demo to start the server', 60_000);
+  await waitUntil(async () => processesWith(demo.dataDir).length > 0, 'the dev server process', 30_000);
+  // the reader closes both pipes: the demo's next line to either is an EPIPE
+  demo.child.stdout!.destroy();
+  demo.child.stderr!.destroy();
+  expect(await demo.exit).toBe(0);
+  await expectNothingLeft(demo);
+}, 300_000);
 
 test('a demo interrupted mid-run is carried on by the next demo, from its checkpoints, to success', async () => {
   const first = await startDev({}, ['demo', '--exit']);

@@ -27,13 +27,29 @@ async function stopAll(): Promise<void> {
   for (const stop of cleanups.splice(0).reverse()) await stop().catch(() => undefined);
 }
 
-async function exitAfterCleanup(code: number, line?: string): Promise<never> {
+/**
+ * Stops what the command started, then exits with `code`. Asked again while stopping: a second
+ * Ctrl-C (`force`) exits at once, as an impatient operator means; an error (a write to an output
+ * that is gone, another failure) leaves the first request to finish, so that nothing is left
+ * running.
+ */
+async function exitAfterCleanup(code: number, line?: string, options: { force?: boolean } = {}): Promise<void> {
+  if (stopping && !options.force) return;
   if (line) process.stderr.write(`${line}\n`);
   if (!stopping) {
     stopping = true;
     await stopAll();
   }
   process.exit(code);
+}
+
+/**
+ * The reader of the command's output went away (EPIPE: `backfill demo 2>&1 | head`). Like any
+ * Unix tool the command ends, quietly and with 0; `dev` and `demo` first stop what they started.
+ */
+export function endForClosedOutput(): void {
+  if (!installed) process.exit(0);
+  void exitAfterCleanup(0);
 }
 
 /** Whether this process stops its services itself on Ctrl-C (`dev`, `demo`). */
@@ -53,7 +69,7 @@ export function installShutdownHandlers(): void {
       for (const resolve of ready) resolve();
       return;
     }
-    void exitAfterCleanup(130, `\nbackfill: interrupted (${signal}); stopping what this command started…`);
+    void exitAfterCleanup(130, `\nbackfill: interrupted (${signal}); stopping what this command started…`, { force: true });
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
