@@ -32,6 +32,11 @@ beforeAll(async () => {
   ({ client, close: closeClient } = await testClient());
 });
 
+// a case that failed before its own kill must not leave its worker polling the next case's queue
+afterEach(async () => {
+  for (const w of workers) await kill(w);
+});
+
 afterAll(async () => {
   for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
   await closeClient?.();
@@ -48,6 +53,7 @@ function startWorkerProcess(): ChildProcess {
 }
 
 async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGKILL');
   await exited;
@@ -198,10 +204,12 @@ test('a worker killed under partitions running as local attempts: their workflow
   const timedOut = [];
   for (const r of rows.filter((p) => p.attempts > 1)) {
     const history = await client.workflow.getHandle(r.workflow_id).fetchHistory();
-    const taskTimedOut = history.events!.some((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
-    // the attempt that finished it was local too: no activity took over
-    if (taskTimedOut && localAttemptsOf(history, 'processPartition').length > 0 && !history.events!.some((e) => e.activityTaskScheduledEventAttributes))
-      timedOut.push(r.partition_id);
+    const events = history.events!;
+    const timeout = events.findIndex((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+    // the attempt the kill ended was local: no activity was scheduled before its task timed out (a
+    // local attempt leaves no event until it completes). The attempt that finished it is local
+    // again unless the new worker's local slots stayed taken (a loaded machine): then an activity
+    if (timeout >= 0 && !events.slice(0, timeout).some((e) => e.activityTaskScheduledEventAttributes)) timedOut.push(r.partition_id);
   }
   expect(timedOut.length).toBeGreaterThan(0);
   await kill(worker);
