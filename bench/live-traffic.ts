@@ -58,7 +58,7 @@ async function startProbe(url: string): Promise<Probe> {
     async stop() {
       child.send('stop');
       Object.assign(recorded, (await message()) as ProbeLatencies);
-      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
+      await exited.catch(() => undefined);
     },
   };
   return recorded;

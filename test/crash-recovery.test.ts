@@ -38,7 +38,6 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
   await closeClient?.();
   await db?.drop();
 });

@@ -143,7 +143,7 @@ export async function isServerUp(address: string, namespace = 'default'): Promis
 }
 
 /** Whether `host:port` refuses a TCP connection outright: nothing listens there. */
-export function refusesConnections(address: string): Promise<boolean> {
+function refusesConnections(address: string): Promise<boolean> {
   const at = address.lastIndexOf(':');
   const [host, port] = [address.slice(0, at).replace(/^\[|\]$/g, ''), Number(address.slice(at + 1))];
   return new Promise((resolve) => {
