@@ -79,6 +79,27 @@ test('dev interrupted while the dev server starts stops it, says so in one line,
   await expectNothingLeft(dev);
 });
 
+test('dev interrupted while its embedded PostgreSQL is made stops both servers; the next dev starts on that data', async () => {
+  // no DATABASE_URL: dev makes an embedded PostgreSQL, beside the dev server it starts
+  const env = { DATABASE_URL: '', BACKFILL_PG_PORT: String(await freePort()) };
+  const dev = await startDev(env);
+  await waitUntil(async () => /Initialising an embedded PostgreSQL/.test(dev.stderr()), 'dev to make its PostgreSQL', 120_000);
+  dev.child.kill('SIGTERM');
+  expect(await dev.exit).toBe(130);
+  // initdb is let finish (cut off, it would leave half a cluster), and no server starts after it
+  expect(processesWith(dev.dataDir)).toEqual([]);
+  expect(await portOpen(dev.port)).toBe(false);
+  expect(await portOpen(Number(env.BACKFILL_PG_PORT))).toBe(false);
+
+  const again = await startDev(env, ['dev'], { dataDir: dev.dataDir, port: dev.port });
+  await waitUntil(async () => /Press Ctrl-C to stop/.test(again.stdout()), 'dev to be up on the same data', 120_000);
+  expect(again.stdout()).toMatch(new RegExp(`PostgreSQL: postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${env.BACKFILL_PG_PORT}/postgres`));
+  again.child.kill('SIGINT');
+  expect(await again.exit).toBe(0);
+  expect(await portOpen(Number(env.BACKFILL_PG_PORT))).toBe(false);
+  await expectNothingLeft(again);
+}, 300_000);
+
 test('dev stopped with Ctrl-C once up stops its dev server and exits 0', async () => {
   const dev = await startDev();
   await waitUntil(async () => /Press Ctrl-C to stop/.test(dev.stdout()), 'dev to be up', 120_000);
@@ -115,12 +136,16 @@ test('a demo interrupted mid-run is carried on by the next demo, from its checkp
   await expectNothingLeft(second);
 }, 600_000);
 
-test('a dev server that fails to start is reported in one line, and nothing is left running', async () => {
+test.each([
+  ['', false],
+  [', the embedded PostgreSQL starting beside it stopped too', true],
+])('a dev server that fails to start is reported in one line, and nothing is left running%s', async (_, embedded) => {
   // the Web UI port is taken: the dev server exits at once
   const blocker = net.createServer().listen(0, '127.0.0.1');
   await new Promise((resolve) => blocker.once('listening', resolve));
+  const postgres = embedded ? { DATABASE_URL: '', BACKFILL_PG_PORT: String(await freePort()) } : {};
   try {
-    const dev = await startDev({ TEMPORAL_UI_PORT: String((blocker.address() as net.AddressInfo).port) });
+    const dev = await startDev({ TEMPORAL_UI_PORT: String((blocker.address() as net.AddressInfo).port), ...postgres });
     expect(await dev.exit).toBe(1);
     const uiPort = (blocker.address() as net.AddressInfo).port;
     // which server, which port, why (the server's own words), and what to do
@@ -130,6 +155,7 @@ test('a dev server that fails to start is reported in one line, and nothing is l
       ),
     );
     expect(dev.stderr()).not.toMatch(/\n\s+at /);
+    if (embedded) expect(await portOpen(Number(postgres.BACKFILL_PG_PORT))).toBe(false);
     await expectNothingLeft(dev);
   } finally {
     blocker.close();

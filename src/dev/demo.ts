@@ -29,19 +29,24 @@ export interface Demo {
 }
 
 export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
-  const services = await startLocalServices(say);
-  const stops: (() => Promise<unknown>)[] = [services.stop];
-  try {
-    const config = { ...temporalConfig(), address: services.temporalAddress };
-    const ownerUrl = await ensureDatabase(services.postgresUrl, 'backfill_demo');
+  // the demo's data is made as soon as PostgreSQL answers, while the dev server may still start
+  const services = await startLocalServices(say, async (postgres, alsoStop) => {
+    const ownerUrl = await ensureDatabase(postgres.url, 'backfill_demo');
     const owner = createPool(ownerUrl, { max: 2, applicationName: 'backfill-demo-setup' });
-    stops.push(() => owner.end());
+    alsoStop(() => owner.end());
     const data = await ensureDemoData(owner, say);
     say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
     // an embedded server is the demo's own: its runs connect as the least-privilege role that
     // docs/security.md recommends. A DATABASE_URL is the user's choice of role, used as given.
-    const databaseUrl = services.embeddedPostgres ? await ensureDemoRole(owner, ownerUrl) : ownerUrl;
-    if (services.embeddedPostgres) say(`Demo role: runs connect as ${DEMO_ROLE}, with only the grants a backfill needs (docs/security.md)`);
+    if (!postgres.embedded) return ownerUrl;
+    const roleUrl = await ensureDemoRole(owner, ownerUrl);
+    say(`Demo role: runs connect as ${DEMO_ROLE}, with only the grants a backfill needs (docs/security.md)`);
+    return roleUrl;
+  });
+  const stops: (() => Promise<unknown>)[] = [services.stop];
+  try {
+    const config = { ...temporalConfig(), address: services.temporalAddress };
+    const databaseUrl = services.prepared;
     process.env.DEMO_DATABASE_URL = databaseUrl;
     const pool = createPool(databaseUrl, { max: 4, applicationName: 'backfill-demo' });
     stops.push(() => pool.end());

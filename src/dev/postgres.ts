@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
 import { embeddedPostgresHome, packageDirOf } from './embedded-postgres-home';
-import { shutdownHandlersInstalled } from './shutdown';
+import { shutdownHandlersInstalled, stopOnExit } from './shutdown';
 import { StartupOutput } from './startup-output';
 import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
 
@@ -85,22 +85,71 @@ export async function startEmbeddedPostgres(options: {
       onLog: (message: string) => output.add(message),
       onError: () => undefined,
     });
-    if (!existsSync(path.join(dir, 'PG_VERSION'))) {
-      options.say?.(`Initialising an embedded PostgreSQL in ${dir}…`);
-      await server.initialise();
-    }
+    // from its first moment: a command interrupted while the server is made or starts stops it too
+    const starting = stoppableWhileStarting(server);
+    const unregister = stopOnExit(starting.stop);
+    const stop = async () => {
+      await starting.stop();
+      unregister();
+    };
     try {
-      await server.start();
+      if (!existsSync(path.join(dir, 'PG_VERSION'))) {
+        options.say?.(`Initialising an embedded PostgreSQL in ${dir}…`);
+        await starting.step(() => server.initialise());
+      }
+      await starting.step(() => server.start());
     } catch (err) {
+      await stop();
+      if (err instanceof StoppedWhileStarting) throw err;
       // the package rejects with nothing when the server exits: what it printed says why
       throw new ExitedWhileStarting(
         `the embedded PostgreSQL in ${dir} exited while starting on port ${port}: ${err instanceof Error ? err.message : output.reason()}`,
       );
     }
-    return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, port, embedded: true, stop: () => server.stop() };
+    return { url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`, port, embedded: true, stop };
   };
   return onFreshPorts(startOnce, { portsAreOurs: options.port === 'any', say: options.say, again: 'starting it again on another port' });
 }
+
+class StoppedWhileStarting extends Error {}
+
+/**
+ * A server's start, stoppable at any step of it. The package's own stop does nothing before its
+ * process exists, and a step under way goes on after it (initdb runs on; a start may spawn the
+ * server after the stop looked): so a stop waits for the step under way, then stops what it made,
+ * and no later step begins. initdb is never cut off half-way, so an interrupted first start
+ * leaves either no cluster or a whole one.
+ */
+function stoppableWhileStarting(server: EmbeddedPostgresServer): {
+  step(run: () => Promise<void>): Promise<void>;
+  stop(): Promise<void>;
+} {
+  let stopped = false;
+  let underway: Promise<void> = Promise.resolve();
+  return {
+    async step(run) {
+      if (stopped) throw new StoppedWhileStarting('the embedded PostgreSQL was stopped while starting');
+      underway = run();
+      await underway;
+    },
+    async stop() {
+      stopped = true;
+      // a start that never says it is ready must not hold the stop for ever
+      const outcome = await Promise.race([
+        underway.then(
+          () => 'done',
+          () => 'failed',
+        ),
+        new Promise<string>((resolve) => setTimeout(() => resolve('still under way'), STEP_WAIT_MS).unref()),
+      ]);
+      // a step that failed left no server (the package's stop would wait for an exit that has been)
+      if (outcome !== 'failed') await server.stop();
+    },
+  };
+}
+
+/** How long a stop waits for a step of the start under way (initdb takes seconds; a start, one). */
+const STEP_WAIT_MS = 60_000;
 
 /** Creates a database if it does not exist and returns its URL (same server, same credentials). */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<string> {

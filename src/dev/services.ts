@@ -6,8 +6,7 @@
 import path from 'node:path';
 import { temporalConfig } from '../temporal/config';
 import { dataDir } from './paths';
-import { startPostgres } from './postgres';
-import { stopOnExit } from './shutdown';
+import { startPostgres, type LocalPostgres } from './postgres';
 import { ensureTemporalCli } from './temporal-cli';
 import { isServerUp, startDevServer } from './temporal-server';
 import { envSettings } from '../util/env-settings';
@@ -71,67 +70,89 @@ export const DEV_SERVER_SPEED = [
   ...TASK_HANDOFF_SPEED,
 ];
 
-export async function startLocalServices(say: (line: string) => void): Promise<LocalServices> {
+/**
+ * Starts both side by side, and `whenPostgres` (the demo's data) as soon as PostgreSQL answers,
+ * while the dev server may still be starting: a first demo waits for the longer of the two, not
+ * their sum. Whatever fails, everything started is stopped before the error is thrown; a start
+ * under way is waited for, and nothing new begins after a failure.
+ */
+export async function startLocalServices<T = undefined>(
+  say: (line: string) => void,
+  whenPostgres?: (postgres: LocalPostgres, alsoStop: (stop: () => Promise<unknown>) => void) => Promise<T>,
+): Promise<LocalServices & { prepared: T }> {
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
   };
-  try {
-    return await startServices(say, stops, stopAll);
-  } catch (err) {
-    // a dev server started before PostgreSQL failed must not outlive this command
+  let failed = false;
+  const failing = <V>(started: Promise<V>) =>
+    started.catch((err: unknown) => {
+      failed = true;
+      throw err;
+    });
+  const temporal = failing(startTemporal(say, stops));
+  const postgres = failing(
+    startLocalPostgres(say, stops).then(async (server) => {
+      // the dev server failed meanwhile: its error is the one to report, and the data can wait
+      if (failed || !whenPostgres) return { server, prepared: undefined as T };
+      // what it opens (a pool) is closed before PostgreSQL stops, with the services or on a failure
+      const alsoStop = (stop: () => Promise<unknown>) => stops.push(async () => void (await stop()));
+      return { server, prepared: await whenPostgres(server, alsoStop) };
+    }),
+  );
+  const [t, p] = await Promise.allSettled([temporal, postgres]);
+  if (t.status === 'rejected' || p.status === 'rejected') {
     await stopAll();
-    throw err;
+    throw t.status === 'rejected' ? t.reason : (p as PromiseRejectedResult).reason;
   }
+  return {
+    ...t.value,
+    postgresUrl: p.value.server.url,
+    embeddedPostgres: p.value.server.embedded,
+    prepared: p.value.prepared,
+    stop: stopAll,
+  };
 }
 
-async function startServices(say: (line: string) => void, stops: (() => Promise<void>)[], stopAll: () => Promise<void>): Promise<LocalServices> {
+async function startTemporal(say: (line: string) => void, stops: (() => Promise<void>)[]): Promise<{ temporalAddress: string; uiUrl: string }> {
   const config = temporalConfig();
-  let temporalAddress = config.address;
   const uiPort = envSettings().TEMPORAL_UI_PORT;
-  let uiUrl = process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:${uiPort}`;
   if (await isServerUp(config.address, config.namespace)) {
     say(`Temporal: using the server already at ${config.address}`);
-  } else {
-    const cliPath = await ensureTemporalCli(say);
-    const [host, port] = config.address.split(':');
-    if (host !== '127.0.0.1' && host !== 'localhost') {
-      throw new Error(
-        `TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`,
-      );
-    }
-    say(`Temporal: starting the dev server (${cliPath})…`);
-    const server = await startDevServer({
-      cliPath,
-      port: Number(port),
-      uiPort,
-      dbFile: path.join(dataDir(), 'temporal.db'),
-      namespace: config.namespace,
-      say,
-      extraArgs: DEV_SERVER_SPEED,
-    }).catch(
-      withTakenPortHint(
-        `Another process holds the dev server's port (${port}) or its Web UI's (${uiPort}): stop it, or set TEMPORAL_ADDRESS or TEMPORAL_UI_PORT to a free port (docs/configuration.md)`,
-      ),
-    );
-    temporalAddress = server.address;
-    uiUrl = server.uiUrl!;
-    stops.push(server.stop);
+    return { temporalAddress: config.address, uiUrl: process.env.TEMPORAL_UI_URL || `http://${config.address.split(':')[0]}:${uiPort}` };
   }
+  const cliPath = await ensureTemporalCli(say);
+  const [host, port] = config.address.split(':');
+  if (host !== '127.0.0.1' && host !== 'localhost') {
+    throw new Error(`TEMPORAL_ADDRESS=${config.address} does not answer, and a dev server can only be started on this machine; unset it or start that server`);
+  }
+  say(`Temporal: starting the dev server (${cliPath})…`);
+  const server = await startDevServer({
+    cliPath,
+    port: Number(port),
+    uiPort,
+    dbFile: path.join(dataDir(), 'temporal.db'),
+    namespace: config.namespace,
+    say,
+    extraArgs: DEV_SERVER_SPEED,
+  }).catch(
+    withTakenPortHint(
+      `Another process holds the dev server's port (${port}) or its Web UI's (${uiPort}): stop it, or set TEMPORAL_ADDRESS or TEMPORAL_UI_PORT to a free port (docs/configuration.md)`,
+    ),
+  );
+  stops.push(server.stop);
+  return { temporalAddress: server.address, uiUrl: server.uiUrl! };
+}
+
+async function startLocalPostgres(say: (line: string) => void, stops: (() => Promise<void>)[]): Promise<LocalPostgres> {
   const pgPort = envSettings().BACKFILL_PG_PORT;
+  // an embedded server's stop is registered for Ctrl-C from its first moment (postgres.ts)
   const postgres = await startPostgres({ dataDir: path.join(dataDir(), 'postgres'), port: pgPort, say }).catch(
     withTakenPortHint(`Another process listens on port ${pgPort}: stop it, or set BACKFILL_PG_PORT to a free port (docs/configuration.md)`),
   );
-  const unregisterPostgres = stopOnExit(postgres.stop);
-  stops.push(postgres.stop, async () => unregisterPostgres());
+  stops.push(postgres.stop);
   say(`PostgreSQL: ${postgres.embedded ? `embedded, ${redact(postgres.url)}` : 'DATABASE_URL'}`);
-  return {
-    temporalAddress,
-    uiUrl,
-    postgresUrl: postgres.url,
-    embeddedPostgres: postgres.embedded,
-    stop: stopAll,
-  };
+  return postgres;
 }
 
 export function redact(url: string): string {
