@@ -87,3 +87,37 @@ test('a backfill updating its own source table (update mode, target = source) ne
   const { rows } = await env.db.pool.query('SELECT id, v, w FROM app.src WHERE w IS DISTINCT FROM v * 2');
   expect(rows).toEqual([]);
 });
+
+test("a chunk whose partition's ledger row changed while it waited for it (a split, another attempt) is computed again, and not counted as the application's change", async () => {
+  await env.db.pool.query('UPDATE app.src SET v = id; UPDATE app.dst SET w = NULL');
+  // two chunks: the second asks for the partition's row while another transaction holds and changes it
+  const started = await env.start({ ...spec('concurrent-own-row', 'upsert'), limits: { chunkSize: 100, concurrency: 1 } });
+  await chunkComputing();
+  const other = await env.db.pool.connect();
+  try {
+    await other.query('BEGIN');
+    // waits for the first chunk's commit, then holds the row as limits.splitTail's cut does
+    await other.query('SELECT 1 FROM backfill.partitions WHERE run_id = $1 FOR UPDATE', [started.runId]);
+    await other.query('UPDATE backfill.partitions SET updated_at = now() WHERE run_id = $1', [started.runId]);
+    const waiting = await pollUntil(
+      async () => {
+        const { rows } = await env.db.pool.query(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%backfill.partitions%' AND pid <> $1",
+          [(other as unknown as { processID: number }).processID],
+        );
+        return rows.length > 0 ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 10 },
+    );
+    expect(waiting).toBe(true);
+    await other.query('COMMIT');
+  } finally {
+    other.release();
+  }
+  expect(await waitForResult(started.handle)).toMatchObject({ status: 'succeeded', rowsWritten: 200 });
+  const { rows } = await env.db.pool.query('SELECT id FROM app.src s JOIN app.dst d USING (id) WHERE d.w IS DISTINCT FROM s.v * 2');
+  expect(rows).toEqual([]);
+  // before, `status` said a chunk was "computed again because the application changed their rows"
+  const { rows: ledger } = await env.db.pool.query('SELECT sum(concurrent_retries)::int AS n FROM backfill.partitions WHERE run_id = $1', [started.runId]);
+  expect(ledger[0].n).toBe(0);
+});

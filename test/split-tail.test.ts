@@ -77,6 +77,9 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: cut while running, every
     [first.runId],
   );
   expect(events.map((e) => e.detail.piece).sort()).toEqual(cut.map((p) => p.partition_id).sort());
+  // a chunk that met its cut is computed again, not counted as the application's change (nothing else writes here)
+  const { rows: retried } = await env.db.pool.query('SELECT sum(concurrent_retries)::int AS n FROM backfill.partitions WHERE run_id = $1', [first.runId]);
+  expect(retried[0].n).toBe(0);
   const { rows: finished } = await env.db.pool.query<{ detail: { proof: unknown } }>(
     "SELECT detail FROM backfill.run_events WHERE run_id = $1 AND kind = 'finished'",
     [first.runId],

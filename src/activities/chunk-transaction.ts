@@ -50,9 +50,11 @@ export type ChunkOutcome =
   | ({ kind: 'lock-timeout'; cause: string } & ChunkFacts)
   /**
    * Another transaction changed rows this chunk read or writes after its snapshot (SQLSTATE
-   * 40001, or a deadlock 40P01): computed again, from the new state.
+   * 40001, or a deadlock 40P01): computed again, from the new state. `ownRow`: the row changed
+   * was the partition's own ledger row, before the chunk read anything (limits.splitTail cut
+   * the partition, or another attempt of it wrote a chunk), not the application's rows.
    */
-  | ({ kind: 'concurrent-change'; cause: string } & ChunkFacts)
+  | ({ kind: 'concurrent-change'; cause: string; ownRow?: true } & ChunkFacts)
   /** A statement ran past limits.statementTimeoutSeconds: tried again smaller. */
   | ({ kind: 'statement-timeout'; cause: string } & ChunkFacts)
   /** The database cannot take writes (disk full): the run pauses for an operator, not a retry. */
@@ -113,7 +115,10 @@ export async function inChunkTransaction(pool: pg.Pool, ctx: RunContext, request
     } else {
       await limitChunkTransaction(client, limits, { begin: true });
     }
-    const locked = await lockPartition(client, runId, partitionId);
+    const locked = await lockPartition(client, runId, partitionId).catch((err: unknown) => {
+      // the snapshot was taken as the lock was asked for, and the row changed while it waited
+      throw hasSqlState(err, SqlState.SerializationFailure) ? new OwnRowChanged(err) : err;
+    });
     if (locked.status !== 'running') {
       // another attempt finished it while we waited for the lock
       await client.query('COMMIT');
@@ -157,6 +162,10 @@ async function afterRollback(
     const reason = `the database cannot write: ${cause}; free space, then: backfill resume ${runId}`;
     return { kind: 'pause-run', ...(await rolledBack(pool)), cause: reason };
   }
+  if (err instanceof OwnRowChanged) {
+    // nothing of the application's was met: not counted as its change, and computed again at once
+    return { kind: 'concurrent-change', ...(await rolledBack(pool)), cause: summarizePgError(err.pgError), ownRow: true };
+  }
   if (hasSqlState(err, SqlState.SerializationFailure, SqlState.DeadlockDetected)) {
     return { kind: 'concurrent-change', row: await countConcurrentChange(pool, runId, partitionId), ...NO_ROWS, turnMs: at.turnMs, cause };
   }
@@ -182,6 +191,13 @@ async function afterRollback(
     throw ApplicationFailure.nonRetryable(message, FailureType.DataError);
   }
   throw err;
+}
+
+/** The partition's own ledger row changed after the chunk's snapshot: a split, or another attempt's chunk. */
+class OwnRowChanged extends Error {
+  constructor(readonly pgError: unknown) {
+    super(`the partition's ledger row changed while the chunk waited for it: ${summarizePgError(pgError)}`);
+  }
 }
 
 /**

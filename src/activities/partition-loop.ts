@@ -199,6 +199,11 @@ export class PartitionLoop {
         );
         return undefined;
       case 'concurrent-change':
+        if (outcome.ownRow) {
+          // the partition was cut (limits.splitTail) or another attempt wrote a chunk: nobody to give way to
+          log.info({ cause: outcome.cause }, "the partition's ledger row changed before the chunk read anything; computing it again");
+          return undefined;
+        }
         // nothing was written: the chunk is computed again, from the state the application left
         log.info({ cause: outcome.cause }, 'chunk met a concurrent change; computing it again');
         await sleep(Math.min(this.d.pollMs, 200));
