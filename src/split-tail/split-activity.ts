@@ -5,8 +5,10 @@
  * up to SCAN_CAP: past that, the cut is at SCAN_CAP / 2 and the upper part, larger, can be cut
  * again when the next slot frees. A partition with fewer than two chunks left is not worth a cut.
  *
- * The choice is made from counts taken outside any lock; the cut is counted again and made with
- * the partition's row locked, between two of its chunks (ledger/partition-splits.ts). A retried
+ * The choice and the cut's key are made from counts and a scan taken outside any lock. With the
+ * partition's row locked, between two of its chunks, the cut is made there if the partition's
+ * bounds are still those it was chosen by and a chunk's worth of rows still lies before the key;
+ * otherwise it is counted and found again under the lock (ledger/partition-splits.ts). A retried
  * attempt may cut once more, which only makes one more partition: every cut keeps the partition's
  * keys covered exactly once, and the run's completeness proof checks that it did.
  */
@@ -65,28 +67,51 @@ export function splitTailActivity(deps: ActivityDeps, contexts: RunContextCache)
 }
 
 async function cutTheLargest(pool: pg.Pool, ctx: RunContext, input: SplitTailInput, chunkSize: number, timeoutMs: number): Promise<SplitOff | null> {
-  let best: { id: string; left: number } | undefined;
+  let best: { row: PartitionRow; left: number } | undefined;
   for (const id of input.running) {
     const row = await getPartition(pool, input.runId, id);
     if (!row || !CUTTABLE.includes(row.status)) continue;
     const left = await inReadOnlyCheck(pool, (client) => rowsLeft(client, ctx, row), timeoutMs);
-    if (!best || left > best.left) best = { id, left };
+    if (!best || left > best.left) best = { row, left };
   }
   if (!best || best.left < 2 * chunkSize) return null;
-  const { id } = best;
+  const seen = best;
+  // the key is found before the partition is locked: its next chunk waits for the lock, and a
+  // scan of half its rows under it held the partition the run's tail waits for (bench/RESULTS.md).
+  // A running partition's chunk in flight commits before the lock is ours: the key halves what is left after it
+  const inFlight = seen.row.status === 'running' ? chunkSize : 0;
+  const at = await inReadOnlyCheck(pool, (client) => keyAfter(client, ctx, seen.row, Math.floor((seen.left + inFlight) / 2)), timeoutMs);
+  if (at === null) return null;
   return inTransaction(pool, { end: 'commit', statementTimeoutMs: timeoutMs }, async (client) => {
     await client.query(`SET LOCAL lock_timeout = ${LOCK_WAIT_MS}`);
-    const row = await lockPartition(client, input.runId, id);
+    const row = await lockPartition(client, input.runId, seen.row.partition_id);
     if (!CUTTABLE.includes(row.status)) return null;
+    if (JSON.stringify(row.bounds) === JSON.stringify(seen.row.bounds) && (await rowsBefore(client, ctx, row, at, chunkSize)) >= chunkSize) {
+      // its chunks since then (the one in flight commits before the lock is ours) read from below the key
+      const left = Math.max(0, seen.left - (Number(row.rows_read) - Number(seen.row.rows_read)));
+      return splitOff(client, row, at, left);
+    }
+    // cut meanwhile (a retried attempt of this activity), or its cursor near the key: counted again, under the lock
     const left = await rowsLeft(client, ctx, row);
     if (left < 2 * chunkSize) return null;
-    const half = ctx.compiled.chunkBounds(row.bounds, row.cursor, Math.floor(left / 2));
-    const at = (await querySingle<{ hi: string | null }>(client, half.text, half.values)).rows[0].hi;
-    return at === null ? null : splitOff(client, row, at, left);
+    const again = await keyAfter(client, ctx, row, Math.floor(left / 2));
+    return again === null ? null : splitOff(client, row, again, left);
   });
 }
 
-async function rowsLeft(client: pg.PoolClient, ctx: RunContext, row: PartitionRow): Promise<number> {
-  const count = ctx.compiled.rowsLeft(row.bounds, row.cursor, SCAN_CAP);
+/** The key `rows` rows after the partition's cursor: the last one its cut keeps. */
+async function keyAfter(client: pg.PoolClient, ctx: RunContext, row: PartitionRow, rows: number): Promise<string | null> {
+  const kept = ctx.compiled.chunkBounds(row.bounds, row.cursor, rows);
+  return (await querySingle<{ hi: string | null }>(client, kept.text, kept.values)).rows[0].hi;
+}
+
+/** Rows after the cursor through `at`, counted up to a chunk's worth: what the partition keeps once cut there. */
+async function rowsBefore(client: pg.PoolClient, ctx: RunContext, row: PartitionRow, at: string, cap: number): Promise<number> {
+  const kept = { ...row.bounds, stretch: { after: row.bounds.stretch?.after ?? null, through: at } };
+  return rowsLeft(client, ctx, { ...row, bounds: kept }, cap);
+}
+
+async function rowsLeft(client: pg.PoolClient, ctx: RunContext, row: PartitionRow, cap = SCAN_CAP): Promise<number> {
+  const count = ctx.compiled.rowsLeft(row.bounds, row.cursor, cap);
   return (await querySingle<{ n: number }>(client, count.text, count.values)).rows[0].n;
 }
