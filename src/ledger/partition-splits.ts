@@ -8,6 +8,7 @@
  * plan's order, where the run's next page finds it.
  */
 import type pg from 'pg';
+import type { PartitionBounds } from '../domain/types';
 import type { PartitionRow } from './partitions';
 import { recordEvent } from './events';
 
@@ -16,9 +17,17 @@ export interface SplitOff {
   ordinal: number;
 }
 
+/** A partition's bounds cut at `at`: the keys it keeps (through `at`) and those its new piece takes (after it). */
+export function cutAt(bounds: PartitionBounds, at: string): { kept: PartitionBounds; piece: PartitionBounds } {
+  return {
+    kept: { ...bounds, stretch: { after: bounds.stretch?.after ?? null, through: at } },
+    piece: { ...bounds, stretch: { after: at, through: bounds.stretch?.through ?? null } },
+  };
+}
+
 export async function splitOff(client: pg.PoolClient, row: PartitionRow, at: string, rowsLeft: number): Promise<SplitOff> {
-  const { run_id: runId, partition_id: from, bounds } = row;
-  const through = bounds.stretch?.through ?? null;
+  const { run_id: runId, partition_id: from } = row;
+  const { kept, piece: pieceBounds } = cutAt(row.bounds, at);
   const { rows } = await client.query<{ cuts: number; ordinal: number }>(
     `SELECT (SELECT count(*) FROM backfill.partitions WHERE run_id = $1 AND split_from = $2)::integer AS cuts,
             (SELECT max(ordinal) + 1 FROM backfill.partitions WHERE run_id = $1) AS ordinal`,
@@ -28,12 +37,12 @@ export async function splitOff(client: pg.PoolClient, row: PartitionRow, at: str
   await client.query('UPDATE backfill.partitions SET bounds = $3, updated_at = now() WHERE run_id = $1 AND partition_id = $2', [
     runId,
     from,
-    JSON.stringify({ ...bounds, stretch: { after: bounds.stretch?.after ?? null, through: at } }),
+    JSON.stringify(kept),
   ]);
   await client.query(
     `INSERT INTO backfill.partitions (run_id, partition_id, ordinal, bounds, status, split_from, run_attempt)
      VALUES ($1, $2, $3, $4, 'pending', $5, $6)`,
-    [runId, piece.id, piece.ordinal, JSON.stringify({ ...bounds, stretch: { after: at, through } }), from, row.run_attempt],
+    [runId, piece.id, piece.ordinal, JSON.stringify(pieceBounds), from, row.run_attempt],
   );
   await recordEvent(client, {
     runId,

@@ -16,7 +16,7 @@ import type pg from 'pg';
 import { inTransaction } from '../db/pool';
 import { inReadOnlyCheck, querySingle } from '../db/session';
 import { getPartition, lockPartition, type PartitionRow } from '../ledger/partitions';
-import { partitionCount, splitOff, type SplitOff } from '../ledger/partition-splits';
+import { cutAt, partitionCount, splitOff, type SplitOff } from '../ledger/partition-splits';
 import { readRunControl } from '../ledger/run-control';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS } from '../domain/limits';
 import type { PartitionStatus } from '../domain/statuses';
@@ -107,8 +107,7 @@ async function keyAfter(client: pg.PoolClient, ctx: RunContext, row: PartitionRo
 
 /** Rows after the cursor through `at`, counted up to a chunk's worth: what the partition keeps once cut there. */
 async function rowsBefore(client: pg.PoolClient, ctx: RunContext, row: PartitionRow, at: string, cap: number): Promise<number> {
-  const kept = { ...row.bounds, stretch: { after: row.bounds.stretch?.after ?? null, through: at } };
-  return rowsLeft(client, ctx, { ...row, bounds: kept }, cap);
+  return rowsLeft(client, ctx, { ...row, bounds: cutAt(row.bounds, at).kept }, cap);
 }
 
 async function rowsLeft(client: pg.PoolClient, ctx: RunContext, row: PartitionRow, cap = SCAN_CAP): Promise<number> {
