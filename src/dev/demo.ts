@@ -29,7 +29,7 @@ export interface Demo {
 }
 
 export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
-  // the demo's data is made as soon as PostgreSQL answers, while the dev server may still start
+  // the demo's data is made once both servers are up (services.ts says why not sooner)
   const services = await startLocalServices(say, async (postgres, alsoStop) => {
     const ownerUrl = await ensureDatabase(postgres.url, 'backfill_demo');
     const owner = createPool(ownerUrl, { max: 2, applicationName: 'backfill-demo-setup' });

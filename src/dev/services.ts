@@ -71,10 +71,9 @@ export const DEV_SERVER_SPEED = [
 ];
 
 /**
- * Starts both side by side, and `whenPostgres` (the demo's data) as soon as PostgreSQL answers,
- * while the dev server may still be starting: a first demo waits for the longer of the two, not
- * their sum. Whatever fails, everything started is stopped before the error is thrown; a start
- * under way is waited for, and nothing new begins after a failure.
+ * Starts both side by side: a first command waits for the longer of the two, not their sum. Then
+ * `whenPostgres` (the demo's data). Whatever fails, everything started is stopped before the
+ * error is thrown; a start under way is waited for, and nothing new begins after a failure.
  */
 export async function startLocalServices<T = undefined>(
   say: (line: string) => void,
@@ -93,7 +92,10 @@ export async function startLocalServices<T = undefined>(
   const temporal = failing(startTemporal(say, stops));
   const postgres = failing(
     startLocalPostgres(say, stops).then(async (server) => {
-      // the dev server failed meanwhile: its error is the one to report, and the data can wait
+      // once the dev server has bound its ports: the connections made here take local ports from
+      // the range a free port is picked from, and one could take a port the server is about to bind
+      await temporal.catch(() => undefined);
+      // the dev server failed: its error is the one to report, and the data can wait
       if (failed || !whenPostgres) return { server, prepared: undefined as T };
       // what it opens (a pool) is closed before PostgreSQL stops, with the services or on a failure
       const alsoStop = (stop: () => Promise<unknown>) => stops.push(async () => void (await stop()));
