@@ -5,7 +5,8 @@
  * cuts, every source row is read exactly once across the parts, the target is exact, `verify` is
  * clean, the completeness proof holds, and a re-run writes nothing.
  */
-import { verifyRun, waitForResult } from '../src/operations';
+import { statusReportFor, verifyRun, waitForResult } from '../src/operations';
+import { renderStatus } from '../src/cli/render/status';
 import { getRun } from '../src/ledger/runs';
 import { stalePartitions } from '../src/ledger/stale';
 import type { SpecInput } from '../src/specs/schema';
@@ -80,6 +81,10 @@ test.each(SHAPES.map((s) => [s.name, s] as const))('%s: cut while running, every
   // a chunk that met its cut is computed again, not counted as the application's change (nothing else writes here)
   const { rows: retried } = await env.db.pool.query('SELECT sum(concurrent_retries)::int AS n FROM backfill.partitions WHERE run_id = $1', [first.runId]);
   expect(retried[0].n).toBe(0);
+  // and the operator is told of the cuts, not of an application's writes
+  const shown = renderStatus(await statusReportFor(env.db.pool, first.runId));
+  expect(shown).toContain(`${cut.length} of the partitions cut from running ones (limits.splitTail)`);
+  expect(shown).not.toContain('computed again because the application changed');
   const { rows: finished } = await env.db.pool.query<{ detail: { proof: unknown } }>(
     "SELECT detail FROM backfill.run_events WHERE run_id = $1 AND kind = 'finished'",
     [first.runId],

@@ -153,16 +153,19 @@ export interface RunTotals extends RowCounts {
   /** Chunks computed again because the application changed their rows while they ran. */
   concurrentRetries: number;
   total: number;
+  /** Of `total`, the partitions cut from running ones (`limits.splitTail`). */
+  cutWhileRunning: number;
 }
 
 export async function runTotals(db: Queryable, runId: string): Promise<RunTotals> {
-  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string; rs: string; cr: string }>(
-    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru, sum(rows_skipped) rs, sum(concurrent_retries) cr
+  const { rows } = await db.query<{ status: PartitionStatus; n: string; rr: string; rw: string; ru: string; rs: string; cr: string; cut: string }>(
+    `SELECT status, count(*) n, sum(rows_read) rr, sum(rows_written) rw, sum(rows_unchanged) ru, sum(rows_skipped) rs, sum(concurrent_retries) cr,
+            count(*) FILTER (WHERE split_from IS NOT NULL) cut
        FROM backfill.partitions WHERE run_id = $1 GROUP BY status`,
     [runId],
   );
   const byStatus: Record<PartitionStatus, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0, reverted: 0 };
-  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, rowsSkipped: 0, concurrentRetries: 0 };
+  const totals: RunTotals = { byStatus, total: 0, rowsRead: 0, rowsWritten: 0, rowsUnchanged: 0, rowsSkipped: 0, concurrentRetries: 0, cutWhileRunning: 0 };
   for (const r of rows) {
     byStatus[r.status] = Number(r.n);
     totals.total += Number(r.n);
@@ -171,6 +174,7 @@ export async function runTotals(db: Queryable, runId: string): Promise<RunTotals
     totals.rowsUnchanged += Number(r.ru);
     totals.rowsSkipped! += Number(r.rs);
     totals.concurrentRetries += Number(r.cr);
+    totals.cutWhileRunning += Number(r.cut);
   }
   return totals;
 }

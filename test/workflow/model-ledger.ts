@@ -288,7 +288,16 @@ export class ModelLedger {
         const rowsWritten = byStatus.succeeded * this.options.rows;
         const failed = byStatus.failed > 0 || input.checkError !== undefined;
         const status: RunStatus = this.cancelRequested ? 'cancelled' : failed ? 'failed' : 'succeeded';
-        return { status, byStatus, total: this.partitions.length, rowsRead: rowsWritten, rowsWritten, rowsUnchanged: 0, concurrentRetries: 0 };
+        return {
+          status,
+          byStatus,
+          total: this.partitions.length,
+          rowsRead: rowsWritten,
+          rowsWritten,
+          rowsUnchanged: 0,
+          concurrentRetries: 0,
+          cutWhileRunning: 0,
+        };
       },
       runAfterActions: async () => (this.calls.push('runAfterActions'), { downstream: 'succeeded' as const }),
       cleanupRun: async () => (this.calls.push('cleanupRun'), { cleaned: true }),

@@ -134,6 +134,11 @@ function countLines(r: StatusReport): string[] {
     t.rowsSkipped ?? 0,
   ]);
   lines.push(table.toString());
+  if (t.cutWhileRunning > 0) {
+    lines.push(
+      `  ${t.cutWhileRunning} of the partitions cut from running ones (limits.splitTail): a slot with nothing left to start took the upper half of what one had left`,
+    );
+  }
   if (t.concurrentRetries > 0) {
     lines.push(
       `  ${t.concurrentRetries} chunk(s) computed again because the application changed their rows while they ran (nothing of theirs was overwritten)`,
