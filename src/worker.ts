@@ -22,6 +22,7 @@ import { workerTrustFromEnv, type WorkerTrust } from './security/worker-trust';
 import { temporalConfig, type TemporalConfig } from './temporal/config';
 import { connectWorker, dataConverterFor } from './temporal/connect';
 import { prebuiltBundle } from './temporal/prebuilt-bundle';
+import { workersAllOrNone } from './temporal/workers-all-or-none';
 import { envSettings } from './util/env-settings';
 import { coreLogForwarding, sdkLoggerFor } from './sdk-logger';
 import { deploymentFromSettings, deploymentOptions, type WorkerDeployment } from './temporal/worker-versioning';
@@ -102,12 +103,29 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
       maxConcurrentLocalActivityExecutions: maxActivities,
       ...deploymentOptions(deployment),
     });
-  const worker = await create(config.taskQueue);
   // a database's queue carries its partition workflows and their activities (eager execution
   // keeps a partition's activity on the worker that ran its workflow task), and the run's own activities
   const served = new ServedQueues(pools, config.taskQueue, logger);
-  const newDatabaseWorkers = async () => Promise.all((await served.refresh()).map((q) => create(q.queue)));
-  const databaseWorkers = await newDatabaseWorkers();
+  const newDatabaseWorkers = async () => {
+    const queues = await served.refresh();
+    try {
+      return (await workersAllOrNone(queues.map((q) => create(q.queue).then((w) => [w])))).flat();
+    } catch (err) {
+      // not polled, so not served: the next refresh tries these queues again
+      served.forget(queues);
+      throw err;
+    }
+  };
+  let worker: Worker;
+  let databaseWorkers: Worker[];
+  try {
+    // side by side: each creation loads the workflow bundle into a thread of its own
+    [[worker], databaseWorkers] = await workersAllOrNone([create(config.taskQueue).then((w) => [w]), newDatabaseWorkers()]);
+  } catch (err) {
+    await pools.close();
+    if (!options.connection) await connection.close();
+    throw err;
+  }
   const stopRetention = options.imageRetention === false ? () => undefined : scheduleImageRetention(trust.databases, (d) => pools.get(d), logger);
   return {
     worker,
@@ -192,7 +210,8 @@ const SERVED_REFRESH_MS = 2_000;
  * it, and a database queue's worker that fails stops them all.
  */
 export async function launchWorker(options: BackfillWorkerOptions = {}): Promise<RunningWorker> {
-  const created = await createBackfillWorker(options);
+  const logger = options.logger ?? createLogger('backfill-worker');
+  const created = await createBackfillWorker({ ...options, logger });
   const { worker } = created;
   const others: Worker[] = [];
   const runs: Promise<void>[] = [];
@@ -215,7 +234,11 @@ export async function launchWorker(options: BackfillWorkerOptions = {}): Promise
     created
       .newDatabaseWorkers()
       .then((added) => added.forEach(runDatabaseWorker))
-      .catch(() => undefined) // a database that does not answer is logged by ServedQueues and asked again
+      // a database that does not answer is logged by ServedQueues; a queue whose worker could not
+      // be made is said here; both are asked again at the next refresh
+      .catch((err: unknown) =>
+        logger.warn({ error: err instanceof Error ? err.message : String(err) }, 'could not start polling a database queue; trying again'),
+      )
       .finally(() => void (refreshing = false));
   }, SERVED_REFRESH_MS);
   const done = worker.run().finally(async () => {

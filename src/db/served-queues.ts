@@ -35,6 +35,14 @@ export class ServedQueues {
     return [...this.resolved.values()];
   }
 
+  /** Forgets queues found but not polled (their worker could not be made): their variables are resolved again after the usual wait. */
+  forget(queues: ServedQueue[], now = Date.now()): void {
+    for (const q of queues) {
+      this.resolved.delete(q.variable);
+      this.failing.set(q.variable, { retryAt: now + RETRY_MS, warned: true });
+    }
+  }
+
   /** Resolves the variables not resolved yet (those that failed, once their wait is over); returns the queues new since the last call. */
   async refresh(now = Date.now()): Promise<ServedQueue[]> {
     const due = this.pools.servedVariables().filter((v) => !this.resolved.has(v) && (this.failing.get(v)?.retryAt ?? 0) <= now);
