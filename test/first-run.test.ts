@@ -13,6 +13,8 @@ import path from 'node:path';
 import { embeddedPostgresHome, packageClosure, reachableByOthers, sharedCopyProblem } from '../src/dev/embedded-postgres-home';
 import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { freePort, startDevServer } from '../src/dev/temporal-server';
+import { connectClient } from '../src/temporal/connect';
+import { databaseWorkers } from '../src/temporal/task-queue-pollers';
 import { portOpen, waitUntil } from './helpers/wait';
 
 const CLI = path.resolve(__dirname, '../dist/client.js');
@@ -132,6 +134,31 @@ test('a demo interrupted mid-run is carried on by the next demo, from its checkp
   const second = await startDev({}, ['demo', '--exit'], { dataDir: first.dataDir, port: first.port });
   expect(await second.exit).toBe(0);
   expect(second.stderr()).toContain(`Run orders-usd-fix/${runId} of an earlier demo was interrupted; it carries on from its checkpoints`);
+  expect(second.stderr()).toMatch(/Run finished: succeeded/);
+  await expectNothingLeft(second);
+}, 600_000);
+
+test('a demo interrupted while it makes its data, its worker already polling, stops everything; the next demo makes the data and succeeds', async () => {
+  // an embedded PostgreSQL of its own: the data is made here, not found on the test server
+  const env = { DATABASE_URL: '', BACKFILL_PG_PORT: String(await freePort()) };
+  const first = await startDev(env, ['demo', '--exit']);
+  await waitUntil(async () => /Creating the demo dataset/.test(first.stderr()), 'the demo to make its data', 240_000);
+  const { client, close } = await connectClient({ address: `127.0.0.1:${first.port}`, namespace: 'default' });
+  try {
+    // the worker starts beside the data, with only the role it connects as
+    await waitUntil(async () => (await databaseWorkers(client.workflow, 'backfill')).serving, 'the demo worker to poll', 60_000);
+  } finally {
+    await close();
+  }
+  expect(first.stderr()).not.toMatch(/Demo data:/); // still making it: the moment this test is about
+  first.child.kill('SIGINT');
+  expect(await first.exit).toBe(130);
+  expect(processesWith(first.dataDir)).toEqual([]);
+  expect(await portOpen(Number(env.BACKFILL_PG_PORT))).toBe(false);
+
+  const second = await startDev(env, ['demo', '--exit'], { dataDir: first.dataDir, port: first.port });
+  expect(await second.exit).toBe(0);
+  expect(second.stderr()).toMatch(/Creating the demo dataset[^]*Demo data: 1,200,000 orders in demo\.orders\n/);
   expect(second.stderr()).toMatch(/Run finished: succeeded/);
   await expectNothingLeft(second);
 }, 600_000);

@@ -1,8 +1,9 @@
 /**
  * The demo's least-privilege role: the set-up docs/security.md recommends, made in the demo's
  * own embedded PostgreSQL so that its first run connects as a role with only the grants a
- * backfill needs (and plan shows no superuser warning). Called by prepareDemo after the demo data
- * exists; the ledger is migrated first, by its owner, as `backfill migrate` would. Idempotent.
+ * backfill needs (and plan shows no superuser warning). The role and its ledger grants come first
+ * (the ledger is migrated by its owner, as `backfill migrate` would), so that the demo's worker can
+ * start while the data is made; the grants on the demo's tables once they exist. Idempotent.
  */
 import type pg from 'pg';
 import { migrateLedger } from '../ledger/migrate';
@@ -27,11 +28,6 @@ export async function ensureDemoRole(owner: pg.Pool, ownerUrl: string): Promise<
     GRANT DELETE ON backfill.rate_limits TO ${DEMO_ROLE};
     GRANT USAGE, CREATE ON SCHEMA backfill_undo TO ${DEMO_ROLE};
 
-    -- the demo spec's source and what its transform joins: read only; its target: read and write
-    GRANT USAGE ON SCHEMA demo TO ${DEMO_ROLE};
-    GRANT SELECT ON demo.orders, demo.fx_rates TO ${DEMO_ROLE};
-    GRANT SELECT, INSERT, UPDATE ON demo.orders_usd TO ${DEMO_ROLE};
-
     -- a session-private table holds each chunk's output
     GRANT TEMPORARY ON DATABASE "${rows[0].db.replace(/"/g, '""')}" TO ${DEMO_ROLE};
   `);
@@ -39,4 +35,13 @@ export async function ensureDemoRole(owner: pg.Pool, ownerUrl: string): Promise<
   url.username = DEMO_ROLE;
   url.password = DEMO_PASSWORD;
   return url.toString();
+}
+
+/** The demo spec's source and what its transform joins: read only; its target: read and write. */
+export async function grantDemoTables(owner: pg.Pool): Promise<void> {
+  await owner.query(`
+    GRANT USAGE ON SCHEMA demo TO ${DEMO_ROLE};
+    GRANT SELECT ON demo.orders, demo.fx_rates TO ${DEMO_ROLE};
+    GRANT SELECT, INSERT, UPDATE ON demo.orders_usd TO ${DEMO_ROLE};
+  `);
 }

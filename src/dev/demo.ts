@@ -12,7 +12,7 @@ import { findActiveRun } from '../ledger/runs';
 import { temporalConfig, webUiUrl, type TemporalConfig } from '../temporal/config';
 import { connectClient } from '../temporal/connect';
 import { ensureDemoData } from './demo-data';
-import { DEMO_ROLE, ensureDemoRole } from './demo-role';
+import { DEMO_ROLE, ensureDemoRole, grantDemoTables } from './demo-role';
 import { projectRoot } from './paths';
 import { ensureDatabase } from './postgres';
 import { startLocalServices } from './services';
@@ -34,19 +34,24 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
     const ownerUrl = await ensureDatabase(postgres.url, 'backfill_demo');
     const owner = createPool(ownerUrl, { max: 2, applicationName: 'backfill-demo-setup' });
     alsoStop(() => owner.end());
-    const data = await ensureDemoData(owner, say);
-    say(`Demo data: ${data.rows.toLocaleString('en-US')} orders in demo.orders${data.created ? '' : ' (already there)'}`);
     // an embedded server is the demo's own: its runs connect as the least-privilege role that
     // docs/security.md recommends. A DATABASE_URL is the user's choice of role, used as given.
-    if (!postgres.embedded) return ownerUrl;
-    const roleUrl = await ensureDemoRole(owner, ownerUrl);
-    say(`Demo role: runs connect as ${DEMO_ROLE}, with only the grants a backfill needs (docs/security.md)`);
-    return roleUrl;
+    // The role first: the worker needs no more to start, and starts while the data is made.
+    const url = postgres.embedded ? await ensureDemoRole(owner, ownerUrl) : ownerUrl;
+    const data = (async () => {
+      const made = await ensureDemoData(owner, say);
+      say(`Demo data: ${made.rows.toLocaleString('en-US')} orders in demo.orders${made.created ? '' : ' (already there)'}`);
+      if (!postgres.embedded) return;
+      await grantDemoTables(owner);
+      say(`Demo role: runs connect as ${DEMO_ROLE}, with only the grants a backfill needs (docs/security.md)`);
+    })();
+    data.catch(() => undefined); // awaited by prepareDemo, after the worker's start
+    return { url, data };
   });
   const stops: (() => Promise<unknown>)[] = [services.stop];
   try {
     const config = { ...temporalConfig(), address: services.temporalAddress };
-    const databaseUrl = services.prepared;
+    const { url: databaseUrl, data } = services.prepared;
     process.env.DEMO_DATABASE_URL = databaseUrl;
     const pool = createPool(databaseUrl, { max: 4, applicationName: 'backfill-demo' });
     stops.push(() => pool.end());
@@ -58,6 +63,7 @@ export async function prepareDemo(say: (line: string) => void): Promise<Demo> {
     stops.push(worker.stop);
     const { client, close } = await connectClient(config);
     stops.push(close);
+    await data;
     return {
       config,
       client,
