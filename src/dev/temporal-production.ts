@@ -7,7 +7,6 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
@@ -15,7 +14,7 @@ import { Connection } from '@temporalio/client';
 import { pollUntil } from '../util/poll-until';
 import { projectRoot } from './paths';
 import { ensureTemporalCli } from './temporal-cli';
-import { ExitedWhileStarting, freePort, onFreshPorts } from './free-port';
+import { ExitedWhileStarting, freePort, freePortBetween, onFreshPorts } from './free-port';
 import { logEnd, outputSince } from './startup-output';
 import { untilAnswers } from './temporal-server';
 import { stopOnExit } from './shutdown';
@@ -193,18 +192,11 @@ async function allocatePorts(choosePort: () => Promise<number>): Promise<Ports> 
   };
 }
 
-/** A free port under 32768 (the ephemeral range starts above it, so a random pick rarely collides). */
+/** A free port under 32768 (the column's limit; below the usual range of outgoing connections' ports too). */
 async function freeLowPort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((resolve) => {
-      const probe = net.createServer();
-      probe.once('error', () => resolve(false));
-      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port between 20000 and 32000 for the Temporal server’s membership');
+  const port = await freePortBetween(20_000, 32_000, 50);
+  if (port === undefined) throw new Error('no free port between 20000 and 32000 for the Temporal server’s membership');
+  return port;
 }
 
 /** The module's config/development-postgres12.yaml, with our ports, databases and compose's dynamic config. */
