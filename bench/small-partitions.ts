@@ -25,7 +25,6 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { parse } from 'yaml';
 import { ensureDemoData } from '../src/dev/demo-data';
-import { partitionWorkflowId } from '../src/domain/ids';
 import { say, startBenchEnvironment, type BenchEnvironment } from './harness';
 import { createTinyTable, tinySpec } from './tiny';
 import { Context } from '@temporalio/activity';
@@ -131,6 +130,22 @@ async function historySize(env: BenchEnvironment, workflowId: string, firstRunId
   }
 }
 
+/**
+ * The history a partition costs in workflows of its own, on average: its own workflow's, or its
+ * share of its group's (small partitions run up to ten to a workflow), every one under the run's id.
+ */
+async function partitionHistories(env: BenchEnvironment, runWorkflowId: string, partitions: number): Promise<{ events: number; bytes: number }> {
+  let events = 0;
+  let bytes = 0;
+  for await (const w of env.client.workflow.list({ query: `WorkflowId STARTS_WITH "${runWorkflowId}/"` })) {
+    // visibility lists every execution, a continued one's too: each is counted once, alone
+    const history = await env.client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
+    events += history.events?.length ?? 0;
+    bytes += temporal.api.history.v1.History.encode(history).finish().length;
+  }
+  return { events: events / partitions, bytes: bytes / partitions };
+}
+
 async function tinyPart(env: BenchEnvironment): Promise<string[]> {
   const { pool } = env;
   const connection = await NativeConnection.connect({ address: env.address });
@@ -189,11 +204,7 @@ async function tinyPart(env: BenchEnvironment): Promise<string[]> {
         );
         const parts = Number(ledger[0].partitions);
         const runParent = await historySize(env, workflowId, firstRunId);
-        const { rows: child } = await pool.query<{ partition_id: string; run_id: string }>(
-          'SELECT partition_id, run_id FROM backfill.partitions p JOIN backfill.runs r USING (run_id) WHERE r.name = $1 ORDER BY ordinal LIMIT 1',
-          [name],
-        );
-        const runChild = await historySize(env, partitionWorkflowId(name, child[0].run_id, child[0].partition_id));
+        const runChild = await partitionHistories(env, workflowId, parts);
         // slot time per partition: wall time × concurrency / partitions
         const perBare = (bare.t.seconds * 1000 * c) / n;
         const perSignalled = (signalled.t.seconds * 1000 * c) / n;
