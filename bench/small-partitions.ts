@@ -112,6 +112,12 @@ async function demoPart(env: BenchEnvironment): Promise<string[]> {
   ];
 }
 
+/** One execution's history, with its events and encoded bytes. */
+async function executionHistory(env: BenchEnvironment, workflowId: string, runId?: string) {
+  const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return { history, size: { events: history.events?.length ?? 0, bytes: temporal.api.history.v1.History.encode(history).finish().length } };
+}
+
 /** Events and encoded bytes of every execution of a workflow, following continue-as-new. */
 async function historySize(env: BenchEnvironment, workflowId: string, firstRunId?: string): Promise<{ events: number; bytes: number; executions: number }> {
   let runId = firstRunId;
@@ -119,10 +125,10 @@ async function historySize(env: BenchEnvironment, workflowId: string, firstRunId
   let bytes = 0;
   let executions = 0;
   for (;;) {
-    const history = await env.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const { history, size } = await executionHistory(env, workflowId, runId);
     executions++;
-    events += history.events?.length ?? 0;
-    bytes += temporal.api.history.v1.History.encode(history).finish().length;
+    events += size.events;
+    bytes += size.bytes;
     const last = history.events?.[history.events.length - 1];
     const next = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId;
     if (!next) return { events, bytes, executions };
@@ -139,9 +145,9 @@ async function partitionHistories(env: BenchEnvironment, runWorkflowId: string, 
   let bytes = 0;
   for await (const w of env.client.workflow.list({ query: `WorkflowId STARTS_WITH "${runWorkflowId}/"` })) {
     // visibility lists every execution, a continued one's too: each is counted once, alone
-    const history = await env.client.workflow.getHandle(w.workflowId, w.runId).fetchHistory();
-    events += history.events?.length ?? 0;
-    bytes += temporal.api.history.v1.History.encode(history).finish().length;
+    const { size } = await executionHistory(env, w.workflowId, w.runId);
+    events += size.events;
+    bytes += size.bytes;
   }
   return { events: events / partitions, bytes: bytes / partitions };
 }

@@ -111,7 +111,7 @@ export async function createBackfillWorker(options: BackfillWorkerOptions = {}):
     try {
       return (await workersAllOrNone(queues.map((q) => create(q.queue).then((w) => [w])))).flat();
     } catch (err) {
-      // not polled, so not served: the next refresh tries these queues again
+      // not polled, so not served: tried again once ServedQueues' wait for a failing variable is over
       served.forget(queues);
       throw err;
     }
