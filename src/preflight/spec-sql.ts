@@ -54,7 +54,17 @@ const MODIFYING: Record<string, string> = {
 function parse(sql: string, offset = 0): { ok: true; stmts: Node[] } | { ok: false; message: string } {
   try {
     const result = parseSync(sql) as unknown as { stmts?: { stmt: Node }[] };
-    return { ok: true, stmts: (result.stmts ?? []).map((s) => s.stmt) };
+    const stmts = (result.stmts ?? []).map((s) => s.stmt);
+    // nothing binds a spec's $n but the engine's own statements, whose values (a chunk's bounds) it would read
+    const param = [...walk(stmts)].find(([kind]) => kind === 'ParamRef')?.[1];
+    if (param) {
+      const at = Math.max(1, Number(param.location ?? 0) - offset + 1);
+      return {
+        ok: false,
+        message: `refers to a parameter ($${String(param.number)}) at character ${at}; spec SQL has no parameters to bind: write the value itself, or read it from a table`,
+      };
+    }
+    return { ok: true, stmts };
   } catch (err) {
     if (hasSqlDetails(err) && err.sqlDetails) {
       // cursorPosition counts from 0; PostgreSQL's own messages count characters from 1

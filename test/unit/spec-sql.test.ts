@@ -41,6 +41,11 @@ describe('transform.sql is one SELECT over chunk that only reads', () => {
     ['SELECT c.id INTO public.pwned FROM chunk c', 'is SELECT … INTO, which creates a table; remove INTO'],
     ['SELECT c.id FROM chunk c FOR UPDATE', 'locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
     ['SELEC c.id FROM chunk c', 'does not parse: syntax error at or near "SELEC" at character 1'],
+    // $n would bind to the engine's own values: the chunk's bounds
+    [
+      'SELECT c.id, c.v + coalesce($2::int, 0) AS v FROM chunk c',
+      'refers to a parameter ($2) at character 29; spec SQL has no parameters to bind: write the value itself, or read it from a table',
+    ],
   ])('%s is refused: %s', (sql, message) => {
     expect(checkTransformSql(sql)).toEqual({ ok: false, message });
   });
@@ -66,6 +71,8 @@ describe('source.where is exactly one condition', () => {
     ['true LIMIT 1', "must be one condition on the source rows, such as created_at >= '2024-01-01' (found LIMIT)"],
     ['id IN (SELECT id FROM app.orders FOR UPDATE)', 'locks rows (FOR UPDATE / FOR SHARE); remove the locking clause: chunks never lock source rows'],
     ['true /* unclosed', 'does not parse: unterminated /* comment at or near "/* unclosed at character 6'],
+    // a filter reading the chunk's bounds would skip rows of every chunk, and the run would still succeed
+    ['id <> $1', 'refers to a parameter ($1) at character 7; spec SQL has no parameters to bind: write the value itself, or read it from a table'],
   ])('%s is refused: %s', (where, message) => {
     expect(checkWhere(where)).toEqual({ ok: false, message });
   });
@@ -80,6 +87,18 @@ describe('guard SQL is one SELECT', () => {
   ])('%s -> %j', (sql, verdict) => {
     expect(checkGuardSql(sql)).toEqual(verdict);
   });
+});
+
+test('no spec SQL refers to a parameter: guards, invariants and after-actions as the transform and the filter', () => {
+  const refused = (n: number, at: number) => ({
+    ok: false,
+    message: `refers to a parameter ($${n}) at character ${at}; spec SQL has no parameters to bind: write the value itself, or read it from a table`,
+  });
+  expect(checkGuardSql('SELECT count(*) FROM app.queue WHERE q > $1')).toEqual(refused(1, 42));
+  expect(checkInvariantSql('SELECT * FROM source_rows s WHERE s.id = $3')).toEqual(refused(3, 42));
+  expect(checkAfterSql('UPDATE app.totals SET n = n + 1 WHERE day = $1::date')).toEqual(refused(1, 45));
+  // a dollar-quoted string is text, not a parameter
+  expect(checkGuardSql('SELECT length($q$ $1 $q$)')).toEqual({ ok: true });
 });
 
 describe('no spec SQL reads credentials, the server’s files, or SQL given as text', () => {
