@@ -133,7 +133,7 @@ test('a full disk pauses the run with the reason instead of retrying; once resum
   expect(written[0].n).toBe(result.rowsWritten);
 });
 
-test("a partition's chunks commit without waiting for the disk, except its last, which flushes them all; flushEveryChunk makes every commit wait", async () => {
+test("a partition's chunks commit without waiting for the disk, except its last, which flushes them all; flushEveryChunk makes every commit wait, as a commitMs guard does unless the spec says otherwise", async () => {
   // seen from inside each chunk's own COMMIT: a deferred constraint trigger on the chunk log
   // fires during the commit, after the chunk's last SET LOCAL, and notes the setting in force
   await migrateLedger(env.db.pool);
@@ -144,13 +144,15 @@ test("a partition's chunks commit without waiting for the disk, except its last,
     CREATE CONSTRAINT TRIGGER note_commit_setting AFTER INSERT ON backfill.chunks DEFERRABLE INITIALLY DEFERRED
       FOR EACH ROW EXECUTE FUNCTION app.note_commit_setting()`);
   try {
-    const settings = async (flushEveryChunk?: boolean) => {
+    // a guard that never slows the run: only whether it is there matters here
+    const commitGuard = { guards: { commitMs: { soft: 60_000, hard: 120_000 } } };
+    const settings = async (flushEveryChunk?: boolean, guarded = false) => {
       await env.db.pool.query('TRUNCATE app.orders_usd');
-      const limits = { chunkSize: 64, concurrency: 1, ...(flushEveryChunk === undefined ? {} : { flushEveryChunk }) };
+      const limits = { chunkSize: 64, concurrency: 1, ...(flushEveryChunk === undefined ? {} : { flushEveryChunk }), ...(guarded ? commitGuard : {}) };
       // 150 rows (ids up to 450) in chunks of 64: two full chunks, then a short one that finishes the partition
       const started = await env.start(
         ordersSpec(env.db.envVar, {
-          name: `commit-${flushEveryChunk ?? 'default'}`,
+          name: `commit-${flushEveryChunk ?? 'default'}${guarded ? '-guarded' : ''}`,
           source: { table: 'app.orders', key: 'id', where: 'id <= 450' },
           partition: { by: 'range', column: 'id', size: 1_000_000 },
           limits,
@@ -165,6 +167,9 @@ test("a partition's chunks commit without waiting for the disk, except its last,
     };
     expect(await settings()).toEqual(['1:off', '2:off', '3:on']);
     expect(await settings(true)).toEqual(['1:on', '2:on', '3:on']);
+    // the guard times a durable commit before each chunk: after one that did not wait, it would time that chunk's flush
+    expect(await settings(undefined, true)).toEqual(['1:on', '2:on', '3:on']);
+    expect(await settings(false, true)).toEqual(['1:off', '2:off', '3:on']);
   } finally {
     await env.db.pool.query('DROP TRIGGER note_commit_setting ON backfill.chunks; DROP FUNCTION app.note_commit_setting(); DROP TABLE app.commit_settings');
   }

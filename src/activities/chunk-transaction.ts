@@ -28,6 +28,8 @@ export interface ChunkRequest {
   record: ChunkRecordDecision;
   /** A statement timeout at this size fails the partition (the floor was reached); otherwise the chunk is retried smaller. */
   failOnTimeout: boolean;
+  /** Every commit waits for its WAL to reach the disk, not only the partition's last (flushesEveryChunk). */
+  flushEveryChunk: boolean;
   /** The worker writing it, for the chunk log. */
   worker?: string;
 }
@@ -129,7 +131,7 @@ export async function inChunkTransaction(pool: pg.Pool, ctx: RunContext, request
     const work = await body(client, locked, at);
     // RESET ALL in the same round trip: a set_config(…, false) in spec SQL must not outlive its
     // chunk on this pooled session (a rolled-back chunk undoes it by itself)
-    await client.query(`${commitDurability(work.done, ctx.spec.limits.flushEveryChunk)}COMMIT; RESET ALL`);
+    await client.query(`${commitDurability(work.done, request.flushEveryChunk)}COMMIT; RESET ALL`);
     work.afterCommit?.();
     if (work.failure) throw ApplicationFailure.nonRetryable(work.failure, FailureType.DataError);
     return { kind: 'committed', row: work.row, ...NO_ROWS, ...work.counts, turnMs: at.turnMs };

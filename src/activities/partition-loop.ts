@@ -21,6 +21,7 @@ import { finishPartition, partitionReport, type PartitionRow } from '../ledger/p
 import { refundRows, reserveRows } from '../ledger/rate-limits';
 import { readRunControl, type RunControl } from '../ledger/run-control';
 import { governing } from '../domain/guards';
+import { flushesEveryChunk } from '../domain/limits';
 import type { PartitionReport } from '../domain/types';
 import { readGuards } from '../preflight/guard-signals';
 import { runChunk } from './chunk';
@@ -173,6 +174,7 @@ export class PartitionLoop {
       oneWriter: write.oneWriter,
       record: write.record,
       failOnTimeout: write.chunkSize <= timeoutFloor(control.limits),
+      flushEveryChunk: flushesEveryChunk(control.limits),
       worker: this.d.worker,
     });
     // a rolled-back chunk read nothing the budget should count: all of its rows go back

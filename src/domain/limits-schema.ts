@@ -58,8 +58,9 @@ export const limitsSchema = z.strictObject({
   /** Each statement of a chunk runs under this statement_timeout (SET LOCAL in the chunk's transaction). */
   statementTimeoutSeconds: z.number().int().min(LIMIT_BOUNDS.statementTimeoutSeconds.min).max(LIMIT_BOUNDS.statementTimeoutSeconds.max).optional(),
   /**
-   * Every chunk's commit waits for its WAL to reach the disk. Off (the default), only a
-   * partition's last chunk does; the others commit with synchronous_commit = off (see chunk.ts).
+   * Every chunk's commit waits for its WAL to reach the disk. Off, only a partition's last
+   * chunk does; the others commit with synchronous_commit = off (chunk-transaction.ts). Unset:
+   * on while a commitMs guard is set, off otherwise (flushesEveryChunk in limits.ts).
    */
   flushEveryChunk: z.boolean().optional(),
   /**

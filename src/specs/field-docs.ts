@@ -62,7 +62,8 @@ export const FIELD_DOCS: Record<string, string> = {
   'limits.concurrency': 'Partitions in flight at once.',
   'limits.rowsPerSecond': 'One rows-per-second budget shared by every worker of the run. Left out: no cap.',
   'limits.statementTimeoutSeconds': 'statement_timeout of each statement of a chunk; default 900.',
-  'limits.flushEveryChunk': "Every chunk's commit waits for its WAL to reach disk; by default only a partition's last chunk does.",
+  'limits.flushEveryChunk':
+    "Every chunk's commit waits for its WAL to reach disk. Unset: on while a commitMs guard is set (it times commits, and would time the last chunk's flush), otherwise only a partition's last chunk waits.",
   'limits.splitTail': 'When a slot has nothing left to start, split the running partition with the most rows left and start its upper half.',
   'limits.window': 'Allowed hours: outside them the run holds, and continues by itself when the window opens.',
   'limits.window.start': 'When the window opens: HH:MM on a 24-hour clock, in its time zone, inclusive.',

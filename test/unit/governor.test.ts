@@ -13,6 +13,7 @@ import {
 } from '../../src/governor';
 import type { GuardReading } from '../../src/domain/guards';
 import type { Limits } from '../../src/domain/types';
+import { flushesEveryChunk } from '../../src/domain/limits';
 
 const NOON_UTC = Date.parse('2026-11-30T12:00:00Z');
 const base: Limits = { chunkSize: 1000, concurrency: 4 };
@@ -229,5 +230,16 @@ describe('after a statement timeout', () => {
     // a committed chunk keeps the cap: the size that fits is the one to keep using
     const after = afterChunk(state, { chunkSize: 62, ms: 400, limits: base });
     expect(decide(after, input()).decision).toMatchObject({ kind: 'write', chunkSize: 62 });
+  });
+});
+
+describe('flushesEveryChunk', () => {
+  test('as the limits say; unset, while a commitMs guard is set', () => {
+    expect(flushesEveryChunk({})).toBe(false);
+    expect(flushesEveryChunk({ flushEveryChunk: true })).toBe(true);
+    expect(flushesEveryChunk({ guards: { commitMs: { soft: 2 } } })).toBe(true);
+    expect(flushesEveryChunk({ flushEveryChunk: false, guards: { commitMs: { soft: 2 } } })).toBe(false);
+    // a guard on something else times no commit
+    expect(flushesEveryChunk({ guards: { probeMs: { soft: 5, sql: 'SELECT 1' } } })).toBe(false);
   });
 });
