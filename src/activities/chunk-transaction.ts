@@ -211,6 +211,6 @@ class OwnRowChanged extends Error {
  * every chunk before it; only then is the partition reported done. Nothing outside the
  * database learns of a chunk before that but progress figures, which a crash may roll back.
  */
-export function commitDurability(finishesPartition: boolean, flushEveryChunk = false): string {
+export function commitDurability(finishesPartition: boolean, flushEveryChunk: boolean): string {
   return finishesPartition || flushEveryChunk ? '' : 'SET LOCAL synchronous_commit = off; ';
 }

@@ -80,9 +80,8 @@ function guardsSchema(): typeof import('./limits-schema').guardsSchema {
  * says, and when it says nothing, whenever a commitMs guard times commits. The guard times a
  * durable commit before each chunk; after a chunk committed without waiting, that commit
  * flushes the whole chunk's WAL (8–22 ms against 1–2 ms for the next commit, on chunks of
- * 10,000 rows here), so the guard read the run's own chunk as the server being slow and held
- * the run to a seventh of its speed, while the application's commits waited no less for that
- * WAL than beside a run flushing every chunk (bench/RESULTS.md, "Live traffic").
+ * 10,000 rows here), so the guard read the run's own chunk as the server being slow at every
+ * chunk and held the run to a seventh of its speed (bench/RESULTS.md, "Live traffic").
  */
 export function flushesEveryChunk(limits: Pick<Limits, 'flushEveryChunk' | 'guards'>): boolean {
   return limits.flushEveryChunk ?? limits.guards?.commitMs !== undefined;
