@@ -12,7 +12,6 @@ import type pg from 'pg';
 import { failsEveryTime, summarizePgError } from '../db/errors';
 import { FailureType } from '../domain/failures';
 import { TransformError } from '../transforms/transform-error';
-import { recordGate } from '../ledger/gates';
 import { partitionOutcomes, partitionsAtOrdinals, succeededFrom, unsucceededBetween } from '../ledger/partition-reads';
 import { getRun } from '../ledger/runs';
 import { DEFAULT_STATEMENT_TIMEOUT_SECONDS, MAX_CHECK_CONCURRENCY } from '../domain/limits';
@@ -23,7 +22,9 @@ import {
   emptyTally,
   finalSampleEvery,
   mergeTallies,
+  recordCheck,
   recordTally,
+  tallyCheck,
   typesFor,
   type GateContext,
   type GateTally,
@@ -202,23 +203,14 @@ async function checkDistributions(g: GateContext, tally: GateTally): Promise<voi
     const problems = before ? driftProblems(check, before, after) : ['no baseline was captured before the run wrote, so drift cannot be measured'];
     const note = before?.rows === 0 ? 'no baseline: the target was empty before the run' : undefined;
     g.onPage?.();
-    (tally.gates[gate] ??= { rowsChecked: 0, violations: 0 }).violations += problems.length;
-    tally.gates[gate].rowsChecked += after.rows;
-    if (problems.length > 0) {
-      tally.failureCount++;
-      if (tally.failures.length < 10) tally.failures.push(`distribution ${check.column}: ${problems.join(', ')}`);
-    }
-    await recordGate(g.pool, {
-      runId: g.runId,
-      attempt: g.attempt,
-      stage: g.stage,
+    tallyCheck(tally, gate, { rowsChecked: after.rows, violations: problems.length, failure: `distribution ${check.column}: ${problems.join(', ')}` });
+    await recordCheck(g, {
       gate,
       partitionId: null,
-      passed: problems.length === 0,
       rowsChecked: after.rows,
       violations: problems.length,
       examples: problems.join('; ') || note,
-      durationMs: Date.now() - started,
+      startedAt: started,
     });
   }
 }

@@ -83,15 +83,38 @@ export interface GateContext {
   stageLabel?: string;
 }
 
+/** Adds one check's rows and violations to its gate's sum, and its failure line when it found any. */
+export function tallyCheck(t: GateTally, gate: string, found: { rowsChecked: number; violations: number; failure?: string }): void {
+  count(t, gate, found.rowsChecked, found.violations);
+  if (found.violations > 0 && found.failure) {
+    t.failureCount++;
+    if (t.failures.length < MAX_FAILURE_LINES) t.failures.push(found.failure);
+  }
+}
+
 function count(t: GateTally, gate: string, rowsChecked: number, violations: number): void {
   const g = (t.gates[gate] ??= { rowsChecked: 0, violations: 0 });
   g.rowsChecked += rowsChecked;
   g.violations += violations;
 }
 
-function fail(t: GateTally, line: string): void {
-  t.failureCount++;
-  if (t.failures.length < MAX_FAILURE_LINES) t.failures.push(line);
+/** One check's result in the ledger, under the gate context's run, attempt and stage: passed when it found no violation. */
+export async function recordCheck(
+  g: GateContext,
+  r: { gate: string; partitionId: string | null; rowsChecked: number; violations: number; examples?: string; startedAt?: number },
+): Promise<void> {
+  await recordGate(g.pool, {
+    runId: g.runId,
+    attempt: g.attempt,
+    stage: g.stage,
+    gate: r.gate,
+    partitionId: r.partitionId,
+    passed: r.violations === 0,
+    rowsChecked: r.rowsChecked,
+    violations: r.violations,
+    examples: r.examples,
+    durationMs: r.startedAt === undefined ? 0 : Date.now() - r.startedAt,
+  });
 }
 
 /** Compares one partition and checks its partition-scope invariants; adds to the tally and the ledger. */
@@ -110,31 +133,21 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
       slice,
     }));
     const wrong = wrongRows(c, mode);
-    count(tally, 'compare', c.compared, wrong);
-    if (wrong > 0) {
-      const what = [
-        c.differing && `${c.differing} differ`,
-        mode !== 'update' && c.missing && `${c.missing} absent`,
-        c.extra && `${c.extra} not produced by the transform`,
-      ]
-        .filter(Boolean)
-        .join(', ');
-      fail(tally, `compare: partition ${partition.id}: ${wrong} of ${c.compared} recomputed row(s) do not match the target (${what})`);
-    }
+    const what = [
+      c.differing && `${c.differing} differ`,
+      mode !== 'update' && c.missing && `${c.missing} absent`,
+      c.extra && `${c.extra} not produced by the transform`,
+    ]
+      .filter(Boolean)
+      .join(', ');
+    tallyCheck(tally, 'compare', {
+      rowsChecked: c.compared,
+      violations: wrong,
+      failure: `compare: partition ${partition.id}: ${wrong} of ${c.compared} recomputed row(s) do not match the target (${what})`,
+    });
     if (wrong > 0 || g.recordPassing) {
       const examples = wrong > 0 ? `keys: ${c.examples.slice(0, MAX_EXAMPLES).join(', ')}; in ${c.ranges.slice(0, 5).join('; ')}` : undefined;
-      await recordGate(g.pool, {
-        runId: g.runId,
-        attempt: g.attempt,
-        stage: g.stage,
-        gate: 'compare',
-        partitionId: partition.id,
-        passed: wrong === 0,
-        rowsChecked: c.compared,
-        violations: wrong,
-        examples,
-        durationMs: Date.now() - started,
-      });
+      await recordCheck(g, { gate: 'compare', partitionId: partition.id, rowsChecked: c.compared, violations: wrong, examples, startedAt: started });
     }
   }
   for (const invariant of invariantsFor(g.ctx.spec.validate?.invariants, 'partition')) {
@@ -142,20 +155,19 @@ export async function checkPartition(g: GateContext, partition: CheckedPartition
     const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, partition.bounds, g.timeoutMs);
     findings.invariants.push(r);
     const gate = `invariant:${invariant.name}`;
-    count(tally, gate, 0, r.violations);
-    if (r.violations > 0) fail(tally, `invariant ${invariant.name}: partition ${partition.id}: ${r.violations} violating row(s)`);
+    tallyCheck(tally, gate, {
+      rowsChecked: 0,
+      violations: r.violations,
+      failure: `invariant ${invariant.name}: partition ${partition.id}: ${r.violations} violating row(s)`,
+    });
     if (r.violations > 0 || g.recordPassing) {
-      await recordGate(g.pool, {
-        runId: g.runId,
-        attempt: g.attempt,
-        stage: g.stage,
+      await recordCheck(g, {
         gate,
         partitionId: partition.id,
-        passed: r.violations === 0,
         rowsChecked: 0,
         violations: r.violations,
         examples: r.examples.join('\n') || undefined,
-        durationMs: Date.now() - started,
+        startedAt: started,
       });
     }
   }
@@ -176,19 +188,14 @@ export async function checkRunInvariants(g: GateContext, tally: GateTally): Prom
     const r = await checkInvariant(g.pool, g.ctx.compiled, invariant, null, g.timeoutMs);
     results.push(r);
     const gate = `invariant:${invariant.name}`;
-    count(tally, gate, 0, r.violations);
-    if (r.violations > 0) fail(tally, `invariant ${invariant.name} (whole run): ${r.violations} violating row(s)`);
-    await recordGate(g.pool, {
-      runId: g.runId,
-      attempt: g.attempt,
-      stage: g.stage,
+    tallyCheck(tally, gate, { rowsChecked: 0, violations: r.violations, failure: `invariant ${invariant.name} (whole run): ${r.violations} violating row(s)` });
+    await recordCheck(g, {
       gate,
       partitionId: null,
-      passed: r.violations === 0,
       rowsChecked: 0,
       violations: r.violations,
       examples: r.examples.join('\n') || undefined,
-      durationMs: Date.now() - started,
+      startedAt: started,
     });
   }
   return results;
@@ -199,17 +206,7 @@ export async function recordTally(g: GateContext, tally: GateTally, extra: Recor
   for (const [gate, t] of Object.entries(tally.gates)) {
     if (gate.startsWith('distribution:')) continue; // recorded with its measures already
     if (gate.startsWith('invariant:') && invariantsFor(g.ctx.spec.validate?.invariants, 'run').some((i) => `invariant:${i.name}` === gate)) continue; // recorded whole already
-    await recordGate(g.pool, {
-      runId: g.runId,
-      attempt: g.attempt,
-      stage: g.stage,
-      gate: `${g.stageLabel ?? ''}${gate}`,
-      partitionId: null,
-      passed: t.violations === 0,
-      rowsChecked: t.rowsChecked,
-      violations: t.violations,
-      durationMs: 0,
-    });
+    await recordCheck(g, { gate: `${g.stageLabel ?? ''}${gate}`, partitionId: null, rowsChecked: t.rowsChecked, violations: t.violations });
   }
   for (const [gate, r] of Object.entries(extra)) {
     await recordGate(g.pool, {
