@@ -22,6 +22,7 @@ export type { FleetRevertOptions, FleetRevertStarted } from './fleet/revert-flee
 export type { FleetResult, MemberOutcome } from './workflows/fleet/input';
 export type { RunEvent, RunEventOptions } from './api/run-events';
 export type { PlanOptions, SpecPlan } from './operations/plan-spec';
+export type { GuardCalibration, MeasuredGuard } from './preflight/guard-calibration';
 export type { PartitionRevertPreview, RevertPreview } from './undo/revert-preview';
 export type { StatusReport } from './operations/status';
 export type { ReportData } from './report/collect';

@@ -85,7 +85,7 @@ export interface RevertOptions {
 }
 
 export interface Backfill extends BackfillFleets {
-  /** Checks a spec against its database and plans it; writes nothing there. */
+  /** Checks a spec against its database and plans it; writes nothing there (with `measureGuards`, only the commitMs probe's row in the ledger). */
   plan(specFile: string, options?: PlanOptions): Promise<SpecPlan>;
   /** Checks, plans and starts a durable run; returns once a worker has registered it. */
   start(specFile: string, options?: StartOptions): Promise<Started>;

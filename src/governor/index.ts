@@ -13,4 +13,4 @@ export {
   type GovernorState,
   type Step,
 } from './decide';
-export { FULL_PACE, MIN_PACE, nextChunkSize, nextPace } from './pace';
+export { FULL_PACE, MIN_PACE, nextChunkSize, nextPace, settledPace } from './pace';

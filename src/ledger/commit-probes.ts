@@ -11,3 +11,9 @@ export async function writeCommitProbe(client: pg.PoolClient): Promise<void> {
      ON CONFLICT (backend_pid) DO UPDATE SET at = EXCLUDED.at`,
   );
 }
+
+/** Whether the table exists: a database no run or `migrate` has touched has no ledger to probe in. */
+export async function commitProbesExist(db: pg.Pool | pg.PoolClient): Promise<boolean> {
+  const { rows } = await db.query<{ t: string | null }>("SELECT to_regclass('backfill.commit_probes')::text AS t");
+  return rows[0].t !== null;
+}

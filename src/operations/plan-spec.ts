@@ -1,7 +1,8 @@
 /**
  * `plan`: a spec checked against its database, its partitions, the inputs its transform reads,
  * and an estimate from sampled partitions (with `measureWrites`, sample chunks written and
- * rolled back). Writes nothing in the database; with `save`, the plan goes to a file for review.
+ * rolled back). Writes nothing in the database but, with `measureGuards`, the commitMs guard's own
+ * probe row in the ledger; with `save`, the plan goes to a file for review.
  */
 import { createPool, databaseUrlFrom } from '../db/pool';
 import type { InputFingerprint } from '../preflight/input-fingerprints';
@@ -15,10 +16,17 @@ import { savedPlanOf, writeSavedPlan } from './saved-plans';
 import type { SavedPlan } from '../preflight/saved-plan';
 import { isSubsetRequest, selectSubset, type RunSubset, type SubsetRequest } from '../compiler/subset';
 import { UsageError } from '../domain/usage-error';
+import { measureGuards, type GuardCalibration } from '../preflight/guard-calibration';
 
 export interface PlanOptions {
   /** Write the sample chunks too, in a transaction that is rolled back, to measure write time and WAL. */
   measureWrites?: boolean;
+  /**
+   * Read the spec's guards (and commitMs, always) several times, as a worker does before each
+   * chunk, and say where a threshold would slow or hold the run from its start. Commits the
+   * commitMs probe row in the ledger, as the workers do.
+   */
+  measureGuards?: boolean;
   /** Save the plan to this file, for review and `start --plan`. */
   save?: string;
   /** Who planned it, recorded in a saved plan (default: the OS user). */
@@ -40,6 +48,8 @@ export interface SpecPlan {
   partitions: { id: string; bounds: PartitionBounds }[];
   partitionsDigest: string;
   estimate: PlanEstimate;
+  /** With `measureGuards`: what each guard reads now, against its thresholds. */
+  guards?: GuardCalibration;
   warnings: string[];
   /** The file the plan was saved to. */
   saved?: string;
@@ -71,8 +81,15 @@ export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}):
   // one connection more than the partitions it probes at once (estimate-plan.ts measures how many the database runs in parallel)
   const pool = createPool(databaseUrlFrom(spec.database), { max: Math.min(spec.limits.concurrency, 8) + 1, applicationName: 'backfill-cli' });
   let estimate: PlanEstimate;
+  let guards: GuardCalibration | undefined;
   try {
     estimate = await estimatePlan(pool, checked, { measureWrites: options.measureWrites === true, checkSeconds });
+    if (options.measureGuards)
+      guards = await measureGuards(pool, spec.limits.guards, {
+        targetTable: spec.target.table,
+        databaseVar: spec.database,
+        concurrency: spec.limits.concurrency,
+      });
   } finally {
     await pool.end();
   }
@@ -90,7 +107,8 @@ export async function planLoaded(loaded: LoadedSpec, options: PlanOptions = {}):
     partitions: partitions.map((p) => ({ id: p.id, bounds: p.bounds })),
     partitionsDigest: saved.partitions.digest,
     estimate,
-    warnings: [...warnings, ...durationWarnings(estimate, window)],
+    ...(guards ? { guards } : {}),
+    warnings: [...warnings, ...durationWarnings(estimate, window), ...(guards?.guards.flatMap((g) => (g.advice ? [`guards: ${g.advice}`] : [])) ?? [])],
     ...(options.save ? { saved: options.save } : {}),
     ...(options.keepSavedPlan ? { savedPlan: saved } : {}),
     ...(selected ? { subset: selected.subset } : {}),

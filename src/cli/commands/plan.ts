@@ -15,18 +15,34 @@ import { outputOption } from '../options';
 import { bytes, count as n, duration as seconds } from '../render/units';
 import { describeSubset } from '../../compiler/subset';
 import { subsetFlags } from './start';
+import type { GuardCalibration, MeasuredGuard } from '../../preflight/guard-calibration';
 
 async function plan(
   specFile: string,
-  opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string; partition?: string[]; from?: string; to?: string },
+  opts: OutputOptions & {
+    save?: string;
+    measureWrites?: boolean;
+    measureGuards?: boolean;
+    exclude?: string[];
+    reason?: string;
+    partition?: string[];
+    from?: string;
+    to?: string;
+  },
 ): Promise<void> {
   const subset = subsetFlags(opts);
   if (namesFleet(readSpecFile(specFile))) {
+    if (opts.measureGuards) throw new UsageError('--measure-guards reads one database: plan a member with a spec of its own to measure its guards');
     if (subset) throw new UsageError('--partition, --from and --to are not taken by a fleet yet: plan part of it on one member with a spec of its own');
     return planAFleet(specFile, opts);
   }
   if (opts.exclude) throw new UsageError('--exclude names members of a fleet: this spec names one database');
-  const p = await planSpec(specFile, { measureWrites: opts.measureWrites === true, save: opts.save, ...(subset ? { subset } : {}) });
+  const p = await planSpec(specFile, {
+    measureWrites: opts.measureWrites === true,
+    measureGuards: opts.measureGuards === true,
+    save: opts.save,
+    ...(subset ? { subset } : {}),
+  });
   emit(opts, p, (p) => {
     const shown = p.partitions.slice(0, 10).map((x) => `  ${x.id}`);
     if (p.partitions.length > 10) shown.push(`  … and ${p.partitions.length - 10} more`);
@@ -39,6 +55,7 @@ async function plan(
       p.subset ? `  a subset: ${describeSubset(p.subset)}:` : `  ${p.partitions.length} partitions:`,
       ...shown,
       ...describeEstimate(p.estimate, p.limits.concurrency),
+      ...(p.guards ? describeGuards(p.guards, p.limits.concurrency) : []),
       ...p.warnings.map((w) => `warning: ${w}`),
       ...(opts.save
         ? [
@@ -82,6 +99,29 @@ async function planAFleet(
 function describeInput(i: InputFingerprint): string {
   if (i.kind === 'function') return `function ${i.name} (definition ${shortHash(i.definition)})`;
   return i.rows !== undefined ? `${i.kind} ${i.name}: ${i.rows} rows, content ${shortHash(i.content!)}` : `${i.kind} ${i.name}: ${i.uncovered}`;
+}
+
+function describeGuards(c: GuardCalibration, concurrency: number): string[] {
+  const thresholds = (g: MeasuredGuard) =>
+    [g.soft !== undefined && `soft ${g.soft}`, g.hard !== undefined && `hard ${g.hard}`].filter(Boolean).join(', ') || 'not in the spec';
+  const verdict = (g: MeasuredGuard) =>
+    g.overHard > 0
+      ? `over hard in ${g.overHard} of ${g.readings}: the run would hold`
+      : g.soft === undefined
+        ? ''
+        : `over soft in ${g.overSoft} of ${g.readings}: partitions would write about ${Math.round(g.writing * 100)} % of the time` +
+          (concurrency > 1 ? `, all ${concurrency} at once about ${Math.round(g.allWriting * 100)} %` : '');
+  return [
+    `Guards (${c.readings} readings over ${c.seconds.toFixed(1)} s, from where plan runs, as a worker reads them before each chunk: run it where the workers run):`,
+    ...c.guards.map((g) => `  ${g.guard}: median ${g.p50}, p90 ${g.p90}, p95 ${g.p95}, max ${g.max}; ${thresholds(g)}${verdict(g) ? `; ${verdict(g)}` : ''}`),
+    ...c.unmeasured.map((u) => `  ${u.guard}: not measured: ${u.why}`),
+    ...(c.suggestedCommitMs
+      ? [
+          "  to slow the run when the application's commits slow (docs/capacity.md), add to the spec:",
+          `    limits: { guards: { commitMs: { soft: ${c.suggestedCommitMs.soft}, hard: ${c.suggestedCommitMs.hard} } } }`,
+        ]
+      : []),
+  ];
 }
 
 function describeEstimate(e: PlanEstimate, concurrency: number): string[] {
@@ -129,6 +169,10 @@ export function command(): Command {
     .option('--from <bound>', 'plan only the partitions that meet [from, to) on the partition column, as start --from would')
     .option('--to <bound>', 'the end of that stretch, not included')
     .option('--measure-writes', 'also write the sample chunks, in a transaction that is rolled back, to measure write time and WAL')
+    .option(
+      '--measure-guards',
+      "also read the spec's guards (and commitMs) for a few seconds, as the workers will, and say where a threshold would slow or hold the run from its start",
+    )
     .option('--exclude <member...>', 'a fleet spec: leave these members out on purpose (with --reason)')
     .option('--reason <text>', 'why the --exclude members are left out; kept with the plan')
     .addOption(outputOption())
