@@ -2,7 +2,8 @@
  * Planning a fleet (`databases:`) on three real PostgreSQL clusters, each its own process and
  * port: one table of members, waves and totals; a member whose schema differs is named with its
  * problem and the plan refused (exit 2) until it is excluded on purpose; two variables naming one
- * database are refused, by plan and start alike. Writes nothing.
+ * database are refused, by plan and start alike; each member's guards read on its own database.
+ * Writes nothing.
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -75,6 +76,36 @@ test('one table over every member: waves in order, families in name order, rows 
   expect(text.stdout).toMatch(/Fleet fleet-plan \(.*\): 3 member\(s\) in 2 wave\(s\)/);
   expect(text.stdout).toContain(`${partitions[0] + partitions[1] + partitions[2]} partitions over 3 member(s)`);
   await nothingWritten();
+});
+
+test("--measure-guards reads each member's guards on its own database and names the member where a threshold would slow the run; without a ledger, commitMs is left unmeasured and nothing is written", async () => {
+  for (const [i, pool] of pools.entries())
+    await pool.query(`CREATE TABLE app.signals (queue integer NOT NULL); INSERT INTO app.signals VALUES (${i === 2 ? 40 : 0})`);
+  try {
+    const { limits } = ordersSpec('unused', {});
+    const spec = fleetSpec({ limits: { ...limits, guards: { custom: [{ name: 'queue', sql: 'SELECT queue FROM app.signals', soft: 10 }] } } });
+    const json = await runCli(['plan', spec, '--measure-guards', '-o', 'json']);
+    expect(json.code).toBe(0);
+    const plan = JSON.parse(json.stdout) as {
+      members: { variable: string; warnings: string[]; guards: { guards: { guard: string; p50: number }[]; unmeasured: { guard: string }[] } }[];
+    };
+    expect(plan.members.map((m) => [m.variable, m.guards.guards.map((g) => [g.guard, g.p50])])).toEqual([
+      ['BF_FLEETPLAN_US', [['queue', 0]]],
+      ['BF_FLEETPLAN_TENANT_A', [['queue', 0]]],
+      ['BF_FLEETPLAN_TENANT_B', [['queue', 40]]],
+    ]);
+    for (const m of plan.members) expect(m.guards.unmeasured.map((u) => u.guard)).toEqual(['commitMs']);
+    expect(plan.members.map((m) => m.warnings.filter((w) => w.startsWith('guards:')).length)).toEqual([0, 0, 1]);
+
+    const text = await runCli(['plan', spec, '--measure-guards']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^BF_FLEETPLAN_TENANT_B: guards \(30 readings over [\d.]+ s, from where plan runs/m);
+    expect(text.stdout).toMatch(/^ {2}commitMs: not measured: the ledger is not in this database yet .*backfill migrate --database BF_FLEETPLAN_US/m);
+    expect(text.stdout).toMatch(/^BF_FLEETPLAN_TENANT_B: warning: guards: queue read over soft 10 in 30 of 30 readings/m);
+    await nothingWritten();
+  } finally {
+    for (const pool of pools) await pool.query('DROP TABLE app.signals');
+  }
 });
 
 test('a member whose schema differs is named with its problem and the plan refused, until excluded on purpose, with a reason', async () => {

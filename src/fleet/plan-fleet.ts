@@ -4,7 +4,8 @@
  * scope, partitions, estimate, warnings — with the totals. A member the spec does not fit (a
  * column missing, another type, no unique index, a database it cannot reach) is named with its
  * problems and the plan refused, unless it is excluded on purpose (`--exclude NAME --reason`);
- * two members that are one database (the same identity) are refused. Writes nothing.
+ * two members that are one database (the same identity) are refused. Writes nothing but, with
+ * `measureGuards`, the commitMs probe row in each member's ledger (operations/plan-spec.ts).
  */
 import { UsageError } from '../domain/usage-error';
 import { inParallel } from '../util/in-parallel';
@@ -12,6 +13,7 @@ import { SpecError, type SpecProblem } from '../specs/errors';
 import type { FrozenTransform } from '../specs/load';
 import type { SavedPlan } from '../preflight/saved-plan';
 import { planLoaded, type PlanOptions } from '../operations/plan-spec';
+import type { GuardCalibration } from '../preflight/guard-calibration';
 import { loadFleetSpecFile, type LoadedFleet } from './load-fleet';
 
 /** Members planned at once: each plan holds a few connections to its own database. */
@@ -32,6 +34,8 @@ export interface MemberPlan {
   /** The duration leaves out the writes (plan --measure-writes measures them). */
   lowerBound?: boolean;
   warnings: string[];
+  /** With `measureGuards`: what its guards read (the guards' advice is among its warnings). */
+  guards?: GuardCalibration;
   /** What keeps the spec from running on it; the fleet plan is refused while any member has one. */
   problems: SpecProblem[];
   /** Its plan as `plan --save` keeps it (a fleet's saved plan, start --plan). */
@@ -49,7 +53,7 @@ export interface FleetPlan {
   ok: boolean;
 }
 
-export interface FleetPlanOptions extends Pick<PlanOptions, 'measureWrites' | 'keepSavedPlan' | 'actor'> {
+export interface FleetPlanOptions extends Pick<PlanOptions, 'measureWrites' | 'measureGuards' | 'keepSavedPlan' | 'actor'> {
   /** Members left out on purpose, with why (recorded in the plan). */
   exclude?: string[];
   reason?: string;
@@ -98,7 +102,12 @@ function excludedMember(m: Member, reason: string): MemberPlan {
 async function planMember(m: Member, options: FleetPlanOptions): Promise<MemberPlan> {
   const base = { variable: m.variable, wave: m.wave };
   try {
-    const p = await planLoaded(m.loaded, { measureWrites: options.measureWrites, keepSavedPlan: options.keepSavedPlan, actor: options.actor });
+    const p = await planLoaded(m.loaded, {
+      measureWrites: options.measureWrites,
+      measureGuards: options.measureGuards,
+      keepSavedPlan: options.keepSavedPlan,
+      actor: options.actor,
+    });
     return {
       ...base,
       identity: p.database.identity,
@@ -110,6 +119,7 @@ async function planMember(m: Member, options: FleetPlanOptions): Promise<MemberP
       lowerBound: p.estimate.projected.lowerBound,
       warnings: p.warnings,
       problems: [],
+      ...(p.guards ? { guards: p.guards } : {}),
       ...(p.savedPlan ? { savedPlan: p.savedPlan } : {}),
     };
   } catch (err) {

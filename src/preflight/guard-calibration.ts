@@ -44,6 +44,8 @@ export interface MeasuredGuard {
 export interface GuardCalibration {
   readings: number;
   seconds: number;
+  /** The run's limits.concurrency, which the shares of time writing assume. */
+  concurrency: number;
   guards: MeasuredGuard[];
   /** commitMs thresholds from the quiet readings, for a spec that has none (see suggestCommitMs). */
   suggestedCommitMs?: { soft: number; hard: number };
@@ -82,6 +84,7 @@ export async function measureGuards(
   return {
     readings,
     seconds: Math.round(performance.now() - started) / 1000,
+    concurrency,
     guards: summaries,
     ...(commit && !guards?.commitMs ? { suggestedCommitMs: suggestCommitMs(commit, concurrency) } : {}),
     unmeasured,

@@ -15,7 +15,7 @@ import { outputOption } from '../options';
 import { bytes, count as n, duration as seconds } from '../render/units';
 import { describeSubset } from '../../compiler/subset';
 import { subsetFlags } from './start';
-import type { GuardCalibration, MeasuredGuard } from '../../preflight/guard-calibration';
+import { describeGuards } from '../render/guard-readings';
 
 async function plan(
   specFile: string,
@@ -32,7 +32,6 @@ async function plan(
 ): Promise<void> {
   const subset = subsetFlags(opts);
   if (namesFleet(readSpecFile(specFile))) {
-    if (opts.measureGuards) throw new UsageError('--measure-guards reads one database: plan a member with a spec of its own to measure its guards');
     if (subset) throw new UsageError('--partition, --from and --to are not taken by a fleet yet: plan part of it on one member with a spec of its own');
     return planAFleet(specFile, opts);
   }
@@ -55,7 +54,7 @@ async function plan(
       p.subset ? `  a subset: ${describeSubset(p.subset)}:` : `  ${p.partitions.length} partitions:`,
       ...shown,
       ...describeEstimate(p.estimate, p.limits.concurrency),
-      ...(p.guards ? describeGuards(p.guards, p.limits.concurrency) : []),
+      ...(p.guards ? describeGuards(p.guards) : []),
       ...p.warnings.map((w) => `warning: ${w}`),
       ...(opts.save
         ? [
@@ -70,10 +69,11 @@ async function plan(
 /** A fleet spec: every member planned, one table; exit 2 while a member the plan does not exclude cannot take the spec. */
 async function planAFleet(
   specFile: string,
-  opts: OutputOptions & { save?: string; measureWrites?: boolean; exclude?: string[]; reason?: string },
+  opts: OutputOptions & { save?: string; measureWrites?: boolean; measureGuards?: boolean; exclude?: string[]; reason?: string },
 ): Promise<void> {
   const p = await planFleet(specFile, {
     measureWrites: opts.measureWrites === true,
+    measureGuards: opts.measureGuards === true,
     exclude: opts.exclude,
     reason: opts.reason,
     keepSavedPlan: opts.save !== undefined,
@@ -99,29 +99,6 @@ async function planAFleet(
 function describeInput(i: InputFingerprint): string {
   if (i.kind === 'function') return `function ${i.name} (definition ${shortHash(i.definition)})`;
   return i.rows !== undefined ? `${i.kind} ${i.name}: ${i.rows} rows, content ${shortHash(i.content!)}` : `${i.kind} ${i.name}: ${i.uncovered}`;
-}
-
-function describeGuards(c: GuardCalibration, concurrency: number): string[] {
-  const thresholds = (g: MeasuredGuard) =>
-    [g.soft !== undefined && `soft ${g.soft}`, g.hard !== undefined && `hard ${g.hard}`].filter(Boolean).join(', ') || 'not in the spec';
-  const verdict = (g: MeasuredGuard) =>
-    g.overHard > 0
-      ? `over hard in ${g.overHard} of ${g.readings}: the run would hold`
-      : g.soft === undefined
-        ? ''
-        : `over soft in ${g.overSoft} of ${g.readings}: partitions would write about ${Math.round(g.writing * 100)} % of the time` +
-          (concurrency > 1 ? `, all ${concurrency} at once about ${Math.round(g.allWriting * 100)} %` : '');
-  return [
-    `Guards (${c.readings} readings over ${c.seconds.toFixed(1)} s, from where plan runs, as a worker reads them before each chunk: run it where the workers run):`,
-    ...c.guards.map((g) => `  ${g.guard}: median ${g.p50}, p90 ${g.p90}, p95 ${g.p95}, max ${g.max}; ${thresholds(g)}${verdict(g) ? `; ${verdict(g)}` : ''}`),
-    ...c.unmeasured.map((u) => `  ${u.guard}: not measured: ${u.why}`),
-    ...(c.suggestedCommitMs
-      ? [
-          "  to slow the run when the application's commits slow (docs/capacity.md), add to the spec:",
-          `    limits: { guards: { commitMs: { soft: ${c.suggestedCommitMs.soft}, hard: ${c.suggestedCommitMs.hard} } } }`,
-        ]
-      : []),
-  ];
 }
 
 function describeEstimate(e: PlanEstimate, concurrency: number): string[] {

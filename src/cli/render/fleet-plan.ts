@@ -4,6 +4,7 @@ import { shortHash, transformLabel } from '../../domain/labels';
 import type { FleetPlan } from '../../fleet/plan-fleet';
 import { plainStyle } from './status';
 import { count as n, duration as seconds } from './units';
+import { describeGuards } from './guard-readings';
 
 export function renderFleetPlan(p: FleetPlan, specFile: string): string {
   const table = new Table({ style: plainStyle(), head: ['member', 'wave', 'database', 'rows in scope', 'partitions', 'estimate', 'notes'] });
@@ -32,6 +33,7 @@ export function renderFleetPlan(p: FleetPlan, specFile: string): string {
     table.toString(),
     `  in all: ${n(t.rows)} rows in scope, ${n(t.partitions)} partitions over ${t.planned} member(s)`,
   ];
+  for (const m of p.members) if (m.guards) lines.push(...describeGuards(m.guards, m.variable));
   for (const m of p.members) {
     for (const problem of m.problems) lines.push(`${m.variable}: ${problem.path ? `${problem.path} ` : ''}${problem.message}`);
     for (const w of m.warnings) lines.push(`${m.variable}: warning: ${w}`);
