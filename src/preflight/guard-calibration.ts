@@ -76,7 +76,7 @@ export async function measureGuards(
   const started = performance.now();
   for (let i = 0; i < readings; i++) {
     if (i > 0) await new Promise((resolve) => setTimeout(resolve, CALIBRATION_SPACING_MS));
-    for (const r of await readGuards(pool, measured, targetTable)) (values.get(r.guard) ?? values.set(r.guard, []).get(r.guard)!).push(r.value);
+    for (const r of await readGuards(pool, measured, targetTable)) values.set(r.guard, [...(values.get(r.guard) ?? []), r.value]);
   }
   const thresholds = thresholdsOf(guards);
   const summaries = [...values].map(([guard, v]) => summarizeGuard(guard, v, thresholds.get(guard) ?? {}, concurrency));
@@ -117,7 +117,9 @@ export function summarizeGuard(guard: string, values: number[], t: Threshold, co
     p90: figure(at(0.9)),
     p95: figure(at(0.95)),
     max: figure(at(1)),
-    ...t,
+    // the thresholds alone: a probe's or a custom guard's SQL stays in the spec
+    ...(t.soft !== undefined ? { soft: t.soft } : {}),
+    ...(t.hard !== undefined ? { hard: t.hard } : {}),
     overSoft,
     overHard,
     writing: share(writing),

@@ -62,6 +62,11 @@ describe('summarizeGuard', () => {
     expect(m.advice).toMatch(/set soft at or above the quiet p95 \(3\), or limits.concurrency 1/);
   });
 
+  test("a guard's SQL and name stay out of its summary: only its thresholds are carried", () => {
+    const m = summarizeGuard('queue', [1, 2], { soft: 10, hard: 20, sql: 'SELECT 1', name: 'queue' } as never);
+    expect(Object.keys(m).sort()).toEqual(['allWriting', 'guard', 'hard', 'max', 'overHard', 'overSoft', 'p50', 'p90', 'p95', 'readings', 'soft', 'writing']);
+  });
+
   test('a reading over hard says the run would hold, and is not counted as soft', () => {
     const m = summarizeGuard('queue-depth', [5, 5, 500], { soft: 10, hard: 100 });
     expect(m).toMatchObject({ overSoft: 0, overHard: 1 });
