@@ -128,16 +128,15 @@ export function summarizeGuard(guard: string, values: number[], t: Threshold, co
   const quiet = `it reads ${m.p50} (median) and ${m.p90} (p90) now`;
   const level = softLevel(m, concurrency);
   const raise = `set soft at or above the quiet ${level.name} (${level.value})`;
+  const overSoftBefore = `${guard} read over soft ${t.soft} in ${overSoft} of ${n} readings before the run wrote anything (${quiet}): `;
   if (overHard > 0) {
     m.advice = `${guard} read over hard ${t.hard} in ${overHard} of ${n} readings before the run wrote anything (${quiet}): the run would hold; raise hard above what the database reads at its busiest, or start when it is quieter`;
   } else if (writing < CRAWLING) {
     m.advice =
-      `${guard} read over soft ${t.soft} in ${overSoft} of ${n} readings before the run wrote anything (${quiet}): ` +
-      `the run would write one partition at a time, about ${percent(writing)} of the time, whatever it does to the database; ` +
-      raise;
+      overSoftBefore + `the run would write one partition at a time, about ${percent(writing)} of the time, whatever it does to the database; ` + raise;
   } else if (concurrency > 1 && allWriting < CRAWLING / 2) {
     m.advice =
-      `${guard} read over soft ${t.soft} in ${overSoft} of ${n} readings before the run wrote anything (${quiet}): ` +
+      overSoftBefore +
       `each of them makes the run write one partition at a time for the next ten readings, so its ${concurrency} partitions would write at once only about ${percent(allWriting)} of the time; ` +
       `${raise}, or limits.concurrency 1 if one at a time is what the database can spare`;
   }
