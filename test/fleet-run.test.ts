@@ -365,8 +365,8 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   const event = (await pb.query("SELECT actor, reason FROM backfill.run_events WHERE run_id = $1 AND kind = 'paused'", [memberOf(started, B).runId])).rows[0];
   expect(event).toEqual({ actor: 'bob', reason: `fleet ${started.fleetId}: peak hour` });
   expect((await runCli(['pause', started.fleetId, '--reason', 'again'], cliEnv)).stderr).toMatch(/is already paused by bob/);
-  expect((await runCli(['resume', started.fleetId, '--reason', 'peak over'], cliEnv)).code).toBe(0);
-  // one member's limits, through its own run: B's pace lifted
+  // one member's limits, through its own run: B's pace lifted while it is paused, so that it
+  // cannot have finished its rows (at 600 rows/s, a few seconds of CLI calls under load) first
   const lifted = await runCli(['set-limits', started.fleetId, '--member', B, '--rows-per-second', 'off', '--reason', 'quiet now'], cliEnv);
   expect({ code: lifted.code, stderr: lifted.stderr }).toEqual({ code: 0, stderr: '' });
   expect(lifted.stdout).toMatch(new RegExp(`^${B} \\(run ${memberOf(started, B).runId}\\): .*`));
@@ -374,6 +374,8 @@ test('a wave waits for a person (approve), refused when nothing waits; a paused 
   expect((await runCli(['set-limits', started.fleetId, '--member', 'NOPE', '--chunk-size', '100'], cliEnv)).stderr).toMatch(
     new RegExp(`--member NOPE: not a member of fleet ${started.fleetId} \\(members: ${A}, ${B}, ${C}\\)`),
   );
+
+  expect((await runCli(['resume', started.fleetId, '--reason', 'peak over'], cliEnv)).code).toBe(0);
 
   const result = await waitForFleet(client.workflow.getHandle(started.workflowId));
   // when it did not succeed, what status says of it is the message
