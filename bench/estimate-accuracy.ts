@@ -17,7 +17,7 @@ import { checkSpec } from '../src/operations/check-spec';
 import { estimatePlan } from '../src/operations/estimate-plan';
 import { imagedRows } from '../src/undo/run-images';
 import { say, startBenchEnvironment } from './harness';
-import { estimateYear, groupPace } from './estimate-year';
+import { estimateYear, groupPace, type EstimateAsPlan } from './estimate-year';
 
 /** Which parts run: `year` (the estimate's steadiness, estimate-year.ts), `pace` (groups against single partitions, estimate-year.ts), `demo` (two sizes, two write mixes). */
 const PARTS = new Set((process.env.BENCH_PARTS || 'year,demo').split(','));
@@ -39,18 +39,25 @@ interface Row {
 }
 
 async function main(): Promise<void> {
+  /** As `backfill plan --measure-writes` makes it: a process of its own, so new sessions every time. */
+  const estimateAsPlan: EstimateAsPlan = async (checked, checkSeconds) => {
+    // as `plan` opens it: a connection more than the partitions it probes at once
+    const planPool = createPool(env.url, { max: 7 });
+    try {
+      return await estimatePlan(planPool, checked, { measureWrites: true, checkSeconds });
+    } finally {
+      await planPool.end();
+    }
+  };
   const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-estimate-'));
   const results: Row[] = [];
-  // as `plan` opens it: a connection more than the partitions it probes at once
-  const planPool = createPool(env.url, { max: 7 });
   const lines: string[] = [];
   try {
     if (PARTS.has('pace')) lines.push(...(await groupPace(env)), '');
-    if (PARTS.has('year')) lines.push(...(await estimateYear(env, planPool, specDir)), '');
+    if (PARTS.has('year')) lines.push(...(await estimateYear(env, estimateAsPlan, specDir)), '');
     if (PARTS.has('demo')) await demoParts();
   } finally {
-    await planPool.end();
     await env.stop();
   }
   process.stdout.write(`${[...lines, ...demoTable(results)].join('\n')}\n`);
@@ -76,7 +83,7 @@ async function main(): Promise<void> {
         writeFileSync(file, stringify(spec));
         const checking = performance.now();
         const checked = await checkSpec(file);
-        const estimate = await estimatePlan(planPool, checked, { measureWrites: true, checkSeconds: (performance.now() - checking) / 1000 });
+        const estimate = await estimateAsPlan(checked, (performance.now() - checking) / 1000);
         // the sample's rolled-back writes leave dead tuples: gone before the run is measured
         await env.pool.query('VACUUM demo.orders_usd');
         const before = await marks(env.pool);

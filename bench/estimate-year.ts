@@ -63,7 +63,10 @@ async function resetTarget(pool: pg.Pool): Promise<void> {
   await pool.query('VACUUM ANALYZE est.events_usd');
 }
 
-export async function estimateYear(env: BenchEnvironment, planPool: pg.Pool, specDir: string): Promise<string[]> {
+/** A plan's estimate of a checked spec, as `backfill plan --measure-writes` makes it. */
+export type EstimateAsPlan = (checked: Awaited<ReturnType<typeof checkSpec>>, checkSeconds: number) => ReturnType<typeof estimatePlan>;
+
+export async function estimateYear(env: BenchEnvironment, estimateAsPlan: EstimateAsPlan, specDir: string): Promise<string[]> {
   await createYear(env.pool);
   const rows: { projected: number; actual: number; parts: string; binding: string }[] = [];
   for (let i = 1; i <= RUNS; i++) {
@@ -73,7 +76,7 @@ export async function estimateYear(env: BenchEnvironment, planPool: pg.Pool, spe
     writeFileSync(file, stringify({ name, database: 'BENCH_DATABASE_URL', ...spec }));
     const checking = performance.now();
     const checked = await checkSpec(file);
-    const estimate = await estimatePlan(planPool, checked, { measureWrites: true, checkSeconds: (performance.now() - checking) / 1000 });
+    const estimate = await estimateAsPlan(checked, (performance.now() - checking) / 1000);
     // the sample's rolled-back writes leave dead tuples: gone before the run is measured
     await env.pool.query('VACUUM est.events_usd');
     const started = process.hrtime.bigint();
