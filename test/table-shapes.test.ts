@@ -316,6 +316,13 @@ test('names with spaces, quotes and reserved words in the schema, the tables and
     },
     target: { table: 'Sales Ledger.Daily Totals', key: ['sold on'], mode: 'replace', partitionColumn: 'sold on' },
   };
+  // its sample and its probe of partitions at once recompute whole partitions, and leave the target as it was
+  const totalsBefore = (await env.db.pool.query('SELECT count(*)::int AS n FROM "Sales Ledger"."Daily Totals"')).rows[0].n;
+  const rollupPlan = await runCli(['plan', writeSpec(rollup), '--measure-writes', '-o', 'json']);
+  expect(rollupPlan.stderr).toBe('');
+  expect(rollupPlan.code).toBe(0);
+  expect(JSON.parse(rollupPlan.stdout).estimate.sample.rows).toBeGreaterThan(0);
+  expect((await env.db.pool.query('SELECT count(*)::int AS n FROM "Sales Ledger"."Daily Totals"')).rows[0].n).toBe(totalsBefore);
   expect(await waitForResult((await env.start(rollup)).handle)).toMatchObject({ status: 'succeeded' });
   expect(
     await differences(

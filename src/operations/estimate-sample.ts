@@ -90,14 +90,16 @@ export async function measureParallelism(
   const rows = Math.min(chunkSize, 10_000);
   const slice = (i: number, n = rows) =>
     comparePartition(pool, ctx, picks[i % picks.length].bounds, { pageRows: n, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows: n } });
+  // replace mode recomputes whole partitions whatever the slice: one round, as the sample itself
+  const whole = ctx.spec.target.mode === 'replace';
   // k sessions at once, each new one loading its catalogs first: a cost the run's workers paid
   // long before, and one that made k sessions look barely faster than one
-  await Promise.all(Array.from({ length: k }, (_, i) => slice(i, WARM_UP_ROWS)));
+  if (!whole) await Promise.all(Array.from({ length: k }, (_, i) => slice(i, WARM_UP_ROWS)));
   // each way's fastest of a few rounds: one round is a tenth of a second, where one stall of
   // the server's moved the answer between 1.3 and 1.9 partitions at a time on two cores
   let sequential = Infinity;
   let together = Infinity;
-  for (let round = 0; round < PARALLEL_PROBE_ROUNDS; round++) {
+  for (let round = 0; round < (whole ? 1 : PARALLEL_PROBE_ROUNDS); round++) {
     const t0 = performance.now();
     for (let i = 0; i < k; i++) await slice(i);
     sequential = Math.min(sequential, performance.now() - t0);
@@ -117,7 +119,7 @@ export async function measureParallelism(
  * and reads one page, so the sample still finds the rest of its rows where the run will.
  */
 async function warmSession(pool: pg.Pool, ctx: Recomputable, pick: PlannedPartition, types: string[], measureWrites: boolean): Promise<void> {
-  // replace mode recomputes a whole partition whatever the slice: no warm-up that cheap
+  // replace mode recomputes a whole partition whatever the slice: no warm-up is that cheap
   if (ctx.spec.target.mode === 'replace') return;
   await comparePartition(pool, ctx, pick.bounds, { pageRows: WARM_UP_ROWS, timeoutMs: SAMPLE_TIMEOUT_MS, types, slice: { cursor: null, rows: WARM_UP_ROWS } });
   if (measureWrites) await measureWrite(pool, ctx, pick, WARM_UP_ROWS);
