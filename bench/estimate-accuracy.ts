@@ -39,6 +39,7 @@ interface Row {
 }
 
 async function main(): Promise<void> {
+  const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
   /** As `backfill plan --measure-writes` makes it: a process of its own, so new sessions every time. */
   const estimateAsPlan: EstimateAsPlan = async (checked, checkSeconds) => {
     // as `plan` opens it: a connection more than the partitions it probes at once
@@ -49,7 +50,6 @@ async function main(): Promise<void> {
       await planPool.end();
     }
   };
-  const env = await startBenchEnvironment({ dataset: false, asDemo: true, workerActivities: 20 });
   const specDir = mkdtempSync(path.join(os.tmpdir(), 'backfill-estimate-'));
   const results: Row[] = [];
   const lines: string[] = [];
